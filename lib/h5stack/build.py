@@ -1,0 +1,187 @@
+"""Build a CMake project into an immutable, keyed prefix under $H5STACK_HOME/opt/.
+
+A component's key is the sha256 of everything that determines its result (source
+checksum, patches, CMake options, compiler, MPI, CMake version, dependencies' keys).
+Its prefix is opt/<name>-<key>/. A finished prefix carries .h5stack-manifest.json,
+written last, listing every installed file with its size and sha256: a prefix whose
+manifest is missing or does not match its files (a deleted or truncated library,
+an interrupted install) is reported, removed and rebuilt, never used.
+
+Builds run in build/<name>-<key>/ (removed after success), install with DESTDIR
+into a staging directory and are moved into place in one rename.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+
+from . import paths
+from .ui import StepError, fmt_seconds, info, run_logged
+
+MANIFEST = ".h5stack-manifest.json"
+BUILDER_VERSION = 1  # bump to rebuild everything after a change in how we build
+
+
+def compute_key(inputs):
+    blob = json.dumps({"builder": BUILDER_VERSION, **inputs}, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _file_sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def scan(prefix):
+    """{relative path: ['link', target] | ['file', size, sha256]} for every file below prefix."""
+    files = {}
+    for dirpath, dirnames, filenames in os.walk(prefix):
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, prefix)
+            if rel == MANIFEST:
+                continue
+            if os.path.islink(full):
+                files[rel] = ["link", os.readlink(full)]
+            else:
+                files[rel] = ["file", os.path.getsize(full), _file_sha256(full)]
+    return files
+
+
+def verify(prefix, key, required=()):
+    """None if prefix is a complete install with this key, else the reason it is not."""
+    manifest_path = os.path.join(prefix, MANIFEST)
+    if not os.path.isdir(prefix):
+        return "not built"
+    try:
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as err:
+        return f"no valid manifest ({err.__class__.__name__}): an interrupted build"
+    if manifest.get("key") != key:
+        return f"manifest key {manifest.get('key')} is not {key}"
+    recorded = manifest.get("files", {})
+    for rel in required:
+        if rel not in recorded:
+            return f"{rel} was never installed"
+    for rel, entry in recorded.items():
+        full = os.path.join(prefix, rel)
+        if entry[0] == "link":
+            if not os.path.islink(full) or os.readlink(full) != entry[1]:
+                return f"{rel}: symbolic link missing or changed"
+            continue
+        if not os.path.isfile(full) or os.path.islink(full):
+            return f"{rel} is missing"
+        if os.path.getsize(full) != entry[1]:
+            return f"{rel} has size {os.path.getsize(full)}, expected {entry[1]}"
+        if _file_sha256(full) != entry[2]:
+            return f"{rel} has changed (sha256 mismatch)"
+    return None
+
+
+class Component:
+    """A CMake project to build into a keyed prefix.
+
+    name      file-system name without the key, e.g. 'hdf5-1.14.6-mpich'
+    label     what progress messages call it
+    inputs    dict of everything that determines the result (hashed into the key)
+    prepare   callable(work_dir) -> source dir; unpacks/patches only on a cache miss
+    cmake_options, env: for the configure step; `required`: files that must be installed
+    """
+
+    def __init__(self, name, label, inputs, prepare, cmake_options=None, env=None, required=()):
+        self.name = name
+        self.label = label
+        self.inputs = inputs
+        self.prepare = prepare
+        self.cmake_options = dict(cmake_options or {})
+        self.env = dict(env or {})
+        self.required = list(required)
+        self.key = compute_key(inputs)
+        self.prefix = os.path.join(paths.sub("opt"), f"{name}-{self.key}")
+
+    def status(self):
+        return verify(self.prefix, self.key, self.required)
+
+    def ensure(self, jobs=None):
+        """Return the prefix, building it unless a verified install is cached."""
+        reason = self.status()
+        if reason is None:
+            info(f"{self.label}: cached ({self.prefix})")
+            return self.prefix
+        if os.path.exists(self.prefix):
+            info(f"{self.label}: cached install is damaged ({reason}); removing and rebuilding")
+            shutil.rmtree(self.prefix)
+        self._build(jobs or os.cpu_count() or 1)
+        reason = self.status()
+        if reason is not None:
+            raise StepError(f"{self.label}: the fresh install in {self.prefix} is incomplete: {reason}")
+        return self.prefix
+
+    def _build(self, jobs):
+        work = os.path.join(paths.sub("build"), f"{self.name}-{self.key}")
+        if os.path.exists(work):
+            shutil.rmtree(work)
+        os.makedirs(work)
+        log = paths.log_file(f"{self.name}-{self.key}.log")
+        if os.path.exists(log):
+            os.remove(log)
+        info(f"{self.label}: building (log: {log})")
+        t0 = time.monotonic()
+        try:
+            src = self.prepare(work)
+        except StepError as err:
+            raise StepError(f"{self.label}: {err}") from None
+        build_dir = os.path.join(work, "build")
+        stage = os.path.join(work, "stage")
+        env = dict(os.environ, **self.env)
+        options = {"CMAKE_INSTALL_PREFIX": self.prefix, **self.cmake_options}
+        configure = ["cmake", "-S", src, "-B", build_dir, "-G", "Ninja"]
+        configure += [f"-D{k}={v}" for k, v in options.items()]
+        run_logged(configure, log, f"{self.label}: configure", env=env)
+        run_logged(["cmake", "--build", build_dir, "--parallel", str(jobs)], log, f"{self.label}: build", env=env)
+        run_logged(["cmake", "--install", build_dir], log, f"{self.label}: install", env=dict(env, DESTDIR=stage))
+        staged = stage + self.prefix
+        if not os.path.isdir(staged):
+            raise StepError(f"{self.label}: `cmake --install` put nothing in {staged} (see {log})")
+        os.replace(staged, self.prefix)
+        manifest = {
+            "key": self.key,
+            "name": self.name,
+            "inputs": self.inputs,
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "build_seconds": round(time.monotonic() - t0, 1),
+            "files": scan(self.prefix),
+        }
+        tmp = os.path.join(self.prefix, MANIFEST + ".part")
+        with open(tmp, "w") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+        os.replace(tmp, os.path.join(self.prefix, MANIFEST))
+        shutil.rmtree(work, ignore_errors=True)
+        info(f"{self.label}: built in {fmt_seconds(time.monotonic() - t0)}")
+
+
+def first_line(cmd):
+    """First line of a command's output, or '' when it cannot run (part of keys)."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+    except OSError:
+        return ""
+    return out.splitlines()[0].strip() if out.strip() else ""
+
+
+def tree_sha256(root):
+    """Checksum of a source tree (paths and contents), e.g. one of packages/ or patches."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("build", "__pycache__", ".git"))
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            h.update(os.path.relpath(full, root).encode() + b"\0")
+            h.update(_file_sha256(full).encode())
+    return h.hexdigest()

@@ -1,0 +1,135 @@
+"""The `h5stack` command line: setup, list, env, run, test.
+
+build_parser() uses the standard library only (it runs before the virtual
+environment exists); each command imports what it needs when it runs.
+"""
+import argparse
+import os
+import sys
+
+from .ui import StepError, info
+
+DESCRIPTION = """\
+Build local parallel-HDF5 stacks (HDF5 1.14 and 2.x x MPICH and Open MPI, from real
+sources) and run the ReFrame regression on them.
+
+On a new machine:
+  ./h5stack run     set up what is missing, run the regression on this machine
+  ./h5stack test    run the project's own tests (what CI runs)
+"""
+
+EPILOG = """\
+environment:
+  H5STACK_HOME    cache and install root (default ~/.cache/h5stack)
+  H5STACK_NO_APT  1: do not install Debian packages (they must be there already)
+"""
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="h5stack",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("setup", help="build the local stacks (cached)")
+    p.add_argument("stacks", nargs="*", metavar="STACK", help="stacks to build (default: all)")
+    p.add_argument(
+        "--tarball",
+        action="append",
+        default=[],
+        metavar="SERIES=PATH",
+        help="use this HDF5 release tarball for a series, e.g. 1.14=hdf5-1.14.6.tar.gz",
+    )
+    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel build jobs (default: all cores)")
+
+    sub.add_parser("list", help="show the stacks and whether they are built")
+
+    p = sub.add_parser("env", help="print shell exports that put a stack to use")
+    p.add_argument("stack", metavar="STACK")
+
+    p = sub.add_parser("run", help="run the ReFrame regression (sets up what is missing)")
+    p.add_argument("--system", default="generic", help="site config to use (default: generic)")
+    p.add_argument(
+        "--stack", action="append", default=[], metavar="STACK", help="only these stacks (repeatable)"
+    )
+    p.add_argument("checks", nargs="*", metavar="CHECK", help="only checks whose name matches (reframe -n)")
+    p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
+    p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
+
+    p = sub.add_parser("test", help="run the project's own test suite")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest")
+    return parser
+
+
+def _tarballs(specs):
+    result = {}
+    for spec in specs:
+        series, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise StepError(f"--tarball {spec!r}: expected SERIES=PATH, e.g. 1.14=hdf5-1.14.6.tar.gz")
+        result[series] = os.path.abspath(path)
+    return result
+
+
+def cmd_setup(args):
+    from .stacks import Stacks
+
+    stacks = Stacks(tarballs=_tarballs(args.tarball))
+    for series in stacks.tarballs:
+        if series not in stacks.series:
+            raise StepError(f"--tarball: unknown series {series!r}; the series are: {', '.join(stacks.series)}")
+    names = [stacks.get(n).name for n in args.stacks] or stacks.names()
+    stacks.setup(names, jobs=args.jobs)
+    return cmd_list(args)
+
+
+def cmd_list(args):
+    from .stacks import Stacks
+
+    stacks = Stacks()
+    width = max(len(n) for n in stacks.names())
+    for name in stacks.names():
+        built, detail = stacks.status(name)
+        print(f"{name:<{width}}  {'built    ' if built else 'not built'}  {detail}")
+    return 0
+
+
+def cmd_env(args):
+    from .stacks import Stacks, render_sh
+
+    stacks = Stacks()
+    stack = stacks.get(args.stack)
+    built, detail = stacks.status(stack.name)
+    if not built:
+        raise StepError(f"stack {stack.name} is {detail}; build it with `./h5stack setup {stack.name}`")
+    sys.stdout.write(render_sh(stack.description(), as_root=os.geteuid() == 0))
+    return 0
+
+
+def cmd_run(args):
+    from . import regression
+
+    return regression.run(args)
+
+
+def cmd_test(args):
+    from . import testsuite
+
+    return testsuite.run(args)
+
+
+COMMANDS = {"setup": cmd_setup, "list": cmd_list, "env": cmd_env, "run": cmd_run, "test": cmd_test}
+
+
+def main(args):
+    try:
+        return COMMANDS[args.command](args)
+    except StepError as err:
+        info(f"error: {err}")
+        return 1
+    except KeyboardInterrupt:
+        info("interrupted")
+        return 130

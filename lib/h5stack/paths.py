@@ -1,0 +1,29 @@
+"""Where h5stack's files are: the checkout and the cache ($H5STACK_HOME)."""
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+DEBIAN_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian.txt")
+PYTHON_REQUIREMENTS = os.path.join(ROOT, "requirements", "python.txt")
+STACKS_FILE = os.path.join(ROOT, "stacks.yaml")
+PACKAGES_DIR = os.path.join(ROOT, "packages")
+PATCHES_DIR = os.path.join(ROOT, "patches")
+SITE_CONFIGS = os.path.join(ROOT, "site-configs")
+REFRAME_TESTS = os.path.join(ROOT, "reframe-tests")
+
+
+def home():
+    """The cache and install root: $H5STACK_HOME, default ~/.cache/h5stack."""
+    return os.path.abspath(
+        os.path.expanduser(os.environ.get("H5STACK_HOME") or os.path.join("~", ".cache", "h5stack"))
+    )
+
+
+def sub(*parts, create=True):
+    path = os.path.join(home(), *parts)
+    if create:
+        os.makedirs(path, exist_ok=True)
+    return path
+
+
+def log_file(name):
+    return os.path.join(sub("logs"), name)

@@ -1,0 +1,109 @@
+"""`h5stack run`: the ReFrame regression on one system, and its results table.
+
+Sets up the requested local stacks (unless --no-setup), then runs
+  reframe -C site-configs/<system>/reframe.py --system <system> -r [-p ^STACK$ ...] [-n CHECK ...]
+with its stage/output under $H5STACK_HOME/reframe/<system>/, perflogs under
+$H5STACK_HOME/perflogs/ and the JSON run report under $H5STACK_HOME/reports/.
+Afterwards it prints one row per test case (check, stack, result, key figures) and
+exits with ReFrame's status.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+from . import paths
+from .stacks import reframe_environ_name
+from .ui import StepError, info
+
+
+def systems():
+    return sorted(
+        os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(paths.SITE_CONFIGS, "*", "reframe.py"))
+    )
+
+
+def config_file(system):
+    names = systems()
+    if system not in names:
+        raise StepError(f"unknown system {system!r}; the systems are: {', '.join(names)}")
+    return os.path.join(paths.SITE_CONFIGS, system, "reframe.py")
+
+
+def reframe_command(system, stacks=(), checks=(), extra=(), report=None):
+    cmd = ["reframe", "-C", config_file(system), "--system", system]
+    cmd += ["--prefix", paths.sub("reframe", system), "--perflogdir", paths.sub("perflogs")]
+    if report:
+        cmd += ["--report-file", report]
+    for stack in stacks:
+        cmd += ["-p", f"^{reframe_environ_name(stack)}$"]
+    for check in checks:
+        cmd += ["-n", check]
+    extra = list(extra)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    if not any(a in ("-r", "--run", "-l", "-L", "--list", "--list-detailed", "--dry-run") for a in extra):
+        cmd.append("-r")
+    return cmd + extra
+
+
+def summarize(report_path, stack_names=None):
+    """Rows (check, stack, result, figures) from a ReFrame JSON run report.
+
+    stack_names maps ReFrame environment names back to stack names.
+    """
+    stack_names = stack_names or {}
+    with open(report_path) as f:
+        report = json.load(f)
+    rows = []
+    for case in report["runs"][-1]["testcases"]:
+        figures = []
+        for pv in case.get("perfvars") or []:
+            figures.append(f"{pv['name']}={pv['value']:.3g} {pv['unit']}")
+        if case.get("time_run") is not None:
+            figures.append(f"run {case['time_run']:.1f} s")
+        result = case["result"]
+        if result == "fail" and case.get("fail_phase"):
+            result = f"FAIL ({case['fail_phase']})"
+        stack = stack_names.get(case.get("environ"), case.get("environ", ""))
+        rows.append((case.get("display_name") or case["name"], stack, result, ", ".join(figures)))
+    return rows
+
+
+def print_table(rows, title):
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("check", "stack", "result", "key figures"):
+        table.add_column(col)
+    for check, stack, result, figures in rows:
+        style = "green" if result == "pass" else "red"
+        table.add_row(check, stack, f"[{style}]{result}[/{style}]", figures)
+    Console(width=max(120, os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else 160)).print(
+        table
+    )
+
+
+def run(args):
+    from .stacks import Stacks
+
+    config_file(args.system)  # validate before building anything
+    stacks = Stacks()
+    names = [stacks.get(s).name for s in args.stack]
+    if args.system == "generic" and not args.no_setup:
+        stacks.setup(names or stacks.names())
+    report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
+    cmd = reframe_command(args.system, names, args.checks, args.reframe_args, report)
+    info("running: " + " ".join(cmd))
+    t0 = time.monotonic()
+    rc = subprocess.call(cmd, cwd=paths.ROOT)
+    if os.path.exists(report):
+        rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()})
+        print_table(rows, f"h5stack regression on {args.system} ({time.monotonic() - t0:.0f} s)")
+        passed = sum(r[2] == "pass" for r in rows)
+        print(f"{passed} passed, {len(rows) - passed} failed")
+        info(f"report: {report}; perflogs: {paths.sub('perflogs')}")
+    return rc

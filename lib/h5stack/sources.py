@@ -1,0 +1,238 @@
+"""Obtaining HDF5's real source code, in the order stacks.yaml gives.
+
+Kinds of source (each entry of `hdf5.<series>.sources`):
+  url     the official release tarball, checked against its sha256
+  debian  Debian's source package (`apt-get source --download-only`), through a private
+          apt configuration whose deb-src line uses the archive this machine's own apt
+          sources name; apt checks the files against Debian's signed index
+  crate   a Rust crate that vendors the sources, fetched by `cargo vendor`
+A tarball the user names (`--tarball SERIES=PATH`) is tried first. A source already
+in $H5STACK_HOME/sources is used before anything is fetched, so a warm setup needs
+no network. The result is an unpacked source tree and the sha256 of what it came
+from (part of the build's cache key).
+"""
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+
+from . import paths
+from .ui import StepError, info
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Source:
+    """An obtained source: archive (or directory), its checksum, where it came from."""
+
+    def __init__(self, archive, sha256, origin, subdir=None):
+        self.archive = archive
+        self.sha256 = sha256
+        self.origin = origin
+        self.subdir = subdir
+
+    def unpack(self, dest):
+        """Unpack into dest and return the directory holding the top CMakeLists.txt."""
+        os.makedirs(dest, exist_ok=True)
+        proc = subprocess.run(["tar", "xf", self.archive, "-C", dest], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise StepError(f"{self.archive}: cannot unpack: {proc.stderr.strip()}")
+        tops = [d for d in os.listdir(dest) if os.path.isdir(os.path.join(dest, d))]
+        if len(tops) != 1:
+            raise StepError(f"{self.archive}: expected one top-level directory, found {tops}")
+        root = os.path.join(dest, tops[0], self.subdir or "")
+        if not os.path.exists(os.path.join(root, "CMakeLists.txt")):
+            raise StepError(f"{self.archive}: no CMakeLists.txt in {self.subdir or 'its top directory'}")
+        return root
+
+
+def hdf5_version_of(src_dir):
+    """The version in src/H5public.h, e.g. '1.14.6' or '2.2.0'."""
+    text = open(os.path.join(src_dir, "src", "H5public.h")).read()
+    nums = [re.search(rf"#define\s+H5_VERS_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "RELEASE")]
+    if not all(nums):
+        raise StepError(f"{src_dir}/src/H5public.h: no H5_VERS_MAJOR/MINOR/RELEASE")
+    return ".".join(m.group(1) for m in nums)
+
+
+def _cache_name(entry):
+    kind = entry["kind"]
+    if kind == "url":
+        return os.path.basename(entry["url"])
+    if kind == "debian":
+        return f"{entry['package']}_{entry['version']}.orig.tar"
+    if kind == "crate":
+        return f"{entry['crate']}-{entry['version']}.crate"
+    raise StepError(f"stacks.yaml: unknown source kind {kind!r}")
+
+
+def _describe(entry):
+    kind = entry["kind"]
+    if kind == "url":
+        return f"official tarball {entry['url']}"
+    if kind == "debian":
+        return f"Debian source package {entry['package']} {entry['version']} ({entry['suite']})"
+    return f"Rust crate {entry['crate']} {entry['version']}"
+
+
+def _check_sha(path, expected, what):
+    actual = sha256_of(path)
+    if expected and actual != expected:
+        raise StepError(f"{what}: sha256 {actual} of {path} differs from the expected {expected}")
+    return actual
+
+
+def _fetch_url(entry, dest):
+    tmp = dest + ".part"
+    try:
+        with urllib.request.urlopen(entry["url"], timeout=20) as resp, open(tmp, "wb") as out:
+            shutil.copyfileobj(resp, out)
+    except OSError as err:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise StepError(f"not reachable ({err})") from None
+    _check_sha(tmp, entry["sha256"], entry["url"])
+    os.replace(tmp, dest)
+
+
+def debian_archive_uri():
+    """The Debian archive this machine's apt uses (from its own sources), or None."""
+    candidates = []
+    for path in ["/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*"))]:
+        if not os.path.isfile(path):
+            continue
+        text = open(path, errors="replace").read()
+        if path.endswith(".sources"):
+            for stanza in re.split(r"\n\s*\n", text):
+                uris = re.search(r"^URIs:\s*(\S+)", stanza, re.M)
+                suites = re.search(r"^Suites:\s*(.+)$", stanza, re.M)
+                if uris and suites and "security" not in suites.group(1):
+                    candidates.append(uris.group(1))
+        elif path.endswith(".list"):
+            for line in text.splitlines():
+                m = re.match(r"\s*deb(?:-src)?\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)", line)
+                if m and "security" not in m.group(2):
+                    candidates.append(m.group(1))
+    debian = [u for u in candidates if "debian" in u and "security" not in u]
+    return (debian or candidates or [None])[0]
+
+
+def _fetch_debian(entry, dest):
+    uri = debian_archive_uri()
+    if not uri:
+        raise StepError("no Debian archive found in this machine's apt sources")
+    apt_dir = paths.sub("apt-src")
+    for d in ("lists/partial", "cache/archives/partial", "sources.list.d"):
+        os.makedirs(os.path.join(apt_dir, d), exist_ok=True)
+    with open(os.path.join(apt_dir, "sources.list.d", "h5stack-src.sources"), "w") as f:
+        f.write(
+            f"Types: deb-src\nURIs: {uri}\nSuites: {entry['suite']}\nComponents: main\n"
+            "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
+        )
+    opts = [
+        "-o", "Dir::Etc::SourceList=/dev/null",
+        "-o", f"Dir::Etc::SourceParts={apt_dir}/sources.list.d",
+        "-o", f"Dir::State::Lists={apt_dir}/lists",
+        "-o", f"Dir::Cache={apt_dir}/cache",
+        "-o", "APT::Sandbox::User=root",
+    ]  # fmt: skip
+    log = paths.log_file("sources.log")
+    with open(log, "a") as out:
+        for cmd in (
+            ["apt-get", *opts, "update", "-q"],
+            ["apt-get", *opts, "source", "--download-only", f"{entry['package']}={entry['version']}"],
+        ):
+            out.write(f"\n$ {' '.join(cmd)}\n")
+            out.flush()
+            with tempfile.TemporaryDirectory(dir=paths.sub("sources")) as work:
+                proc = subprocess.run(cmd, cwd=work, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                if proc.returncode != 0:
+                    raise StepError(f"`apt-get {cmd[len(opts) + 1]}` failed (see {log})")
+                origs = glob.glob(os.path.join(work, "*.orig.tar.*"))
+                if origs:
+                    sha = _check_sha(origs[0], entry.get("sha256"), _describe(entry))
+                    os.replace(origs[0], dest)
+                    return sha
+    raise StepError(f"apt-get source gave no .orig tarball (see {log})")
+
+
+def _fetch_crate(entry, dest):
+    if not shutil.which("cargo"):
+        raise StepError("cargo is not installed")
+    log = paths.log_file("sources.log")
+    with tempfile.TemporaryDirectory(dir=paths.sub("sources")) as work:
+        with open(os.path.join(work, "Cargo.toml"), "w") as f:
+            f.write(
+                '[package]\nname = "h5stack-fetch"\nversion = "0.0.0"\nedition = "2021"\n\n'
+                f'[dependencies]\n{entry["crate"]} = "={entry["version"]}"\n'
+            )
+        os.makedirs(os.path.join(work, "src"))
+        open(os.path.join(work, "src", "lib.rs"), "w").close()
+        env = dict(os.environ, CARGO_HOME=os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo")))
+        with open(log, "a") as out:
+            out.write(f"\n$ cargo vendor ({entry['crate']} {entry['version']})\n")
+            out.flush()
+            proc = subprocess.run(
+                ["cargo", "vendor", "--versioned-dirs", "vendor"],
+                cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        if proc.returncode != 0:
+            raise StepError(f"`cargo vendor` failed (see {log})")
+        crate_files = glob.glob(
+            os.path.join(env["CARGO_HOME"], "registry", "cache", "*", f"{entry['crate']}-{entry['version']}.crate")
+        )
+        if not crate_files:
+            raise StepError(f"cargo fetched no {entry['crate']}-{entry['version']}.crate (see {log})")
+        sha = _check_sha(crate_files[0], entry.get("sha256"), _describe(entry))
+        shutil.copyfile(crate_files[0], dest + ".part")
+        os.replace(dest + ".part", dest)
+        return sha
+
+
+def obtain(series, entries, tarball=None):
+    """Return a Source for an HDF5 series, trying a user tarball, the cache, then each entry."""
+    if tarball:
+        if not os.path.isfile(tarball):
+            raise StepError(f"--tarball {series}={tarball}: no such file")
+        return Source(os.path.abspath(tarball), sha256_of(tarball), f"user tarball {tarball}")
+    store = paths.sub("sources")
+    for entry in entries:  # a cached source needs no network
+        path = os.path.join(store, _cache_name(entry))
+        if os.path.exists(path):
+            sha = sha256_of(path)
+            if entry.get("sha256") and sha != entry["sha256"]:
+                info(f"removing {path}: checksum mismatch")
+                os.remove(path)
+                continue
+            return Source(path, sha, _describe(entry), entry.get("subdir"))
+    failures = []
+    for entry in entries:
+        path = os.path.join(store, _cache_name(entry))
+        info(f"HDF5 {series}: fetching the {_describe(entry)}")
+        try:
+            if entry["kind"] == "url":
+                _fetch_url(entry, path)
+            elif entry["kind"] == "debian":
+                _fetch_debian(entry, path)
+            else:
+                _fetch_crate(entry, path)
+        except StepError as err:
+            info(f"HDF5 {series}: {_describe(entry)}: {err}")
+            failures.append(f"{_describe(entry)}: {err}")
+            continue
+        return Source(path, sha256_of(path), _describe(entry), entry.get("subdir"))
+    raise StepError(
+        f"no source for HDF5 {series} could be obtained:\n  "
+        + "\n  ".join(failures)
+        + f"\n  name a release tarball with `./h5stack setup --tarball {series}=PATH`"
+    )

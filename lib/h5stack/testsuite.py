@@ -1,0 +1,27 @@
+"""`h5stack test`: the project's own test suite (what CI runs).
+
+Sets up every local stack first (the tests use them; cached after the first run),
+then runs pytest on tests/. pytest prints the summary; the exit status is pytest's,
+except that "no tests collected" (5) counts as a failure.
+"""
+import os
+import subprocess
+import sys
+
+from . import paths
+from .stacks import Stacks
+from .ui import info
+
+
+def run(args):
+    Stacks().setup()
+    extra = list(args.pytest_args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    cmd = [sys.executable, "-m", "pytest", os.path.join(paths.ROOT, "tests"), "-ra", *extra]
+    info("running: " + " ".join(cmd))
+    rc = subprocess.call(cmd, cwd=paths.ROOT)
+    if rc == 5:
+        info("error: pytest collected no tests")
+        return 1
+    return rc

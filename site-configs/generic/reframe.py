@@ -1,0 +1,42 @@
+"""ReFrame configuration of `generic`: this machine, without a batch scheduler.
+
+One partition, `default`, runs jobs with the local scheduler and MPI programs with
+`mpirun`, which each programming environment resolves to its own MPI (the stack's
+bin/ comes first on PATH). Programming environments: one per local stack built by
+`./h5stack setup` (see site-configs/common.py), plus ReFrame's `builtin`.
+
+Run: reframe -C site-configs/generic/reframe.py -r     (or ./h5stack run)
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+
+stack_envs = common.local_stack_environments(["generic"])
+
+site_configuration = {
+    "systems": [
+        {
+            "name": "generic",
+            "descr": "This machine, local scheduler, local stacks",
+            "hostnames": [".*"],
+            "partitions": [
+                {
+                    "name": "default",
+                    "descr": "all cores of this machine",
+                    "scheduler": "local",
+                    "launcher": "mpirun",
+                    # MPI jobs oversubscribe 2 cores: one at a time keeps them from starving
+                    "max_jobs": 1,
+                    "environs": ["builtin"] + [e["name"] for e in stack_envs],
+                    "features": ["local"],
+                }
+            ],
+        }
+    ],
+    "environments": stack_envs
+    + [{"name": "builtin", "cc": "cc", "cxx": "c++", "ftn": "", "target_systems": ["generic"]}],
+    "general": common.general,
+    "logging": common.logging,
+}

@@ -1,0 +1,46 @@
+"""Shared fixtures of the project's tests (run with `./h5stack test`).
+
+The tests run inside h5stack's virtual environment with lib/ importable, after
+`./h5stack test` has set up every local stack.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "lib"))
+
+from h5stack.stacks import Stacks  # noqa: E402
+
+
+def h5stack(*args, env=None, check=False, timeout=1800):
+    """Run ./h5stack with args; return the CompletedProcess (text output)."""
+    proc = subprocess.run(
+        [os.path.join(ROOT, "h5stack"), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"./h5stack {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="session")
+def stacks():
+    return Stacks()
+
+
+@pytest.fixture(scope="session")
+def stack_descriptions(stacks):
+    """stack.json of every local stack; all must be built (./h5stack test builds them)."""
+    result = {}
+    for name in stacks.names():
+        built, detail = stacks.status(name)
+        assert built, f"stack {name} is not usable: {detail}"
+        result[name] = stacks.get(name).description()
+    return result

@@ -1,0 +1,78 @@
+"""The h5stack command line: help, errors for bad input, list, env."""
+import os
+import subprocess
+
+from conftest import ROOT, h5stack
+
+
+def test_help_lists_commands():
+    proc = h5stack("--help", check=True)
+    for command in ("setup", "list", "env", "run", "test"):
+        assert command in proc.stdout
+
+
+def test_unknown_command_is_a_usage_error():
+    proc = h5stack("frobnicate")
+    assert proc.returncode == 2
+    assert "invalid choice" in proc.stderr
+
+
+def test_env_unknown_stack_lists_valid_names(stacks):
+    proc = h5stack("env", "nompi-hdf5-9")
+    assert proc.returncode == 1
+    assert "unknown stack 'nompi-hdf5-9'" in proc.stderr
+    for name in stacks.names():
+        assert name in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_run_unknown_system_lists_valid_names():
+    proc = h5stack("run", "--system", "nowhere", "--no-setup")
+    assert proc.returncode == 1
+    assert "unknown system 'nowhere'" in proc.stderr
+    assert "generic" in proc.stderr
+
+
+def test_run_unknown_stack_lists_valid_names(stacks):
+    proc = h5stack("run", "--stack", "mpich-hdf5-0.1", "--no-setup")
+    assert proc.returncode == 1
+    assert "unknown stack 'mpich-hdf5-0.1'" in proc.stderr
+    assert stacks.names()[0] in proc.stderr
+
+
+def test_setup_bad_tarball_argument():
+    proc = h5stack("setup", "--tarball", "1.14")
+    assert proc.returncode == 1
+    assert "expected SERIES=PATH" in proc.stderr
+    proc = h5stack("setup", "--tarball", "1.99=/nonexistent.tar.gz")
+    assert proc.returncode == 1
+    assert "unknown series '1.99'" in proc.stderr
+
+
+def test_list_shows_every_stack_built(stack_descriptions):
+    proc = h5stack("list", check=True)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(stack_descriptions)
+    for name, desc in stack_descriptions.items():
+        (line,) = [ln for ln in lines if ln.split()[0] == name]
+        assert line.split()[1] == "built", line
+        assert f"HDF5 {desc['hdf5_version']}" in line
+
+
+def test_env_output_is_what_env_sh_holds(stack_descriptions):
+    for name, desc in stack_descriptions.items():
+        proc = h5stack("env", name, check=True)
+        assert proc.stdout.startswith(f"# h5stack {name}:")
+        exported = [ln.split("=")[0].split()[-1] for ln in proc.stdout.splitlines() if ln.startswith("export")]
+        for var in ("PATH", "LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH", "HDF5_PLUGIN_PATH"):
+            assert var in exported, f"{name}: {var} not exported"
+        # the exports keep what was there before (prepend) and add no empty entry
+        out = subprocess.run(
+            ["bash", "-c", f'unset LD_LIBRARY_PATH HDF5_PLUGIN_PATH; eval "$({ROOT}/h5stack env {name})"; '
+             'echo "$LD_LIBRARY_PATH|$HDF5_PLUGIN_PATH|$PATH"'],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        ld, plugin, path = out.split("|")
+        assert not ld.endswith(":") and "::" not in ld
+        assert plugin == os.path.join(desc["stack_dir"], "plugins")
+        assert path.endswith(os.environ["PATH"])

@@ -1,0 +1,50 @@
+"""The regression as users run it: `./h5stack run` on this machine, every stack."""
+import json
+import os
+import re
+import subprocess
+
+from conftest import ROOT, h5stack
+
+CHECKS_PER_STACK = 8  # 4 tutorial programs x {collective, independent}
+SINGLETONS_CONFIG = os.path.join(ROOT, "tests", "data", "singletons_launcher.py")
+
+
+def test_run_passes_every_tutorial_check_on_every_stack(stack_descriptions):
+    proc = h5stack("run", "--no-setup", "hdf5_tutorial_hyperslab")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-5000:]
+    total = CHECKS_PER_STACK * len(stack_descriptions)
+    assert f"{total} passed, 0 failed" in proc.stdout, proc.stdout[-3000:]
+    for name in stack_descriptions:  # the table names each stack
+        assert len(re.findall(rf"\b{re.escape(name)}\b", proc.stdout)) >= CHECKS_PER_STACK, name
+    report = re.search(r"report: (\S+);", proc.stderr).group(1)
+    cases = json.load(open(report))["runs"][-1]["testcases"]
+    assert len(cases) == total
+    assert {c["result"] for c in cases} == {"pass"}
+
+
+def test_run_one_stack_selects_only_its_environment(stack_descriptions):
+    name = "openmpi-hdf5-2"
+    proc = h5stack("run", "--no-setup", "--stack", name, "hdf5_tutorial_hyperslab", "--", "-l")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "-p ^openmpi-hdf5-2$" in proc.stderr
+
+
+def test_wrong_launcher_starting_singletons_fails(stack_descriptions, tmp_path):
+    """A launcher that starts N singletons which all exit 0 must not pass."""
+    env = dict(os.environ)
+    cmd = [
+        "reframe", "-C", SINGLETONS_CONFIG, "--system", "generic", "-r",
+        "-c", os.path.join(ROOT, "reframe-tests", "hdf5-tutorial", "hyperslab.py"),
+        "-n", "hdf5_tutorial_hyperslab%pattern=by_chunk%transfer=collective",
+        "-p", "^mpich-hdf5-1_14$",
+        "--prefix", str(tmp_path), "--perflogdir", str(tmp_path / "perflogs"),
+        "--report-file", str(tmp_path / "report.json"),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode != 0, proc.stdout
+    (case,) = json.load(open(tmp_path / "report.json"))["runs"][-1]["testcases"]
+    assert case["result"] == "fail"
+    assert case["fail_phase"] == "sanity"
+    assert 'expected "rank R of 4"' in case["fail_reason"], case["fail_reason"]

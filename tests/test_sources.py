@@ -1,0 +1,85 @@
+"""Obtaining HDF5 sources: order, checksums, the machine's own Debian archive."""
+import os
+import subprocess
+
+import pytest
+
+from h5stack import sources
+from h5stack.ui import StepError
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("H5STACK_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def make_tarball(tmp_path, version=(1, 14, 9)):
+    top = tmp_path / "hdf5-fake"
+    (top / "src").mkdir(parents=True)
+    (top / "CMakeLists.txt").write_text("project(fake C)\n")
+    (top / "src" / "H5public.h").write_text(
+        "".join(f"#define H5_VERS_{k} {v}\n" for k, v in zip(("MAJOR", "MINOR", "RELEASE"), version))
+    )
+    tarball = tmp_path / "hdf5-fake.tar.gz"
+    subprocess.run(["tar", "czf", str(tarball), "-C", str(tmp_path), "hdf5-fake"], check=True)
+    return tarball
+
+
+def test_user_tarball_comes_first(home, tmp_path):
+    tarball = make_tarball(tmp_path)
+    entries = [{"kind": "url", "url": "http://127.0.0.1:9/never-used.tar.gz", "sha256": "0" * 64}]
+    src = sources.obtain("1.14", entries, tarball=str(tarball))
+    assert src.origin == f"user tarball {tarball}"
+    assert src.sha256 == sources.sha256_of(tarball)
+    root = src.unpack(str(tmp_path / "unpacked"))
+    assert sources.hdf5_version_of(root) == "1.14.9"
+
+
+def test_missing_user_tarball_is_a_clear_error(home):
+    with pytest.raises(StepError, match="--tarball 1.14=/no/such.tar.gz: no such file"):
+        sources.obtain("1.14", [], tarball="/no/such.tar.gz")
+
+
+def test_cached_source_with_wrong_checksum_is_not_used(home, tmp_path):
+    tarball = make_tarball(tmp_path)
+    store = home / "sources"
+    store.mkdir(parents=True)
+    (store / "fake.tar.gz").write_bytes(tarball.read_bytes())
+    good = {"kind": "url", "url": "http://127.0.0.1:9/fake.tar.gz", "sha256": sources.sha256_of(tarball)}
+    assert sources.obtain("1.14", [good]).sha256 == good["sha256"]
+    bad = dict(good, sha256="f" * 64)
+    with pytest.raises(StepError) as err:
+        sources.obtain("1.14", [bad])
+    assert not (store / "fake.tar.gz").exists(), "a corrupt cached source is removed"
+    assert "no source for HDF5 1.14 could be obtained" in str(err.value)
+    assert "--tarball 1.14=PATH" in str(err.value)
+
+
+def test_unreachable_url_falls_through_with_reasons(home):
+    entries = [{"kind": "url", "url": "http://127.0.0.1:9/hdf5.tar.gz", "sha256": "0" * 64}]
+    with pytest.raises(StepError, match=r"official tarball http://127.0.0.1:9/hdf5.tar.gz: not reachable"):
+        sources.obtain("1.14", entries)
+
+
+def test_debian_archive_comes_from_this_machines_apt_sources():
+    uri = sources.debian_archive_uri()
+    assert uri, "no Debian archive in this machine's apt sources"
+    listed = ""
+    for path in ["/etc/apt/sources.list"] + [
+        os.path.join("/etc/apt/sources.list.d", f) for f in os.listdir("/etc/apt/sources.list.d")
+    ]:
+        if os.path.isfile(path):
+            listed += open(path).read()
+    assert uri in listed
+
+
+def test_unpack_rejects_a_tree_without_cmake(home, tmp_path):
+    top = tmp_path / "not-hdf5"
+    top.mkdir()
+    (top / "README").write_text("nothing\n")
+    tarball = tmp_path / "not-hdf5.tar.gz"
+    subprocess.run(["tar", "czf", str(tarball), "-C", str(tmp_path), "not-hdf5"], check=True)
+    src = sources.Source(str(tarball), sources.sha256_of(tarball), "test")
+    with pytest.raises(StepError, match="no CMakeLists.txt"):
+        src.unpack(str(tmp_path / "out"))

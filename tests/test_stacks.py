@@ -1,0 +1,70 @@
+"""The local stacks as a user meets them: `eval "$(./h5stack env STACK)"`, then
+h5pcc and mpiexec just work, with the right MPI, HDF5 version and rank count."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import ROOT, Stacks
+
+PROGRAM = os.path.join(ROOT, "tests", "programs", "hello_parallel_hdf5.c")
+STACK_NAMES = Stacks().names()
+
+
+def in_stack(stack, script, cwd):
+    """Run a bash script after `eval "$(./h5stack env STACK)"`."""
+    return subprocess.run(
+        ["bash", "-ec", f'eval "$({ROOT}/h5stack env {stack})"\n{script}'],
+        cwd=cwd, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_h5pcc_and_mpiexec_just_work(stack, stack_descriptions, tmp_path):
+    desc = stack_descriptions[stack]
+    proc = in_stack(
+        stack,
+        f"h5pcc {PROGRAM} -o hello\nmpiexec -n 4 ./hello out.h5\nh5dump -d /ranks out.h5",
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ranks = sorted(re.findall(r"^rank (\d+) of (\d+)$", proc.stdout, re.M))
+    assert ranks == [(str(r), "4") for r in range(4)], proc.stdout
+    assert f"hdf5-library: {desc['hdf5_version']}" in proc.stdout
+    (mpi_line,) = re.findall(r"^mpi-library: (.*)$", proc.stdout, re.M)
+    assert desc["mpi_library_signature"] in mpi_line
+    # the file is read back by the stack's h5dump (borrowed from 1.14 on 2.x stacks)
+    assert re.search(r"DATA \{\s*\(0\): 0, 1, 2, 3\s*\}", proc.stdout), proc.stdout
+
+
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_stack_has_parallel_hdf5_with_subfiling(stack, stack_descriptions):
+    desc = stack_descriptions[stack]
+    settings = open(os.path.join(desc["hdf5_prefix"], "lib", "libhdf5.settings")).read()
+    assert re.search(r"Parallel HDF5:\s*(ON|yes)", settings), settings
+    if desc["mpi_thread_multiple"]:
+        assert re.search(r"Subfiling VFD:\s*(ON|yes)", settings), settings
+    assert re.search(r"High[- ]level library:\s*(ON|yes)", settings), settings
+    assert f"HDF5 Version: {desc['hdf5_version']}" in settings
+
+
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_stack_tools(stack, stack_descriptions, tmp_path):
+    """h5dump/h5diff exist; on 2.x stacks they come from the 1.14 stack and say so."""
+    desc = stack_descriptions[stack]
+    proc = in_stack(stack, "h5dump --version; h5diff --version; command -v mpiexec", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == os.path.join(desc["stack_dir"], "bin", "mpiexec")
+    if desc["hdf5_series"] == "1.14":
+        assert f"Version {desc['hdf5_version']}" in proc.stdout
+    else:
+        assert "tools from" in desc["tools"]
+        assert "Version 1.14." in proc.stdout
+
+
+def test_each_stack_uses_its_own_mpi(stack_descriptions):
+    signatures = {d["mpi"]: d["mpi_library_signature"] for d in stack_descriptions.values()}
+    assert len(set(signatures.values())) == len(signatures), signatures
+    for desc in stack_descriptions.values():
+        assert desc["mpi_library_signature"] in desc["mpi_library_version"]
