@@ -38,7 +38,7 @@ def local_stack_environments(target_systems):
 
     The environment sources the stack's env.sh (what `./h5stack env STACK` prints) and
     compiles with h5pcc. Features let checks select by MPI and HDF5 series:
-    `valid_prog_environs = ['+hdf5-parallel']`, `['+mpich']`, `['+hdf5-2']`.
+    `valid_prog_environs = ['+hdf5-parallel']`, `['+mpich']`, `["+hdf5-2"]`, `["+hdf5-1_14"]`.
     """
     envs = []
     for desc in local_stacks():
@@ -48,7 +48,7 @@ def local_stack_environments(target_systems):
                 "target_systems": target_systems,
                 "prepare_cmds": [f". {os.path.join(desc['stack_dir'], 'env.sh')}"],
                 "cc": "h5pcc",
-                "features": ["hdf5-parallel", "local-stack", desc["mpi"], f"hdf5-{desc['hdf5_series']}"],
+                "features": ["hdf5-parallel", "local-stack", desc["mpi"], "hdf5-" + desc["hdf5_series"].replace(".", "_")],
                 "extras": {
                     "mpi": desc["mpi"],
                     "mpi_library_signature": desc["mpi_library_signature"],

@@ -14,6 +14,7 @@ CMAKELISTS = """\
 cmake_minimum_required(VERSION 3.20)
 project(tiny C)
 add_library(tiny SHARED tiny.c)
+set_target_properties(tiny PROPERTIES VERSION 1.0 SOVERSION 1)
 add_executable(tinyprog main.c)
 target_link_libraries(tinyprog tiny)
 install(TARGETS tiny tinyprog)

@@ -149,8 +149,7 @@ def in_venv():
 def main(argv):
     from . import cli
 
-    parser = cli.build_parser()
-    args = parser.parse_args(argv)  # --help and usage errors need nothing installed
+    args = cli.parse(argv)  # --help and usage errors need nothing installed
     if in_venv():
         return cli.main(args)
     try:

@@ -57,11 +57,22 @@ def build_parser():
     )
     p.add_argument("checks", nargs="*", metavar="CHECK", help="only checks whose name matches (reframe -n)")
     p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
-    p.add_argument("reframe_args", nargs=argparse.REMAINDER, help="after --: passed to reframe")
 
-    p = sub.add_parser("test", help="run the project's own test suite")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest")
+    sub.add_parser("test", help="run the project's own test suite")
     return parser
+
+
+def parse(argv):
+    """Parse argv; what follows `--` is kept apart in args.extra (for reframe/pytest)."""
+    extra = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1 :]
+    args = build_parser().parse_args(argv)
+    if extra and args.command not in ("run", "test"):
+        build_parser().error(f"{args.command} takes no arguments after --")
+    args.extra = extra
+    return args
 
 
 def _tarballs(specs):

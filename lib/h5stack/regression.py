@@ -33,7 +33,7 @@ def config_file(system):
 
 
 def reframe_command(system, stacks=(), checks=(), extra=(), report=None):
-    cmd = ["reframe", "-C", config_file(system), "--system", system]
+    cmd = ["reframe", "-C", ":" + config_file(system), "--system", system]  # ":" drops the builtin config
     cmd += ["--prefix", paths.sub("reframe", system), "--perflogdir", paths.sub("perflogs")]
     if report:
         cmd += ["--report-file", report]
@@ -42,8 +42,6 @@ def reframe_command(system, stacks=(), checks=(), extra=(), report=None):
     for check in checks:
         cmd += ["-n", check]
     extra = list(extra)
-    if extra[:1] == ["--"]:
-        extra = extra[1:]
     if not any(a in ("-r", "--run", "-l", "-L", "--list", "--list-detailed", "--dry-run") for a in extra):
         cmd.append("-r")
     return cmd + extra
@@ -59,10 +57,15 @@ def summarize(report_path, stack_names=None):
         report = json.load(f)
     rows = []
     for case in report["runs"][-1]["testcases"]:
+        if case.get("fixture") and case["result"] == "pass":
+            continue  # builds and other fixtures appear only when they fail
         figures = []
-        for pv in case.get("perfvars") or []:
-            figures.append(f"{pv['name']}={pv['value']:.3g} {pv['unit']}")
-        if case.get("time_run") is not None:
+        for key, pv in (case.get("perfvalues") or {}).items():
+            value, unit = pv[0], pv[4] if len(pv) > 4 else ""
+            figures.append(f"{key.rsplit(':', 1)[-1]}={value:.4g} {unit}".rstrip())
+        if case.get("num_tasks"):
+            figures.append(f"{case['num_tasks']} ranks")
+        if case.get("time_run") is not None and not case.get("fixture"):
             figures.append(f"run {case['time_run']:.1f} s")
         result = case["result"]
         if result == "fail" and case.get("fail_phase"):
@@ -96,14 +99,14 @@ def run(args):
     if args.system == "generic" and not args.no_setup:
         stacks.setup(names or stacks.names())
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
-    cmd = reframe_command(args.system, names, args.checks, args.reframe_args, report)
+    cmd = reframe_command(args.system, names, args.checks, args.extra, report)
     info("running: " + " ".join(cmd))
     t0 = time.monotonic()
     rc = subprocess.call(cmd, cwd=paths.ROOT)
     if os.path.exists(report):
         rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()})
         print_table(rows, f"h5stack regression on {args.system} ({time.monotonic() - t0:.0f} s)")
-        passed = sum(r[2] == "pass" for r in rows)
+        passed = sum(r[2] == "pass" for r in rows)  # rows: checks and failed fixtures
         print(f"{passed} passed, {len(rows) - passed} failed")
         info(f"report: {report}; perflogs: {paths.sub('perflogs')}")
     return rc

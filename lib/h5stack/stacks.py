@@ -263,7 +263,7 @@ class Stacks:
         if tools_from:
             own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
             for tool in sorted(os.listdir(os.path.join(tools_from.prefix, "bin"))):
-                if tool in own or tool.startswith(("h5cc", "h5pcc", "h5redeploy")):
+                if tool in own or tool.startswith(("h5cc", "h5pcc", "h5hlcc", "h5redeploy", "h5c++", "h5fc")):
                     continue
                 _write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool))
                 borrowed.append(tool)

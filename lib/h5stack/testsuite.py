@@ -1,7 +1,7 @@
 """`h5stack test`: the project's own test suite (what CI runs).
 
 Sets up every local stack first (the tests use them; cached after the first run),
-then runs pytest on tests/. pytest prints the summary; the exit status is pytest's,
+then runs pytest on tests/ (or on what follows `--`, e.g. `./h5stack test -- tests/test_cli.py -x`). pytest prints the summary; the exit status is pytest's,
 except that "no tests collected" (5) counts as a failure.
 """
 import os
@@ -15,10 +15,9 @@ from .ui import info
 
 def run(args):
     Stacks().setup()
-    extra = list(args.pytest_args)
-    if extra[:1] == ["--"]:
-        extra = extra[1:]
-    cmd = [sys.executable, "-m", "pytest", os.path.join(paths.ROOT, "tests"), "-ra", *extra]
+    extra = list(args.extra)
+    targets = [] if any(not a.startswith("-") for a in extra) else [os.path.join(paths.ROOT, "tests")]
+    cmd = [sys.executable, "-m", "pytest", *targets, "-ra", *extra]
     info("running: " + " ".join(cmd))
     rc = subprocess.call(cmd, cwd=paths.ROOT)
     if rc == 5:
