@@ -4,6 +4,7 @@ Each system has `site-configs/<system>/reframe.py`; it imports this module for t
 `general` and `logging` sections and for the programming environments of the local
 stacks that `./h5stack setup` built ($H5STACK_HOME/stacks/<stack>/stack.json).
 """
+
 import glob
 import json
 import os
@@ -15,9 +16,7 @@ from h5stack.stacks import reframe_environ_name  # noqa: E402
 
 
 def stacks_home():
-    return os.path.abspath(
-        os.path.expanduser(os.environ.get("H5STACK_HOME") or os.path.join("~", ".cache", "h5stack"))
-    )
+    return os.path.abspath(os.path.expanduser(os.environ.get("H5STACK_HOME") or os.path.join("~", ".cache", "h5stack")))
 
 
 def local_stacks():
@@ -48,7 +47,12 @@ def local_stack_environments(target_systems):
                 "target_systems": target_systems,
                 "prepare_cmds": [f". {os.path.join(desc['stack_dir'], 'env.sh')}"],
                 "cc": "h5pcc",
-                "features": ["hdf5-parallel", "local-stack", desc["mpi"], "hdf5-" + desc["hdf5_series"].replace(".", "_")],
+                "features": [
+                    "hdf5-parallel",
+                    "local-stack",
+                    desc["mpi"],
+                    "hdf5-" + desc["hdf5_series"].replace(".", "_"),
+                ],
                 "extras": {
                     "mpi": desc["mpi"],
                     "mpi_library_signature": desc["mpi_library_signature"],

@@ -3,6 +3,7 @@
 The tests run inside h5stack's virtual environment with lib/ importable, after
 `./h5stack test` has set up every local stack.
 """
+
 import os
 import subprocess
 import sys

@@ -2,6 +2,7 @@
 
 Uses a tiny real CMake project (a library and a program) instead of HDF5, in a
 private $H5STACK_HOME, so the rules are checked in seconds."""
+
 import os
 import time
 

@@ -1,4 +1,5 @@
 """The h5stack command line: help, errors for bad input, list, env."""
+
 import os
 import subprocess
 

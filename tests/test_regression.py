@@ -1,4 +1,5 @@
 """The regression as users run it: `./h5stack run` on this machine, every stack."""
+
 import json
 import os
 import re

@@ -1,4 +1,5 @@
 """Obtaining HDF5 sources: order, checksums, the machine's own Debian archive."""
+
 import os
 import subprocess
 

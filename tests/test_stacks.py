@@ -1,5 +1,6 @@
 """The local stacks as a user meets them: `eval "$(./h5stack env STACK)"`, then
 h5pcc and mpiexec just work, with the right MPI, HDF5 version and rank count."""
+
 import os
 import re
 import subprocess
@@ -68,3 +69,24 @@ def test_each_stack_uses_its_own_mpi(stack_descriptions):
     assert len(set(signatures.values())) == len(signatures), signatures
     for desc in stack_descriptions.values():
         assert desc["mpi_library_signature"] in desc["mpi_library_version"]
+
+
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_subfiling_vfd_writes_and_h5fuse_merges(stack, stack_descriptions, tmp_path):
+    """The subfiling VFD works on 2 ranks, and h5fuse makes one ordinary HDF5 file of it."""
+    if not stack_descriptions[stack]["mpi_thread_multiple"]:
+        pytest.skip(f"{stack}: the MPI lacks MPI_THREAD_MULTIPLE, so HDF5 was built without subfiling")
+    program = os.path.join(ROOT, "tests", "programs", "subfiling_write.c")
+    proc = in_stack(
+        stack,
+        f"h5pcc {program} -o subfiling_write\n"
+        "mpiexec -n 2 ./subfiling_write sf.h5\n"
+        "h5fuse -q -f sf.h5.subfile_*.config\n"
+        "h5dump -d /ranks -w 0 sf.h5",
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "subfiling: 2048 elements verified" in proc.stdout
+    data = re.search(r"DATA \{(.*?)\}", proc.stdout, re.S).group(1)
+    values = [int(v) for v in re.sub(r"\(\d+\):", "", data).replace(",", " ").split()]
+    assert values == [i // 1024 for i in range(2048)]

@@ -10,6 +10,7 @@ Standard library only, because it runs before anything is installed:
 Everything printed here goes to stderr, so `eval "$(./h5stack env STACK)"` stays clean;
 the output of apt-get and pip goes to log files under $H5STACK_HOME/logs/.
 """
+
 import hashlib
 import importlib.util
 import os
@@ -65,11 +66,7 @@ def missing_debian_packages(requirements):
         capture_output=True,
         text=True,
     )
-    installed = {
-        line.split()[0].split(":")[0]
-        for line in proc.stdout.splitlines()
-        if line.endswith(" installed")
-    }
+    installed = {line.split()[0].split(":")[0] for line in proc.stdout.splitlines() if line.endswith(" installed")}
     return [pkg for pkg in wanted if pkg not in installed]
 
 
@@ -82,8 +79,7 @@ def run_logged(cmd, log, env=None):
         with open(log) as f:
             tail = f.readlines()[-25:]
         raise BootstrapError(
-            f"`{' '.join(cmd)}` failed (exit {proc.returncode}); last lines of {log}:\n"
-            + "".join(tail)
+            f"`{' '.join(cmd)}` failed (exit {proc.returncode}); last lines of {log}:\n" + "".join(tail)
         )
 
 

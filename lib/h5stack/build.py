@@ -10,6 +10,7 @@ an interrupted install) is reported, removed and rebuilt, never used.
 Builds run in build/<name>-<key>/ (removed after success), install with DESTDIR
 into a staging directory and are moved into place in one rename.
 """
+
 import hashlib
 import json
 import os
@@ -92,9 +93,11 @@ class Component:
     inputs    dict of everything that determines the result (hashed into the key)
     prepare   callable(work_dir) -> source dir; unpacks/patches only on a cache miss
     cmake_options, env: for the configure step; `required`: files that must be installed
+    keep_build  keep the build tree (build/<name>-<key>/build) after installing, for
+                the project's own tests (ctest); it is part of the cache entry
     """
 
-    def __init__(self, name, label, inputs, prepare, cmake_options=None, env=None, required=()):
+    def __init__(self, name, label, inputs, prepare, cmake_options=None, env=None, required=(), keep_build=False):
         self.name = name
         self.label = label
         self.inputs = inputs
@@ -102,11 +105,18 @@ class Component:
         self.cmake_options = dict(cmake_options or {})
         self.env = dict(env or {})
         self.required = list(required)
+        self.keep_build = keep_build
         self.key = compute_key(inputs)
-        self.prefix = os.path.join(paths.sub("opt"), f"{name}-{self.key}")
+        # real paths: the same entry has the same path however $H5STACK_HOME is reached
+        self.prefix = os.path.join(os.path.realpath(paths.sub("opt")), f"{name}-{self.key}")
+        self.work = os.path.join(os.path.realpath(paths.sub("build")), f"{name}-{self.key}")
+        self.build_dir = os.path.join(self.work, "build")
 
     def status(self):
-        return verify(self.prefix, self.key, self.required)
+        reason = verify(self.prefix, self.key, self.required)
+        if reason is None and self.keep_build and not os.path.exists(os.path.join(self.build_dir, "CMakeCache.txt")):
+            reason = f"its build tree {self.build_dir} is gone"
+        return reason
 
     def ensure(self, jobs=None):
         """Return the prefix, building it unless a verified install is cached."""
@@ -124,7 +134,7 @@ class Component:
         return self.prefix
 
     def _build(self, jobs):
-        work = os.path.join(paths.sub("build"), f"{self.name}-{self.key}")
+        work = self.work
         if os.path.exists(work):
             shutil.rmtree(work)
         os.makedirs(work)
@@ -137,7 +147,7 @@ class Component:
             src = self.prepare(work)
         except StepError as err:
             raise StepError(f"{self.label}: {err}") from None
-        build_dir = os.path.join(work, "build")
+        build_dir = self.build_dir
         stage = os.path.join(work, "stage")
         env = dict(os.environ, **self.env)
         options = {"CMAKE_INSTALL_PREFIX": self.prefix, **self.cmake_options}
@@ -162,7 +172,10 @@ class Component:
         with open(tmp, "w") as f:
             json.dump(manifest, f, indent=1, sort_keys=True)
         os.replace(tmp, os.path.join(self.prefix, MANIFEST))
-        shutil.rmtree(work, ignore_errors=True)
+        if self.keep_build:
+            shutil.rmtree(stage, ignore_errors=True)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
         info(f"{self.label}: built in {fmt_seconds(time.monotonic() - t0)}")
 
 

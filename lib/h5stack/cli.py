@@ -3,6 +3,7 @@
 build_parser() uses the standard library only (it runs before the virtual
 environment exists); each command imports what it needs when it runs.
 """
+
 import argparse
 import os
 import sys
@@ -52,9 +53,7 @@ def build_parser():
 
     p = sub.add_parser("run", help="run the ReFrame regression (sets up what is missing)")
     p.add_argument("--system", default="generic", help="site config to use (default: generic)")
-    p.add_argument(
-        "--stack", action="append", default=[], metavar="STACK", help="only these stacks (repeatable)"
-    )
+    p.add_argument("--stack", action="append", default=[], metavar="STACK", help="only these stacks (repeatable)")
     p.add_argument("checks", nargs="*", metavar="CHECK", help="only checks whose name matches (reframe -n)")
     p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
 

@@ -7,6 +7,7 @@ $H5STACK_HOME/perflogs/ and the JSON run report under $H5STACK_HOME/reports/.
 Afterwards it prints one row per test case (check, stack, result, key figures) and
 exits with ReFrame's status.
 """
+
 import glob
 import json
 import os

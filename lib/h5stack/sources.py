@@ -11,6 +11,7 @@ in $H5STACK_HOME/sources is used before anything is fetched, so a warm setup nee
 no network. The result is an unpacked source tree and the sha256 of what it came
 from (part of the build's cache key).
 """
+
 import glob
 import hashlib
 import os

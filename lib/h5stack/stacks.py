@@ -10,6 +10,8 @@ Its description lives in $H5STACK_HOME/stacks/<stack>/:
               MPIs in /usr behind one alternatives link) and borrowed tools
   plugins/    links to the HDF5 plugins of the stack's packages (HDF5_PLUGIN_PATH)
 """
+
+import glob
 import json
 import os
 import shutil
@@ -223,6 +225,46 @@ class Stacks:
         self._hdf5[key] = comp
         return comp
 
+    # -- our packages (packages/*) ------------------------------------------
+    def package_dirs(self):
+        """Every CMake project under packages/, built into every stack."""
+        return sorted(os.path.dirname(p) for p in glob.glob(os.path.join(paths.PACKAGES_DIR, "*", "CMakeLists.txt")))
+
+    def package_component(self, pkg_dir, stack):
+        """A project of packages/ built against the stack's HDF5 and MPI.
+
+        The build tree is kept so `./h5stack test` can run the project's ctest. HDF5
+        plugins it installs into lib/plugin/ are linked into the stack's plugins/.
+        """
+        hdf5 = self.hdf5_component(stack.series, stack.mpi)
+        pkg = os.path.basename(pkg_dir)
+        inputs = {
+            "source_tree_sha256": build.tree_sha256(pkg_dir),
+            "hdf5_key": hdf5.key,
+            "compiler": build.first_line(["cc", "--version"]),
+            "cmake": build.first_line(["cmake", "--version"]),
+            **stack.mpi.identity(),
+        }
+        options = {
+            "CMAKE_BUILD_TYPE": "RelWithDebInfo",
+            "CMAKE_C_COMPILER": stack.mpi.command("mpicc"),
+            "MPI_C_COMPILER": stack.mpi.command("mpicc"),
+            "MPIEXEC_EXECUTABLE": stack.mpi.command("mpiexec"),
+            "CMAKE_PREFIX_PATH": hdf5.prefix,
+            "HDF5_ROOT": hdf5.prefix,
+            "BUILD_TESTING": "ON",
+        }
+        inputs["cmake_options"] = options
+        return build.Component(
+            name=f"{pkg}-{stack.name}",
+            label=f"{pkg} ({stack.name})",
+            inputs=inputs,
+            prepare=lambda work: pkg_dir,
+            cmake_options=options,
+            env={"CC": stack.mpi.command("mpicc"), **stack.mpi.run_env()},
+            keep_build=True,
+        )
+
     # -- set-up -------------------------------------------------------------
     def needed_series(self, names):
         """Series to build for these stacks, dependencies (borrowed tools) first."""
@@ -239,11 +281,18 @@ class Stacks:
     def setup(self, names=None, jobs=None):
         names = names or self.names()
         t0 = time.monotonic()
+        with paths.locked("setup"):
+            self._setup(names, jobs)
+        info(f"set-up of {len(names)} stack(s) done in {time.monotonic() - t0:.0f} s")
+
+    def _setup(self, names, jobs):
         for series, mpi_name in self.needed_series(names):
             self.hdf5_component(series, self.mpis[mpi_name]).ensure(jobs)
         for name in names:
-            self.write_stack_dir(self.get(name))
-        info(f"set-up of {len(names)} stack(s) done in {time.monotonic() - t0:.0f} s")
+            stack = self.get(name)
+            for pkg_dir in self.package_dirs():
+                self.package_component(pkg_dir, stack).ensure(jobs)
+            self.write_stack_dir(stack)
 
     def write_stack_dir(self, stack):
         hdf5 = self.hdf5_component(stack.series, stack.mpi)
@@ -259,6 +308,14 @@ class Stacks:
         os.makedirs(os.path.join(tmp, "plugins"))
         for name in stack.mpi.commands:
             _write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name))
+        pkgs = []
+        for pkg_dir in self.package_dirs():
+            comp = self.package_component(pkg_dir, stack)
+            if comp.status() is not None:
+                raise StepError(f"{stack.name}: {comp.label} is not built ({comp.status()})")
+            pkgs.append({"name": os.path.basename(pkg_dir), "prefix": comp.prefix, "build_dir": comp.build_dir})
+            for plugin in sorted(glob.glob(os.path.join(comp.prefix, "lib", "plugin", "*.so"))):
+                os.symlink(plugin, os.path.join(tmp, "plugins", os.path.basename(plugin)))
         borrowed = []
         if tools_from:
             own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
@@ -285,7 +342,8 @@ class Stacks:
                 if tools_from
                 else f"HDF5 {hdf5.version}"
             ),
-            "prefixes": [hdf5.prefix],
+            "prefixes": [p["prefix"] for p in pkgs] + [hdf5.prefix],
+            "packages": pkgs,
             "stack_dir": stack.dir,
             "mpi_env": stack.mpi.env,
             "mpi_env_as_root": stack.mpi.env_as_root,
@@ -313,7 +371,9 @@ class Stacks:
 def _version_from_source_name(src):
     """HDF5 version from the source; unpacks only H5public.h when needed."""
     with tempfile.TemporaryDirectory() as tmp:
-        member_root = subprocess.run(["tar", "tf", src.archive], capture_output=True, text=True).stdout.split("\n", 1)[0]
+        member_root = subprocess.run(["tar", "tf", src.archive], capture_output=True, text=True).stdout.split("\n", 1)[
+            0
+        ]
         top = member_root.split("/")[0]
         sub = f"{top}/{src.subdir + '/' if src.subdir else ''}src/H5public.h"
         proc = subprocess.run(["tar", "xf", src.archive, "-C", tmp, sub], capture_output=True, text=True)

@@ -4,6 +4,7 @@ Sets up every local stack first (the tests use them; cached after the first run)
 then runs pytest on tests/ (or on what follows `--`, e.g. `./h5stack test -- tests/test_cli.py -x`). pytest prints the summary; the exit status is pytest's,
 except that "no tests collected" (5) counts as a failure.
 """
+
 import os
 import subprocess
 import sys

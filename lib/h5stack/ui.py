@@ -6,6 +6,7 @@ shows what is being built, ninja's [done/total] progress and the elapsed time (a
 progress bar on a terminal, a line a minute otherwise, e.g. in CI). On failure the
 log's tail and its path are shown.
 """
+
 import os
 import re
 import subprocess

@@ -7,6 +7,7 @@ bin/ comes first on PATH). Programming environments: one per local stack built b
 
 Run: reframe -C site-configs/generic/reframe.py -r     (or ./h5stack run)
 """
+
 import os
 import sys
 

@@ -4,6 +4,7 @@ The `singletons` launcher starts the program num_tasks times without an MPI
 launcher (each copy is "rank 0 of 1") and reports success whatever they return,
 as a wrong `mpirun` does. The tutorial checks must fail on it.
 """
+
 import copy
 import importlib.util
 import os

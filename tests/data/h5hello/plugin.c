@@ -1,0 +1,2 @@
+/* stands for an HDF5 plugin: tests only check that it is linked into plugins/ */
+int h5hello_plugin_marker(void) { return 1; }

@@ -1,0 +1,74 @@
+"""Our packages (packages/*) in the stacks: the mechanism, and each package's ctest."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT, Stacks
+from h5stack import paths
+
+H5HELLO = os.path.join(ROOT, "tests", "data", "h5hello")
+
+
+def _package_cases():
+    cases = []
+    for stack in Stacks().stacks.values():
+        desc = stack.description() or {}
+        for pkg in desc.get("packages", []):
+            cases.append(pytest.param(stack.name, pkg, id=f"{pkg['name']}-{stack.name}"))
+    if not cases and not Stacks().package_dirs():
+        reason = "packages/ holds no project yet, so no stack has a package to test"
+        cases.append(pytest.param(None, None, id="no-packages", marks=pytest.mark.skip(reason=reason)))
+    return cases
+
+
+@pytest.mark.parametrize("stack, package", _package_cases())
+def test_package_ctest(stack, package):
+    """Each package's own tests (ctest) in each stack's environment."""
+    proc = subprocess.run(
+        ["bash", "-ec", f'eval "$({ROOT}/h5stack env {stack})"\n'
+         f'ctest --test-dir {package["build_dir"]} --output-on-failure --timeout 600'],
+        capture_output=True, text=True, timeout=3600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+
+
+def test_a_package_is_built_into_a_stack(tmp_path, monkeypatch):
+    """A CMake project in packages/ is built against the stack's HDF5 and MPI, put on
+    its PATH, its plugins linked into plugins/, its ctest runnable; cached after."""
+    real_home = paths.home()
+    home = tmp_path / "home"
+    home.mkdir()
+    for shared in ("opt", "sources", "build"):  # reuse the built HDF5; keyed entries only
+        os.symlink(os.path.join(real_home, shared), home / shared)
+    packages = tmp_path / "packages"
+    shutil.copytree(H5HELLO, packages / "h5hello")
+    monkeypatch.setenv("H5STACK_HOME", str(home))
+    monkeypatch.setattr(paths, "PACKAGES_DIR", str(packages))
+
+    stacks = Stacks()
+    stacks.setup(["mpich-hdf5-1.14"])
+    desc = json.load(open(home / "stacks" / "mpich-hdf5-1.14" / "stack.json"))
+    (pkg,) = desc["packages"]
+    assert pkg["name"] == "h5hello"
+    assert desc["prefixes"][0] == pkg["prefix"]
+    assert os.path.islink(home / "stacks" / "mpich-hdf5-1.14" / "plugins" / "libh5hello_plugin.so")
+
+    env = dict(os.environ, H5STACK_HOME=str(home))
+    proc = subprocess.run(
+        ["bash", "-ec", f'eval "$({ROOT}/h5stack env mpich-hdf5-1.14)"\nmpiexec -n 3 h5hello\n'
+         f'ctest --test-dir {pkg["build_dir"]} --output-on-failure'],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"ranks=3 hdf5={desc['hdf5_version']}" in proc.stdout
+    assert "100% tests passed" in proc.stdout
+
+    # a second setup reuses the package build; a changed source rebuilds it
+    comp = stacks.package_component(str(packages / "h5hello"), stacks.get("mpich-hdf5-1.14"))
+    assert comp.status() is None and comp.prefix == pkg["prefix"]
+    (packages / "h5hello" / "plugin.c").write_text("int h5hello_plugin_marker(void) { return 2; }\n")
+    assert stacks.package_component(str(packages / "h5hello"), stacks.get("mpich-hdf5-1.14")).key != comp.key
