@@ -22,7 +22,7 @@ import tempfile
 import urllib.request
 
 from . import paths
-from .ui import StepError, info
+from .ui import StepError, info, tail
 
 
 def sha256_of(path):
@@ -158,7 +158,8 @@ def _fetch_debian(entry, dest):
             with tempfile.TemporaryDirectory(dir=paths.sub("sources")) as work:
                 proc = subprocess.run(cmd, cwd=work, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
                 if proc.returncode != 0:
-                    raise StepError(f"`apt-get {cmd[len(opts) + 1]}` failed (see {log})")
+                    errors = [ln.strip() for ln in tail(log, 10).splitlines() if ln.startswith(("E:", "W:"))]
+                    raise StepError(f"`apt-get {cmd[len(opts) + 1]}` failed: {' '.join(errors[-2:])} (see {log})")
                 origs = glob.glob(os.path.join(work, "*.orig.tar.*"))
                 if origs:
                     sha = _check_sha(origs[0], entry.get("sha256"), _describe(entry))
