@@ -196,6 +196,10 @@ def _fetch_crate(entry, dest):
         )
         if not crate_files:
             why = f"`cargo vendor` failed (exit {proc.returncode})" if proc.returncode else "cargo fetched nothing"
+            version = subprocess.run(["cargo", "--version"], capture_output=True, text=True).stdout.strip()
+            m = re.match(r"cargo (\d+)\.(\d+)", version)
+            if m and (int(m.group(1)), int(m.group(2))) < (1, 68):
+                why += f"; {version} predates the registry's sparse index (cargo >= 1.68, e.g. from rustup)"
             raise StepError(f"{why}; no {entry['crate']}-{entry['version']}.crate (see {log})")
         if proc.returncode != 0 and not entry.get("sha256"):
             raise StepError(f"`cargo vendor` failed (see {log}) and stacks.yaml pins no sha256 to check the crate")
