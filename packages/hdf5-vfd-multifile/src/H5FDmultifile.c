@@ -1,0 +1,967 @@
+/*
+ * H5FDmultifile.c - the multifile virtual file driver: the HDF5 side.
+ *
+ * Modes of an open file:
+ *   WRITE    a new multifile directory: every write is appended to this rank's data
+ *            file and indexed in its .offset file; reads are served from the extent
+ *            map of own records and of the records other ranks appended (their index
+ *            tails are read before each read); flush/truncate/close are the
+ *            collective epoch boundaries where rank 0 commits the metafile
+ *   PLAIN    an ordinary HDF5 file (e.g. a reconstructed one), read-only
+ *   INPLACE  a multifile directory read without reconstruction
+ * Errors go to the HDF5 error stack under the driver's own error class, as
+ * "multifile: <path>: <reason>"; all ranks of a collective call fail together.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "H5FDmultifile.h"
+
+#include "mf_clock.h"
+#include "mf_extents.h"
+#include "mf_format.h"
+#include "mf_index.h"
+#include "mf_merge.h"
+#include "mf_options.h"
+
+#include <H5FDdevelop.h>
+#include <H5PLextern.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MF_MAXADDR ((haddr_t)((1ULL << 62) - 1))
+
+typedef enum { MODE_WRITE, MODE_PLAIN, MODE_INPLACE } mf_mode_t;
+
+typedef struct {
+    H5FD_t       pub; /* public part, must be first */
+    MPI_Comm     comm;
+    MPI_Info     info;
+    int          rank, size;
+    char        *path;
+    mf_mode_t    mode;
+    mf_options_t opt;
+    haddr_t      eoa;
+    /* MODE_WRITE */
+    int          data_fd, idx_fd;
+    uint64_t     data_pos, idx_pos, nrec;
+    uint32_t     epoch;
+    bool         dirty; /* writes since the last commit */
+    mf_clock_t   clock;
+    mf_extents_t map;   /* MODE_WRITE: live map; MODE_INPLACE: dir.map */
+    mf_tail_t   *tails; /* other ranks' files (MODE_WRITE), NULL entries closed */
+    /* MODE_PLAIN */
+    int          plain_fd;
+    uint64_t     plain_size;
+    /* MODE_INPLACE */
+    mf_dir_t     dir;
+    int         *rank_fds;
+} H5FD_multifile_t;
+
+static hid_t H5FD_MULTIFILE_g     = H5I_INVALID_HID;
+static hid_t mf_err_class_g       = H5I_INVALID_HID;
+static hid_t mf_err_major_g       = H5I_INVALID_HID;
+static hid_t mf_err_minor_g       = H5I_INVALID_HID;
+static int   mf_initialized_mpi_g = 0;
+
+/* ---------------------------------------------------------------- errors */
+
+static void mf_push(const char *func, int line, const char *fmt, ...)
+{
+    char    msg[MF_ERRMSG_SIZE + 64];
+    va_list ap;
+    if (mf_err_class_g == H5I_INVALID_HID) {
+        mf_err_class_g = H5Eregister_class("multifile", "h5stack multifile VFD", "1.0");
+        mf_err_major_g = H5Ecreate_msg(mf_err_class_g, H5E_MAJOR, "multifile driver");
+        mf_err_minor_g = H5Ecreate_msg(mf_err_class_g, H5E_MINOR, "operation failed");
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    H5Epush2(H5E_DEFAULT, __FILE__, func, (unsigned)line, mf_err_class_g, mf_err_major_g, mf_err_minor_g,
+             "multifile: %s", msg);
+}
+#define MF_ERROR(...) mf_push(__func__, __LINE__, __VA_ARGS__)
+
+/*
+ * Make a collective outcome: every rank passes its status and message; all get the
+ * message of the lowest failing rank. Returns 0 when every rank succeeded.
+ */
+static int mf_agree(MPI_Comm comm, int ok, char *msg)
+{
+    int rank, size, mine, first;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    mine = ok ? size : rank;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == size)
+        return 0;
+    MPI_Bcast(msg, MF_ERRMSG_SIZE, MPI_CHAR, first, comm);
+    return -1;
+}
+
+/* ---------------------------------------------------------------- class callbacks */
+
+static herr_t   mf_term(void);
+static void    *mf_fapl_get(H5FD_t *file);
+static H5FD_t  *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr);
+static herr_t   mf_close(H5FD_t *file);
+static int      mf_cmp(const H5FD_t *f1, const H5FD_t *f2);
+static herr_t   mf_query(const H5FD_t *file, unsigned long *flags);
+static haddr_t  mf_get_eoa(const H5FD_t *file, H5FD_mem_t type);
+static herr_t   mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
+static haddr_t  mf_get_eof(const H5FD_t *file, H5FD_mem_t type);
+static herr_t   mf_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+static herr_t   mf_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+static herr_t   mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                               size_t sizes[], void *bufs[]);
+static herr_t   mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                                size_t sizes[], const void *bufs[]);
+static herr_t   mf_flush(H5FD_t *file, hid_t dxpl, hbool_t closing);
+static herr_t   mf_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
+static herr_t   mf_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
+
+static const H5FD_class_t H5FD_multifile_g = {
+    H5FD_CLASS_VERSION,          /* struct version       */
+    H5FD_MULTIFILE_VALUE,        /* value                */
+    H5FD_MULTIFILE_NAME,         /* name                 */
+    MF_MAXADDR,                  /* maxaddr              */
+    H5F_CLOSE_SEMI,              /* fc_degree            */
+    mf_term,                     /* terminate            */
+    NULL,                        /* sb_size              */
+    NULL,                        /* sb_encode            */
+    NULL,                        /* sb_decode            */
+    sizeof(mf_options_t),        /* fapl_size            */
+    mf_fapl_get,                 /* fapl_get             */
+    NULL,                        /* fapl_copy            */
+    NULL,                        /* fapl_free            */
+    0,                           /* dxpl_size            */
+    NULL,                        /* dxpl_copy            */
+    NULL,                        /* dxpl_free            */
+    mf_open,                     /* open                 */
+    mf_close,                    /* close                */
+    mf_cmp,                      /* cmp                  */
+    mf_query,                    /* query                */
+    NULL,                        /* get_type_map         */
+    NULL,                        /* alloc                */
+    NULL,                        /* free                 */
+    mf_get_eoa,                  /* get_eoa              */
+    mf_set_eoa,                  /* set_eoa              */
+    mf_get_eof,                  /* get_eof              */
+    NULL,                        /* get_handle           */
+    mf_read,                     /* read                 */
+    mf_write,                    /* write                */
+    mf_read_vector,              /* read_vector          */
+    mf_write_vector,             /* write_vector         */
+    NULL,                        /* read_selection       */
+    NULL,                        /* write_selection      */
+    mf_flush,                    /* flush                */
+    mf_truncate,                 /* truncate             */
+    NULL,                        /* lock                 */
+    NULL,                        /* unlock               */
+    NULL,                        /* del                  */
+    mf_ctl,                      /* ctl                  */
+    H5FD_FLMAP_DICHOTOMY         /* fl_map               */
+};
+
+/* ---------------------------------------------------------------- plugin entry points */
+
+H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
+const void *H5PLget_plugin_info(void) { return &H5FD_multifile_g; }
+
+/* ---------------------------------------------------------------- public API */
+
+hid_t H5FD_multifile_init(void)
+{
+    if (H5FD_MULTIFILE_g != H5I_INVALID_HID && H5Iis_valid(H5FD_MULTIFILE_g) > 0)
+        return H5FD_MULTIFILE_g;
+    if (H5FDis_driver_registered_by_value(H5FD_MULTIFILE_VALUE) > 0) {
+        /* registered already (e.g. loaded as a plugin): find its ID through a fapl */
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        if (fapl >= 0 && H5Pset_driver_by_value(fapl, H5FD_MULTIFILE_VALUE, NULL) >= 0)
+            H5FD_MULTIFILE_g = H5Pget_driver(fapl);
+        if (fapl >= 0) {
+            if (H5FD_MULTIFILE_g >= 0)
+                H5Iinc_ref(H5FD_MULTIFILE_g);
+            H5Pclose(fapl);
+        }
+    }
+    else
+        H5FD_MULTIFILE_g = H5FDregister(&H5FD_multifile_g);
+    return H5FD_MULTIFILE_g;
+}
+
+static herr_t set_options(hid_t fapl_id, const mf_options_t *opt)
+{
+    hid_t id = H5FD_multifile_init();
+    if (id < 0) {
+        MF_ERROR("cannot register the driver");
+        return -1;
+    }
+    return H5Pset_driver(fapl_id, id, opt);
+}
+
+static int get_options(hid_t fapl_id, mf_options_t *opt)
+{
+    const mf_options_t *cur = NULL;
+    H5E_BEGIN_TRY { cur = H5Pget_driver_info(fapl_id); } /* NULL without error: set by name or HDF5_DRIVER */
+    H5E_END_TRY
+    if (cur && cur->magic == MF_OPTIONS_MAGIC)
+        *opt = *cur;
+    else
+        mf_options_default(opt);
+    return 0;
+}
+
+herr_t H5Pset_fapl_multifile(hid_t fapl_id, MPI_Comm comm, MPI_Info info)
+{
+    mf_options_t opt;
+    mf_options_default(&opt);
+    if (comm == MPI_COMM_NULL) {
+        MF_ERROR("H5Pset_fapl_multifile: the communicator is MPI_COMM_NULL");
+        return -1;
+    }
+    if (H5Pset_mpi_params(fapl_id, comm, info) < 0)
+        return -1;
+    return set_options(fapl_id, &opt);
+}
+
+herr_t H5Pget_fapl_multifile(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
+{
+    if (H5Pget_driver(fapl_id) != H5FD_multifile_init()) {
+        MF_ERROR("the file access property list does not use the multifile driver");
+        return -1;
+    }
+    return H5Pget_mpi_params(fapl_id, comm, info);
+}
+
+herr_t H5Pset_multifile_options(hid_t fapl_id, const char *options)
+{
+    mf_options_t opt;
+    mf_err_t     err;
+    if (H5Pget_driver(fapl_id) == H5FD_multifile_init())
+        get_options(fapl_id, &opt);
+    else
+        mf_options_default(&opt);
+    if (mf_options_parse(&opt, options, err) < 0) {
+        MF_ERROR("%s", err);
+        return -1;
+    }
+    return set_options(fapl_id, &opt);
+}
+
+herr_t H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode)
+{
+    mf_options_t opt;
+    if (H5Pget_driver(fapl_id) != H5FD_multifile_init()) {
+        MF_ERROR("the file access property list does not use the multifile driver");
+        return -1;
+    }
+    get_options(fapl_id, &opt);
+    *mode = (H5FD_multifile_read_t)opt.read_mode;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static herr_t mf_term(void)
+{
+    int finalized = 0;
+    if (mf_err_class_g != H5I_INVALID_HID) {
+        H5Eclose_msg(mf_err_minor_g);
+        H5Eclose_msg(mf_err_major_g);
+        H5Eunregister_class(mf_err_class_g);
+        mf_err_class_g = H5I_INVALID_HID;
+    }
+    H5FD_MULTIFILE_g = H5I_INVALID_HID;
+    if (mf_initialized_mpi_g && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
+        MPI_Finalize();
+    mf_initialized_mpi_g = 0;
+    return 0;
+}
+
+static void *mf_fapl_get(H5FD_t *_file)
+{
+    H5FD_multifile_t *file = (H5FD_multifile_t *)_file;
+    mf_options_t     *opt  = malloc(sizeof *opt);
+    if (opt)
+        *opt = file->opt;
+    return opt;
+}
+
+/* a serial program gets MPI initialised by the driver, as HDF5's mpio/subfiling do */
+static int ensure_mpi(void)
+{
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        int provided;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+            return -1;
+        mf_initialized_mpi_g = 1;
+    }
+    return 0;
+}
+
+static void free_file(H5FD_multifile_t *f)
+{
+    if (!f)
+        return;
+    if (f->data_fd >= 0)
+        close(f->data_fd);
+    if (f->idx_fd >= 0)
+        close(f->idx_fd);
+    if (f->plain_fd >= 0)
+        close(f->plain_fd);
+    if (f->tails) {
+        for (int r = 0; r < f->size; r++)
+            if (f->tails[r].idx_fd >= 0)
+                mf_tail_close(&f->tails[r]);
+        free(f->tails);
+    }
+    if (f->rank_fds) {
+        for (unsigned r = 0; r < f->dir.meta.ranks; r++)
+            if (f->rank_fds[r] >= 0)
+                close(f->rank_fds[r]);
+        free(f->rank_fds);
+    }
+    if (f->mode == MODE_INPLACE)
+        mf_dir_free(&f->dir);
+    else
+        mf_extents_free(&f->map);
+    if (f->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&f->comm);
+    if (f->info != MPI_INFO_NULL)
+        MPI_Info_free(&f->info);
+    free(f->path);
+    free(f);
+}
+
+/* rank 0: make an empty multifile directory at path, honouring H5F_ACC_TRUNC/EXCL */
+static int create_dir(const char *path, unsigned flags, int nranks, mf_err_t err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (flags & H5F_ACC_EXCL) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: exists (H5F_ACC_EXCL)", path);
+            return -1;
+        }
+        if (!(flags & H5F_ACC_TRUNC)) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: exists and H5F_ACC_TRUNC was not given", path);
+            return -1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (!mf_is_multifile(path)) {
+                snprintf(err, MF_ERRMSG_SIZE, "%s: is a directory that is not a multifile file: not touching it",
+                         path);
+                return -1;
+            }
+            if (mf_rmtree(path) < 0) {
+                snprintf(err, MF_ERRMSG_SIZE, "%s: cannot remove the old multifile directory: %s", path,
+                         strerror(errno));
+                return -1;
+            }
+        }
+        else if (unlink(path) < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot replace the existing file: %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    if (mkdir(path, 0755) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create the directory: %s", path, strerror(errno));
+        return -1;
+    }
+    mf_meta_t meta = {MF_FORMAT_VERSION, (uint32_t)nranks, MF_STATE_WRITING, 0, 0};
+    return mf_meta_write(path, &meta, 0, err);
+}
+
+/* every rank: create its data and index files */
+static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
+{
+    char              dpath[PATH_MAX], ipath[PATH_MAX];
+    unsigned char     hdr[MF_INDEX_HEADER_SIZE];
+    mf_index_header_t h = {MF_FORMAT_VERSION, (uint32_t)f->rank, (uint32_t)f->size, MF_RECORD_SIZE,
+                           (uint32_t)(f->opt.checksums != 0)};
+    mf_data_path(dpath, sizeof dpath, f->path, (unsigned)f->rank);
+    mf_index_path(ipath, sizeof ipath, f->path, (unsigned)f->rank);
+    f->data_fd = open(dpath, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (f->data_fd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", dpath, strerror(errno));
+        return -1;
+    }
+    f->idx_fd = open(ipath, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    mf_index_header_encode(&h, hdr);
+    if (f->idx_fd < 0 || mf_pwrite_all(f->idx_fd, hdr, sizeof hdr, 0) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", ipath, strerror(errno));
+        return -1;
+    }
+    f->idx_pos = MF_INDEX_HEADER_SIZE;
+    return 0;
+}
+
+/* reconstruct a directory into a file that replaces it (serial: rank 0; parallel: all) */
+static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
+{
+    mf_dir_t d;
+    char     tmp[PATH_MAX] = "";
+    int      ok = 1, fd = -1;
+    if (!parallel) {
+        if (f->rank == 0) {
+            ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
+            if (ok) {
+                fd = mf_merge_create_output(&d, NULL, tmp, sizeof tmp, err);
+                ok = fd >= 0 && mf_merge_part(&d, fd, 0, 1, NULL, NULL, err) == 0;
+                if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
+                    snprintf(err, MF_ERRMSG_SIZE, "%s: %s", tmp, strerror(errno));
+                    ok = 0;
+                }
+                if (ok)
+                    ok = mf_replace_dir(f->path, tmp, err) == 0;
+                else if (tmp[0])
+                    unlink(tmp);
+                mf_dir_free(&d);
+            }
+        }
+        return mf_agree(f->comm, ok, err);
+    }
+    ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
+    if (mf_agree(f->comm, ok, err) < 0) {
+        if (ok)
+            mf_dir_free(&d);
+        return -1;
+    }
+    if (f->rank == 0) {
+        fd = mf_merge_create_output(&d, NULL, tmp, sizeof tmp, err);
+        ok = fd >= 0;
+    }
+    if (mf_agree(f->comm, ok, err) == 0) {
+        MPI_Bcast(tmp, PATH_MAX, MPI_CHAR, 0, f->comm);
+        if (f->rank != 0 && (fd = open(tmp, O_WRONLY)) < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", tmp, strerror(errno));
+            ok = 0;
+        }
+        if (ok)
+            ok = mf_merge_part(&d, fd, (unsigned)f->rank, (unsigned)f->size, NULL, NULL, err) == 0;
+        if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", tmp, strerror(errno));
+            ok = 0;
+        }
+        if (mf_agree(f->comm, ok, err) == 0) {
+            if (f->rank == 0)
+                ok = mf_replace_dir(f->path, tmp, err) == 0;
+        }
+        else if (f->rank == 0)
+            unlink(tmp);
+        ok = ok && mf_agree(f->comm, ok, err) == 0;
+    }
+    mf_dir_free(&d);
+    return ok ? 0 : -1;
+}
+
+static int open_plain(H5FD_multifile_t *f, mf_err_t err)
+{
+    struct stat st;
+    f->mode     = MODE_PLAIN;
+    f->plain_fd = open(f->path, O_RDONLY);
+    if (f->plain_fd < 0 || fstat(f->plain_fd, &st) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    f->plain_size = (uint64_t)st.st_size;
+    return 0;
+}
+
+static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
+{
+    f->mode = MODE_INPLACE;
+    mf_extents_free(&f->map);
+    if (mf_dir_load(&f->dir, f->path, MF_LOAD_PARTIAL, err) < 0) {
+        f->mode = MODE_PLAIN; /* nothing of dir to free */
+        return -1;
+    }
+    f->rank_fds = malloc(f->dir.meta.ranks * sizeof *f->rank_fds);
+    if (!f->rank_fds) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
+        return -1;
+    }
+    for (unsigned r = 0; r < f->dir.meta.ranks; r++)
+        f->rank_fds[r] = -1;
+    for (unsigned r = 0; r < f->dir.meta.ranks; r++) {
+        char p[PATH_MAX];
+        mf_data_path(p, sizeof p, f->path, r);
+        if ((f->rank_fds[r] = open(p, O_RDONLY)) < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", p, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- open / close */
+
+static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
+{
+    H5FD_multifile_t *f = NULL;
+    mf_err_t          err;
+    char              config[1024];
+    ssize_t           config_len;
+    int               ok = 1;
+
+    memset(err, 0, sizeof err);
+    if (!name || !*name || maxaddr == 0 || maxaddr > MF_MAXADDR) {
+        MF_ERROR("invalid file name or maximum address");
+        return NULL;
+    }
+    if (ensure_mpi() < 0) {
+        MF_ERROR("%s: cannot initialise MPI", name);
+        return NULL;
+    }
+    if (!(f = calloc(1, sizeof *f))) {
+        MF_ERROR("%s: out of memory", name);
+        return NULL;
+    }
+    f->data_fd = f->idx_fd = f->plain_fd = -1;
+    f->comm                              = MPI_COMM_NULL;
+    f->info                              = MPI_INFO_NULL;
+    mf_extents_init(&f->map);
+    f->path = strdup(name);
+
+    /* communicator: the fapl's, else MPI_COMM_WORLD (HDF5_DRIVER=multifile in an unmodified program) */
+    herr_t got_params = -1;
+    H5E_BEGIN_TRY { got_params = H5Pget_mpi_params(fapl_id, &f->comm, &f->info); }
+    H5E_END_TRY
+    if (got_params < 0 || f->comm == MPI_COMM_NULL)
+        MPI_Comm_dup(MPI_COMM_WORLD, &f->comm);
+    MPI_Comm_rank(f->comm, &f->rank);
+    MPI_Comm_size(f->comm, &f->size);
+
+    /* options: the fapl's driver info, then its config string (HDF5_DRIVER_CONFIG, by-name selection) */
+    get_options(fapl_id, &f->opt);
+    H5E_BEGIN_TRY { config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config); }
+    H5E_END_TRY
+    if (config_len > 0 && mf_options_parse(&f->opt, config, err) < 0) {
+        char msg[MF_ERRMSG_SIZE];
+        snprintf(msg, sizeof msg, "%s: driver configuration '%s': %s", name, config, err);
+        MF_ERROR("%s", msg);
+        free_file(f);
+        return NULL;
+    }
+
+    if (flags & H5F_ACC_CREAT) {
+        f->mode = MODE_WRITE;
+        if (f->rank == 0)
+            ok = create_dir(name, flags, f->size, err) == 0;
+        if (mf_agree(f->comm, ok, err) == 0) {
+            ok = open_rank_files(f, err) == 0;
+            if (mf_agree(f->comm, ok, err) == 0) {
+                f->tails = calloc((size_t)f->size, sizeof *f->tails);
+                for (int r = 0; f->tails && r < f->size; r++)
+                    f->tails[r].idx_fd = f->tails[r].data_fd = -1;
+                ok = f->tails != NULL && mf_clock_sync(&f->clock, f->comm) == MPI_SUCCESS;
+                if (!ok)
+                    snprintf(err, MF_ERRMSG_SIZE, "%s: cannot set up the ranks' common clock", name);
+                ok = mf_agree(f->comm, ok, err) == 0;
+            }
+            else
+                ok = 0;
+        }
+        else
+            ok = 0;
+    }
+    else if (flags & H5F_ACC_RDWR) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: opening an existing file read-write is not supported by the multifile driver "
+                 "(open it read-only, which reconstructs a multifile directory, or create a new file); "
+                 "nothing was changed",
+                 name);
+        ok = 0;
+    }
+    else {
+        struct stat st;
+        int         is_mf = mf_is_multifile(name);
+        if (!is_mf && (stat(name, &st) != 0 || !S_ISREG(st.st_mode))) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", name,
+                     stat(name, &st) != 0 ? strerror(errno) : "neither a multifile directory nor a file");
+            ok = 0;
+        }
+        else if (is_mf && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
+            ok = open_inplace(f, err) == 0;
+        else {
+            if (is_mf)
+                ok = merge_dir(f, f->opt.read_mode == H5FD_MULTIFILE_READ_PARALLEL_MERGE, err) == 0;
+            else
+                MPI_Barrier(f->comm); /* a file that another rank might still be renaming into place */
+            ok = ok && open_plain(f, err) == 0;
+        }
+        ok = mf_agree(f->comm, ok, err) == 0;
+    }
+    if (!ok) {
+        MF_ERROR("%s", err);
+        free_file(f);
+        return NULL;
+    }
+    return (H5FD_t *)f;
+}
+
+/* the epoch boundary: every rank's records are written; rank 0 commits the metafile */
+static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
+{
+    int ok = 1;
+    if (f->opt.sync && (fdatasync(f->data_fd) < 0 || fdatasync(f->idx_fd) < 0)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s/%d: fdatasync: %s", f->path, f->rank, strerror(errno));
+        ok = 0;
+    }
+    if (mf_agree(f->comm, ok, err) < 0) /* also the barrier: all records of this epoch are out */
+        return -1;
+    if (f->rank == 0) {
+        mf_meta_t meta = {MF_FORMAT_VERSION, (uint32_t)f->size, state, f->epoch + 1, (uint64_t)f->eoa};
+        ok             = mf_meta_write(f->path, &meta, f->opt.sync, err) == 0;
+    }
+    if (mf_agree(f->comm, ok, err) < 0)
+        return -1;
+    f->epoch++;
+    f->dirty = false;
+    return 0;
+}
+
+static herr_t mf_close(H5FD_t *_file)
+{
+    H5FD_multifile_t *f  = (H5FD_multifile_t *)_file;
+    mf_err_t          err = "";
+    int               ok  = 1;
+    if (f->mode == MODE_WRITE)
+        ok = commit(f, MF_STATE_COMPLETE, err) == 0;
+    if (!ok)
+        MF_ERROR("%s", err);
+    free_file(f);
+    return ok ? 0 : -1;
+}
+
+static int mf_cmp(const H5FD_t *f1, const H5FD_t *f2)
+{
+    return strcmp(((const H5FD_multifile_t *)f1)->path, ((const H5FD_multifile_t *)f2)->path);
+}
+
+static herr_t mf_query(const H5FD_t *file, unsigned long *flags)
+{
+    (void)file; /* called on the class too (file == NULL) */
+    if (flags)
+        *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_HAS_MPI |
+                 H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+    return 0;
+}
+
+static haddr_t mf_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+{
+    (void)type;
+    return ((const H5FD_multifile_t *)file)->eoa;
+}
+
+static herr_t mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+{
+    (void)type;
+    if (addr > MF_MAXADDR) {
+        MF_ERROR("%s: address %" PRIuHADDR " beyond the driver's maximum", ((H5FD_multifile_t *)file)->path, addr);
+        return -1;
+    }
+    ((H5FD_multifile_t *)file)->eoa = addr;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- I/O */
+
+typedef struct {
+    const mf_tail_t *tail;
+    mf_extents_t    *map;
+} refresh_ctx_t;
+
+static int insert_record(const mf_record_t *rec, uint64_t seq, void *arg)
+{
+    refresh_ctx_t *ctx = arg;
+    mf_key_t       key = {rec->epoch, rec->stamp, (int32_t)ctx->tail->rank, seq};
+    if (rec->flags & MF_REC_TRUNCATE) {
+        key.rank = MF_HOLE_RANK;
+        return mf_extents_insert(ctx->map, rec->addr, MF_MAXADDR - rec->addr, 0, &key);
+    }
+    return mf_extents_insert(ctx->map, rec->addr, rec->len, rec->pos, &key);
+}
+
+/* read what the other ranks appended to their indexes since the last look */
+static int refresh(H5FD_multifile_t *f, mf_err_t err)
+{
+    for (int r = 0; r < f->size; r++) {
+        mf_tail_t *t = &f->tails[r];
+        int        torn;
+        if (r == f->rank)
+            continue;
+        if (t->idx_fd < 0 && mf_tail_open(t, f->path, (unsigned)r, err) < 0)
+            return -1;
+        refresh_ctx_t ctx = {t, &f->map};
+        if (mf_tail_poll(t, insert_record, &ctx, 0, &torn, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* copy [addr, addr+size) out of the extent map; fds[rank] reads a rank's data */
+static int read_map(const mf_extents_t *map, const int *fds, int own_rank, int own_fd, haddr_t addr, size_t size,
+                    unsigned char *buf, const char *path, mf_err_t err)
+{
+    uint64_t end = addr + size, cur = addr;
+    for (size_t i = mf_extents_find(map, addr); i < map->n && map->v[i].addr < end; i++) {
+        const mf_extent_t *e  = &map->v[i];
+        uint64_t           lo = e->addr > cur ? e->addr : cur;
+        uint64_t           hi = e->addr + e->len < end ? e->addr + e->len : end;
+        if (lo > cur)
+            memset(buf + (cur - addr), 0, lo - cur); /* never written: zeros */
+        if (e->key.rank == MF_HOLE_RANK)
+            memset(buf + (lo - addr), 0, hi - lo);
+        else {
+            int       fd  = e->key.rank == own_rank ? own_fd : fds[e->key.rank];
+            long long got = mf_pread_all(fd, buf + (lo - addr), hi - lo, e->pos + (lo - e->addr));
+            if (got != (long long)(hi - lo)) {
+                snprintf(err, MF_ERRMSG_SIZE, "%s/%d: cannot read %" PRIu64 " bytes at %" PRIu64 ": %s", path,
+                         e->key.rank, hi - lo, e->pos + (lo - e->addr), got < 0 ? strerror(errno) : "short file");
+                return -1;
+            }
+        }
+        cur = hi;
+    }
+    if (cur < end)
+        memset(buf + (cur - addr), 0, end - cur);
+    return 0;
+}
+
+static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    mf_err_t          err;
+    (void)type;
+    (void)dxpl;
+    if (addr > MF_MAXADDR || size > MF_MAXADDR - addr) {
+        MF_ERROR("%s: read of %zu bytes at %" PRIuHADDR " overflows the address space", f->path, size, addr);
+        return -1;
+    }
+    if (f->mode == MODE_PLAIN) {
+        long long got = mf_pread_all(f->plain_fd, buf, size, addr);
+        if (got < 0) {
+            MF_ERROR("%s: read of %zu bytes at %" PRIuHADDR ": %s", f->path, size, addr, strerror(errno));
+            return -1;
+        }
+        memset((char *)buf + got, 0, size - (size_t)got); /* beyond the end: zeros, as sec2 */
+        return 0;
+    }
+    if (f->mode == MODE_INPLACE) {
+        if (read_map(&f->dir.map, f->rank_fds, -2, -1, addr, size, buf, f->path, err) < 0) {
+            MF_ERROR("%s", err);
+            return -1;
+        }
+        if (addr + size > f->dir.size) /* bytes beyond the committed end of file */
+            memset((char *)buf + (addr >= f->dir.size ? 0 : f->dir.size - addr), 0,
+                   addr >= f->dir.size ? size : addr + size - f->dir.size);
+        return 0;
+    }
+    int *fds = NULL;
+    if (f->size > 1) {
+        if (refresh(f, err) < 0) {
+            MF_ERROR("%s", err);
+            return -1;
+        }
+        fds = malloc((size_t)f->size * sizeof *fds);
+        if (!fds) {
+            MF_ERROR("%s: out of memory", f->path);
+            return -1;
+        }
+        for (int r = 0; r < f->size; r++)
+            fds[r] = f->tails[r].data_fd;
+    }
+    int rc = read_map(&f->map, fds, f->rank, f->data_fd, addr, size, buf, f->path, err);
+    free(fds);
+    if (rc < 0) {
+        MF_ERROR("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+{
+    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    unsigned char     rec_buf[MF_RECORD_SIZE];
+    if (f->mode != MODE_WRITE) {
+        MF_ERROR("%s: the file is open read-only", f->path);
+        return -1;
+    }
+    if (addr > MF_MAXADDR || size > MF_MAXADDR - addr) {
+        MF_ERROR("%s: write of %zu bytes at %" PRIuHADDR " overflows the address space", f->path, size, addr);
+        return -1;
+    }
+    if (type == H5FD_MEM_DRAW) {
+        /* collective I/O with selection I/O switched off passes MPI derived datatypes, which
+         * HDF5 hands only to its built-in drivers: refuse rather than write wrong bytes */
+        H5D_selection_io_mode_t sel  = H5D_SELECTION_IO_MODE_DEFAULT;
+        H5FD_mpio_xfer_t        xfer = H5FD_MPIO_INDEPENDENT;
+        herr_t                  got  = -1;
+        H5E_BEGIN_TRY
+        {
+            if ((got = H5Pget_selection_io(dxpl, &sel)) >= 0 && sel == H5D_SELECTION_IO_MODE_OFF)
+                got = H5Pget_dxpl_mpio(dxpl, &xfer);
+        }
+        H5E_END_TRY
+        if (got >= 0 && sel == H5D_SELECTION_IO_MODE_OFF && xfer == H5FD_MPIO_COLLECTIVE) {
+            MF_ERROR("%s: collective transfers need selection I/O (do not call H5Pset_selection_io(..., "
+                     "H5D_SELECTION_IO_MODE_OFF)), or use independent transfers",
+                     f->path);
+            return -1;
+        }
+    }
+    if (size == 0)
+        return 0;
+    mf_record_t rec = {addr, size, f->data_pos, mf_clock_now(&f->clock), f->epoch, (uint16_t)type, 0,
+                       f->opt.checksums ? mf_crc32(0, buf, size) : 0};
+    if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
+        MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
+        return -1;
+    }
+    mf_record_encode(&rec, rec_buf);
+    if (mf_pwrite_all(f->idx_fd, rec_buf, sizeof rec_buf, f->idx_pos) < 0) {
+        MF_ERROR("%s/%d.offset: cannot append a record: %s", f->path, f->rank, strerror(errno));
+        return -1;
+    }
+    mf_key_t key = {rec.epoch, rec.stamp, f->rank, f->nrec};
+    if (mf_extents_insert(&f->map, addr, size, f->data_pos, &key) < 0) {
+        MF_ERROR("%s: out of memory", f->path);
+        return -1;
+    }
+    f->data_pos += size;
+    f->idx_pos += MF_RECORD_SIZE;
+    f->nrec++;
+    f->dirty = true;
+    return 0;
+}
+
+static haddr_t mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)
+{
+    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    mf_err_t          err;
+    (void)type;
+    if (f->mode == MODE_PLAIN)
+        return (haddr_t)f->plain_size;
+    if (f->mode == MODE_INPLACE)
+        return (haddr_t)f->dir.size;
+    if (f->size > 1 && refresh(f, err) < 0) {
+        MF_ERROR("%s", err);
+        return HADDR_UNDEF;
+    }
+    return (haddr_t)mf_extents_end(&f->map);
+}
+
+/* vectors: a size of 0 / a type of H5FD_MEM_NOLIST ends its array; the previous
+ * entry then holds for all remaining elements (HDF5's compact convention) */
+static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                             size_t sizes[], void *bufs[])
+{
+    size_t     size = 0;
+    H5FD_mem_t type = H5FD_MEM_DEFAULT;
+    bool       fixed_size = false, fixed_type = false;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!fixed_size && (i == 0 || sizes[i] != 0))
+            size = sizes[i];
+        else
+            fixed_size = true;
+        if (!fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
+            type = types[i];
+        else
+            fixed_type = true;
+        if (mf_read(file, type, dxpl, addrs[i], size, bufs[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                              size_t sizes[], const void *bufs[])
+{
+    size_t     size = 0;
+    H5FD_mem_t type = H5FD_MEM_DEFAULT;
+    bool       fixed_size = false, fixed_type = false;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!fixed_size && (i == 0 || sizes[i] != 0))
+            size = sizes[i];
+        else
+            fixed_size = true;
+        if (!fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
+            type = types[i];
+        else
+            fixed_type = true;
+        if (mf_write(file, type, dxpl, addrs[i], size, bufs[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static herr_t mf_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
+{
+    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    (void)dxpl;
+    (void)closing;
+    if (f->mode == MODE_WRITE && f->opt.sync && (fdatasync(f->data_fd) < 0 || fdatasync(f->idx_fd) < 0)) {
+        MF_ERROR("%s/%d: fdatasync: %s", f->path, f->rank, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* HDF5 truncates collectively at every flush and close: the epoch boundary */
+static herr_t mf_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
+{
+    H5FD_multifile_t *f   = (H5FD_multifile_t *)_file;
+    mf_err_t          err = "";
+    (void)dxpl;
+    (void)closing;
+    if (f->mode != MODE_WRITE)
+        return 0;
+    if (commit(f, MF_STATE_WRITING, err) < 0) {
+        MF_ERROR("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static herr_t mf_ctl(H5FD_t *_file, uint64_t op_code, uint64_t flags, const void *input, void **output)
+{
+    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    (void)input;
+    switch (op_code) {
+        case H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE:
+            **((MPI_Comm **)output) = f->comm;
+            return 0;
+        case H5FD_CTL_GET_MPI_INFO_OPCODE:
+            **((MPI_Info **)output) = f->info;
+            return 0;
+        case H5FD_CTL_GET_MPI_RANK_OPCODE:
+            **((int **)output) = f->rank;
+            return 0;
+        case H5FD_CTL_GET_MPI_SIZE_OPCODE:
+            **((int **)output) = f->size;
+            return 0;
+        case H5FD_CTL_GET_MPI_FILE_SYNC_OPCODE:
+            **((bool **)output) = false;
+            return 0;
+        default:
+            if (flags & H5FD_CTL_FAIL_IF_UNKNOWN_FLAG) {
+                MF_ERROR("%s: unknown ctl operation %" PRIu64, f->path, op_code);
+                return -1;
+            }
+            return 0;
+    }
+}

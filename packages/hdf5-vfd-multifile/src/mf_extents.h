@@ -1,0 +1,47 @@
+/*
+ * mf_extents.h - which write holds the latest bytes of each part of the logical file.
+ *
+ * A sorted array of non-overlapping extents [addr, addr+len), each naming its source:
+ * a rank, a position in that rank's data file and the record it came from, plus the
+ * record's ordering key. Inserting a record replaces exactly the parts whose current
+ * key is older, so records may arrive in any order (own writes as they happen, other
+ * ranks' records when their index files are read). A truncate is a "hole" source.
+ * Memory: one 64-byte extent per distinct piece (at most 2 per inserted record).
+ */
+#ifndef MF_EXTENTS_H
+#define MF_EXTENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint32_t epoch;
+    int64_t  stamp;
+    int32_t  rank;
+    uint64_t seq; /* record number within its rank */
+} mf_key_t;
+
+#define MF_HOLE_RANK (-1)
+
+typedef struct {
+    uint64_t addr, len;
+    uint64_t pos; /* position in the source rank's data file of byte `addr` */
+    mf_key_t key; /* key.rank: source rank, or MF_HOLE_RANK for zeros */
+} mf_extent_t;
+
+typedef struct {
+    mf_extent_t *v;
+    size_t       n, cap;
+} mf_extents_t;
+
+int  mf_key_cmp(const mf_key_t *a, const mf_key_t *b);
+void mf_extents_init(mf_extents_t *m);
+void mf_extents_free(mf_extents_t *m);
+/* insert [addr, addr+len) from source pos with key; returns 0 or -1 (out of memory) */
+int mf_extents_insert(mf_extents_t *m, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key);
+/* index of the first extent ending after addr (n if none) */
+size_t mf_extents_find(const mf_extents_t *m, uint64_t addr);
+/* end of the last non-hole extent (the logical end of file), 0 if none */
+uint64_t mf_extents_end(const mf_extents_t *m);
+
+#endif

@@ -1,0 +1,262 @@
+/*
+ * mf_format.c - encoding, decoding and checksums of the multifile on-disk format.
+ */
+#include "mf_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len > 0) { /* zlib takes uInt lengths */
+        uInt chunk = len > (1u << 30) ? (1u << 30) : (uInt)len;
+        crc        = (uint32_t)crc32(crc, p, chunk);
+        p += chunk;
+        len -= chunk;
+    }
+    return crc;
+}
+
+static void put_u16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint16_t get_u16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint32_t get_u32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* record layout: addr 0, len 8, pos 16, stamp 24, epoch 32, type 36, flags 38, data_crc 40, crc 44 */
+void mf_record_encode(const mf_record_t *rec, unsigned char out[MF_RECORD_SIZE])
+{
+    put_u64(out + 0, rec->addr);
+    put_u64(out + 8, rec->len);
+    put_u64(out + 16, rec->pos);
+    put_u64(out + 24, (uint64_t)rec->stamp);
+    put_u32(out + 32, rec->epoch);
+    put_u16(out + 36, rec->type);
+    put_u16(out + 38, rec->flags);
+    put_u32(out + 40, rec->data_crc);
+    put_u32(out + 44, mf_crc32(0, out, 44));
+}
+
+int mf_record_decode(const unsigned char in[MF_RECORD_SIZE], mf_record_t *rec)
+{
+    if (get_u32(in + 44) != mf_crc32(0, in, 44))
+        return -1;
+    rec->addr     = get_u64(in + 0);
+    rec->len      = get_u64(in + 8);
+    rec->pos      = get_u64(in + 16);
+    rec->stamp    = (int64_t)get_u64(in + 24);
+    rec->epoch    = get_u32(in + 32);
+    rec->type     = get_u16(in + 36);
+    rec->flags    = get_u16(in + 38);
+    rec->data_crc = get_u32(in + 40);
+    return 0;
+}
+
+/* header layout: magic 0..7, version 8, rank 12, ranks 16, record_size 20, checksums 24, crc 28 */
+void mf_index_header_encode(const mf_index_header_t *h, unsigned char out[MF_INDEX_HEADER_SIZE])
+{
+    memcpy(out, MF_INDEX_MAGIC, 8);
+    put_u32(out + 8, h->version);
+    put_u32(out + 12, h->rank);
+    put_u32(out + 16, h->ranks);
+    put_u32(out + 20, h->record_size);
+    put_u32(out + 24, h->checksums);
+    put_u32(out + 28, mf_crc32(0, out, 28));
+}
+
+int mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_index_header_t *h, const char *path,
+                           mf_err_t err)
+{
+    if (memcmp(in, MF_INDEX_MAGIC, 8) != 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: not a multifile index (bad magic)", path);
+        return -1;
+    }
+    if (get_u32(in + 28) != mf_crc32(0, in, 28)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: index header checksum mismatch (corrupt)", path);
+        return -1;
+    }
+    h->version     = get_u32(in + 8);
+    h->rank        = get_u32(in + 12);
+    h->ranks       = get_u32(in + 16);
+    h->record_size = get_u32(in + 20);
+    h->checksums   = get_u32(in + 24);
+    if (h->version != MF_FORMAT_VERSION || h->record_size != MF_RECORD_SIZE) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: index format version %" PRIu32 " (record size %" PRIu32
+                 ") is not supported (this is version %d)", path, h->version, h->record_size, MF_FORMAT_VERSION);
+        return -1;
+    }
+    return 0;
+}
+
+static int format_meta(char *buf, size_t n, const mf_meta_t *m)
+{
+    int len = snprintf(buf, n, "%s %" PRIu32 "\nranks %" PRIu32 "\nstate %s\ncommitted %" PRIu32 "\neoa %" PRIu64 "\n",
+                       MF_METAFILE_MAGIC, m->version, m->ranks, m->state == MF_STATE_COMPLETE ? "complete" : "writing",
+                       m->committed, m->eoa);
+    if (len < 0 || (size_t)len >= n)
+        return -1;
+    int len2 = snprintf(buf + len, n - (size_t)len, "crc32 %08" PRIx32 "\n", mf_crc32(0, buf, (size_t)len));
+    return len2 < 0 ? -1 : len + len2;
+}
+
+int mf_meta_write(const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err)
+{
+    char path[PATH_MAX], tmp[PATH_MAX], text[512];
+    int  len = format_meta(text, sizeof text, meta);
+    snprintf(path, sizeof path, "%s/%s", dir, MF_METAFILE_NAME);
+    snprintf(tmp, sizeof tmp, "%s/%s.tmp.%ld", dir, MF_METAFILE_NAME, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || len < 0 || mf_pwrite_all(fd, text, (size_t)len, 0) < 0 || (do_sync && fsync(fd) < 0)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write: %s", tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        return -1;
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot replace: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
+{
+    char        path[PATH_MAX], text[1024], state[32] = "";
+    unsigned    crc = 0;
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, MF_METAFILE_NAME);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s%s", path, strerror(errno),
+                 errno == ENOENT ? " (not a multifile directory, or its creation did not finish)" : "");
+        return -1;
+    }
+    long long n = (fstat(fd, &st) == 0 && st.st_size < (off_t)sizeof text) ? mf_pread_all(fd, text, sizeof text - 1, 0)
+                                                                             : -2;
+    close(fd);
+    if (n < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path, n == -2 ? "too large to be a metafile" : strerror(errno));
+        return -1;
+    }
+    text[n]      = '\0';
+    char *crcpos = strstr(text, "crc32 ");
+    if (!crcpos || sscanf(crcpos, "crc32 %x", &crc) != 1 || crc != mf_crc32(0, text, (size_t)(crcpos - text))) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: checksum missing or wrong (corrupt metafile)", path);
+        return -1;
+    }
+    char magic[32];
+    memset(meta, 0, sizeof *meta);
+    if (sscanf(text, "%31s %" SCNu32 " ranks %" SCNu32 " state %31s committed %" SCNu32 " eoa %" SCNu64, magic,
+               &meta->version, &meta->ranks, state, &meta->committed, &meta->eoa) != 6 ||
+        strcmp(magic, MF_METAFILE_MAGIC) != 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: not a multifile metafile", path);
+        return -1;
+    }
+    if (meta->version != MF_FORMAT_VERSION) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: format version %" PRIu32 " is not supported (this is version %d)", path,
+                 meta->version, MF_FORMAT_VERSION);
+        return -1;
+    }
+    if (meta->ranks == 0 || (strcmp(state, "complete") != 0 && strcmp(state, "writing") != 0)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: invalid ranks or state", path);
+        return -1;
+    }
+    meta->state = strcmp(state, "complete") == 0 ? MF_STATE_COMPLETE : MF_STATE_WRITING;
+    return 0;
+}
+
+void mf_data_path(char *out, size_t n, const char *dir, unsigned rank) { snprintf(out, n, "%s/%u", dir, rank); }
+
+void mf_index_path(char *out, size_t n, const char *dir, unsigned rank)
+{
+    snprintf(out, n, "%s/%u.offset", dir, rank);
+}
+
+int mf_is_multifile(const char *path)
+{
+    char        meta[PATH_MAX];
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return 0;
+    snprintf(meta, sizeof meta, "%s/%s", path, MF_METAFILE_NAME);
+    return access(meta, F_OK) == 0;
+}
+
+int mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0) {
+            errno = EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+long long mf_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+    char     *p    = buf;
+    long long done = 0;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+        done += n;
+    }
+    return done;
+}

@@ -1,0 +1,96 @@
+/*
+ * mf_format.h - the on-disk format of a multifile directory (format version 1).
+ *
+ * A multifile "file" NAME is a directory holding
+ *   metafile        text, written atomically (temporary file + rename) by rank 0:
+ *                     h5stack-multifile 1
+ *                     ranks <P>
+ *                     state writing|complete
+ *                     committed <C>      epochs 0..C-1 are complete (all ranks flushed)
+ *                     eoa <bytes>        HDF5's end of address space at the last commit
+ *                     crc32 <8 hex digits of everything above>
+ *   <r>             rank r's data: every byte rank r wrote, appended, nothing else
+ *   <r>.offset      rank r's index: a 32-byte header, then one 48-byte record per
+ *                   write, appended (little-endian, see mf_record_t)
+ *
+ * The reconstructed file is the replay of all records of committed epochs in the
+ * order (epoch, stamp, rank, record number): later records win byte by byte.
+ * Every structure carries a checksum; readers reject versions they do not know.
+ * This module has no HDF5 or MPI dependency: the h5mf tool uses it too.
+ */
+#ifndef MF_FORMAT_H
+#define MF_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MF_FORMAT_VERSION 1
+#define MF_METAFILE_NAME "metafile"
+#define MF_METAFILE_MAGIC "h5stack-multifile"
+#define MF_INDEX_MAGIC "H5MFIDX\0"
+#define MF_INDEX_HEADER_SIZE 32
+#define MF_RECORD_SIZE 48
+#define MF_ERRMSG_SIZE 1024
+
+/* record flags */
+#define MF_REC_TRUNCATE 0x1 /* end of file set to addr: bytes at and above addr vanish */
+
+typedef enum { MF_STATE_WRITING = 0, MF_STATE_COMPLETE = 1 } mf_state_t;
+
+typedef struct {
+    uint32_t   version;
+    uint32_t   ranks;
+    mf_state_t state;
+    uint32_t   committed; /* number of complete epochs */
+    uint64_t   eoa;       /* end of address space at the last commit */
+} mf_meta_t;
+
+typedef struct {
+    uint64_t addr;     /* logical file address */
+    uint64_t len;      /* bytes (0 for a truncate record) */
+    uint64_t pos;      /* position of the bytes in the rank's data file */
+    int64_t  stamp;    /* ordering within an epoch: ns on a clock common to all ranks */
+    uint32_t epoch;    /* collective epoch the write belongs to */
+    uint16_t type;     /* H5FD_mem_t of the write (for information) */
+    uint16_t flags;    /* MF_REC_* */
+    uint32_t data_crc; /* crc32 of the bytes, 0 when checksums are off (flag in header) */
+} mf_record_t;
+
+typedef struct {
+    uint32_t version;
+    uint32_t rank;
+    uint32_t ranks;
+    uint32_t record_size;
+    uint32_t checksums; /* 1: records carry data_crc */
+} mf_index_header_t;
+
+/* errors: functions return 0 on success, -1 with a message "<path>: <reason>" in err */
+typedef char mf_err_t[MF_ERRMSG_SIZE];
+
+uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len);
+
+void mf_record_encode(const mf_record_t *rec, unsigned char out[MF_RECORD_SIZE]);
+/* returns 0, or -1 when the record checksum does not match */
+int mf_record_decode(const unsigned char in[MF_RECORD_SIZE], mf_record_t *rec);
+
+void mf_index_header_encode(const mf_index_header_t *h, unsigned char out[MF_INDEX_HEADER_SIZE]);
+int  mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_index_header_t *h,
+                            const char *path, mf_err_t err);
+
+/* metafile: write atomically (dir/metafile.tmp.<pid> + rename), read and validate */
+int mf_meta_write(const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err);
+int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err);
+
+/* paths inside the directory; buffers of PATH_MAX */
+void mf_data_path(char *out, size_t n, const char *dir, unsigned rank);
+void mf_index_path(char *out, size_t n, const char *dir, unsigned rank);
+
+/* is path a directory that holds a metafile? 1 yes, 0 no */
+int mf_is_multifile(const char *path);
+
+/* full pwrite/pread that retry on EINTR and short transfers; 0 or -1 (errno set) */
+int mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+/* returns bytes read (short only at end of file) or -1 */
+long long mf_pread_all(int fd, void *buf, size_t len, uint64_t off);
+
+#endif

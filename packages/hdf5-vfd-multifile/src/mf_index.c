@@ -1,0 +1,125 @@
+/*
+ * mf_index.c - reading index files (see mf_index.h).
+ */
+#include "mf_index.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int mf_tail_open(mf_tail_t *t, const char *dir, unsigned rank, mf_err_t err)
+{
+    memset(t, 0, sizeof *t);
+    t->rank = rank;
+    mf_index_path(t->idx_path, sizeof t->idx_path, dir, rank);
+    mf_data_path(t->data_path, sizeof t->data_path, dir, rank);
+    t->idx_fd  = open(t->idx_path, O_RDONLY);
+    t->data_fd = t->idx_fd < 0 ? -1 : open(t->data_path, O_RDONLY);
+    if (t->idx_fd < 0 || t->data_fd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_fd < 0 ? t->idx_path : t->data_path, strerror(errno));
+        mf_tail_close(t);
+        return -1;
+    }
+    return 0;
+}
+
+void mf_tail_close(mf_tail_t *t)
+{
+    if (t->idx_fd >= 0)
+        close(t->idx_fd);
+    if (t->data_fd >= 0)
+        close(t->data_fd);
+    t->idx_fd = t->data_fd = -1;
+}
+
+#define POLL_BATCH 4096 /* records read per pread */
+
+int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err)
+{
+    struct stat st;
+    *torn = 0;
+    if (fstat(t->idx_fd, &st) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_path, strerror(errno));
+        return -1;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (!t->have_header) {
+        unsigned char h[MF_INDEX_HEADER_SIZE];
+        if (size < MF_INDEX_HEADER_SIZE) {
+            if (strict && size > 0) {
+                snprintf(err, MF_ERRMSG_SIZE, "%s: truncated index header (%" PRIu64 " bytes)", t->idx_path, size);
+                return -1;
+            }
+            *torn = size > 0;
+            return 0; /* header not written yet */
+        }
+        if (mf_pread_all(t->idx_fd, h, sizeof h, 0) != (long long)sizeof h) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read header: %s", t->idx_path, strerror(errno));
+            return -1;
+        }
+        if (mf_index_header_decode(h, &t->hdr, t->idx_path, err) < 0)
+            return -1;
+        if (t->hdr.rank != t->rank) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: index belongs to rank %" PRIu32 ", not %u", t->idx_path, t->hdr.rank,
+                     t->rank);
+            return -1;
+        }
+        t->have_header = 1;
+        t->consumed    = MF_INDEX_HEADER_SIZE;
+    }
+    unsigned char *buf = malloc((size_t)POLL_BATCH * MF_RECORD_SIZE);
+    if (!buf) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", t->idx_path);
+        return -1;
+    }
+    int ret = 0;
+    while (ret == 0 && t->consumed + MF_RECORD_SIZE <= size) {
+        uint64_t  avail = (size - t->consumed) / MF_RECORD_SIZE;
+        size_t    want  = avail < POLL_BATCH ? (size_t)avail : POLL_BATCH;
+        long long got   = mf_pread_all(t->idx_fd, buf, want * MF_RECORD_SIZE, t->consumed);
+        if (got < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_path, strerror(errno));
+            ret = -1;
+            break;
+        }
+        size_t nrec = (size_t)got / MF_RECORD_SIZE;
+        if (nrec == 0)
+            break;
+        for (size_t i = 0; i < nrec; i++) {
+            mf_record_t rec;
+            if (mf_record_decode(buf + i * MF_RECORD_SIZE, &rec) < 0) {
+                uint64_t at = t->consumed + (uint64_t)i * MF_RECORD_SIZE;
+                if (at + MF_RECORD_SIZE >= size) { /* the last record: being written, or torn */
+                    *torn = 1;
+                }
+                else if (strict) {
+                    snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " at byte %" PRIu64 " is corrupt (checksum)",
+                             t->idx_path, t->nrec, at);
+                    ret = -1;
+                }
+                else
+                    *torn = 1;
+                t->consumed = at;
+                goto done;
+            }
+            if (cb(&rec, t->nrec, arg) < 0) {
+                snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " rejected", t->idx_path, t->nrec);
+                t->consumed += (uint64_t)i * MF_RECORD_SIZE;
+                ret = -1;
+                goto done;
+            }
+            t->nrec++;
+        }
+        t->consumed += (uint64_t)nrec * MF_RECORD_SIZE;
+    }
+    if (ret == 0 && t->consumed < size && strict)
+        *torn = 1; /* a partial record at the end */
+done:
+    free(buf);
+    return ret;
+}

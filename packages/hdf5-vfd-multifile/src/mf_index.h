@@ -1,0 +1,34 @@
+/*
+ * mf_index.h - reading a rank's index file, whole (merge) or by its growing tail
+ * (a live write session reads what other ranks appended since the last look).
+ */
+#ifndef MF_INDEX_H
+#define MF_INDEX_H
+
+#include "mf_format.h"
+
+typedef struct {
+    unsigned          rank;
+    int               idx_fd, data_fd;
+    int               have_header;
+    mf_index_header_t hdr;
+    uint64_t          consumed; /* bytes of the index file already read */
+    uint64_t          nrec;     /* records delivered so far (= next record number) */
+    char              idx_path[4096], data_path[4096];
+} mf_tail_t;
+
+typedef int (*mf_record_cb)(const mf_record_t *rec, uint64_t seq, void *arg);
+
+/* open rank's index and data files read-only */
+int  mf_tail_open(mf_tail_t *t, const char *dir, unsigned rank, mf_err_t err);
+void mf_tail_close(mf_tail_t *t);
+
+/*
+ * Deliver the complete records appended since the last call. A record whose checksum
+ * fails at the very end of the file is taken as still being written (live) or torn by
+ * a crash (merge): delivery stops there and *torn is set to 1. With strict, a bad
+ * record followed by more data is corruption: error. Returns 0 or -1.
+ */
+int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err);
+
+#endif

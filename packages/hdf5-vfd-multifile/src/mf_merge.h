@@ -1,0 +1,68 @@
+/*
+ * mf_merge.h - reading a whole multifile directory: information, verification and
+ * reconstruction of the ordinary HDF5 file it stands for.
+ *
+ * mf_dir_load() reads the metafile and every index (records of epochs that never
+ * completed are left out when the writer did not finish) and builds the extent map.
+ * mf_merge_part() writes the winning bytes of the data files of source ranks
+ * part, part+nparts, ... into an output file already sized to the result: serial
+ * reconstruction is part 0 of 1; parallel reconstruction gives each process a part.
+ * Each data file is read once, sequentially, in record order, through a bounded
+ * buffer (MF_MERGE_BUFFER bytes), checking every record's checksum on the way.
+ */
+#ifndef MF_MERGE_H
+#define MF_MERGE_H
+
+#include "mf_extents.h"
+#include "mf_format.h"
+
+#define MF_MERGE_BUFFER (8u << 20)
+
+typedef struct {
+    mf_record_t *v;
+    uint64_t     n;
+    uint64_t     torn;        /* 1 when the index ends in a partial/torn record */
+    uint64_t     data_size;   /* size of the data file */
+    uint64_t     bytes;       /* bytes in all records */
+    uint64_t     dropped;     /* records of epochs that never completed */
+    uint32_t     checksums;
+} mf_rank_records_t;
+
+typedef struct {
+    char               path[4096];
+    mf_meta_t          meta;
+    mf_rank_records_t *ranks;
+    mf_extents_t       map;
+    uint64_t           size;    /* size of the reconstructed file */
+    uint32_t           epochs;  /* epochs used */
+    size_t            *order;   /* extent indices sorted by (source rank, record) */
+    size_t             norder;
+} mf_dir_t;
+
+typedef void (*mf_progress_cb)(uint64_t done, uint64_t total, void *arg);
+
+/* what mf_dir_load accepts of a directory whose writer did not finish (state writing) */
+#define MF_LOAD_COMPLETE 0 /* refuse it: reconstruction must not drop what was written */
+#define MF_LOAD_PARTIAL  1 /* use the epochs committed by the last flush; refuse if there is none */
+#define MF_LOAD_ANY      2 /* load for information: never refuse for being incomplete */
+
+int  mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err);
+void mf_dir_free(mf_dir_t *d);
+
+/* bytes the part will read (for progress bars) */
+uint64_t mf_part_bytes(const mf_dir_t *d, unsigned part, unsigned nparts);
+
+/* out_fd < 0: only verify checksums */
+int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
+                  mf_err_t err);
+
+/* create the output next to the directory: returns fd, fills tmp_path */
+int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err);
+
+/* atomically put tmp_path in the place of the directory `dir` (and remove the directory) */
+int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err);
+
+/* remove a directory tree; 0 or -1 */
+int mf_rmtree(const char *path);
+
+#endif

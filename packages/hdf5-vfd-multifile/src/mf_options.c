@@ -1,0 +1,71 @@
+/*
+ * mf_options.c - parsing the driver's options (see mf_options.h).
+ */
+#include "mf_options.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void mf_options_default(mf_options_t *o)
+{
+    o->magic     = MF_OPTIONS_MAGIC;
+    o->read_mode = 0;
+    o->checksums = 1;
+    o->sync      = 0;
+}
+
+static int on_off(const char *v, int32_t *out)
+{
+    if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))
+        *out = 1;
+    else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "no"))
+        *out = 0;
+    else
+        return -1;
+    return 0;
+}
+
+int mf_options_parse(mf_options_t *o, const char *text, mf_err_t err)
+{
+    char buf[1024];
+    if (!text)
+        return 0;
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, MF_ERRMSG_SIZE, "options too long");
+        return -1;
+    }
+    strcpy(buf, text);
+    for (char *save = NULL, *tok = strtok_r(buf, ";, \t\n", &save); tok; tok = strtok_r(NULL, ";, \t\n", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(err, MF_ERRMSG_SIZE, "option '%s': expected key=value", tok);
+            return -1;
+        }
+        *eq             = '\0';
+        const char *val = eq + 1;
+        int         bad = 0;
+        if (!strcmp(tok, "read")) {
+            if (!strcmp(val, "merge"))
+                o->read_mode = 0;
+            else if (!strcmp(val, "inplace"))
+                o->read_mode = 1;
+            else if (!strcmp(val, "parallel"))
+                o->read_mode = 2;
+            else
+                bad = 1;
+        }
+        else if (!strcmp(tok, "checksums"))
+            bad = on_off(val, &o->checksums);
+        else if (!strcmp(tok, "sync"))
+            bad = on_off(val, &o->sync);
+        else {
+            snprintf(err, MF_ERRMSG_SIZE, "unknown option '%s' (known: read, checksums, sync)", tok);
+            return -1;
+        }
+        if (bad) {
+            snprintf(err, MF_ERRMSG_SIZE, "option %s: invalid value '%s'", tok, val);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * mf_options.h - the driver's options and their text form (HDF5_DRIVER_CONFIG,
+ * H5Pset_driver_by_name, H5Pset_multifile_options):
+ *   read=merge|inplace|parallel   what opening a multifile directory read-only does
+ *   checksums=on|off              crc32 of every write's bytes (checked on merge/verify)
+ *   sync=on|off                   fdatasync the rank files at every commit (flush/close)
+ * separated by ';', ',' or blanks.
+ */
+#ifndef MF_OPTIONS_H
+#define MF_OPTIONS_H
+
+#include "mf_format.h"
+
+#include <stdint.h>
+
+#define MF_OPTIONS_MAGIC 0x4d463031u /* "MF01" */
+
+typedef struct {
+    uint32_t magic;
+    int32_t  read_mode; /* H5FD_multifile_read_t */
+    int32_t  checksums;
+    int32_t  sync;
+} mf_options_t;
+
+void mf_options_default(mf_options_t *o);
+/* parse text over o; 0, or -1 with a message naming the bad option */
+int mf_options_parse(mf_options_t *o, const char *text, mf_err_t err);
+
+#endif

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# compare_workload.sh MPIEXEC NP WORKLOAD H5MF LIBDIR
+# The same workload written with MPI-IO (reference), with multifile linked and with
+# multifile as a plugin (HDF5_DRIVER); every multifile result is checked value by
+# value, reconstructed three ways (open read-only, h5mf merge -o, parallel), read in
+# place with another number of ranks, and compared with the reference by h5diff.
+set -euo pipefail
+mpiexec=$1 np=$2 workload=$3 h5mf=$4 libdir=$5
+work=$(mktemp -d "${TMPDIR:-/tmp}/mf-workload-${np}.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+run() { echo "+ $*"; "$@"; }
+other=$(( np > 1 ? np - 1 : 2 ))
+
+run "$mpiexec" -n "$np" "$workload" ref.h5 --driver mpio
+# negative control: h5diff must see a different workload (another seed) as different
+run "$mpiexec" -n "$np" "$workload" other.h5 --driver mpio --seed 2 --datasets 8
+if h5diff -q ref.h5 other.h5; then echo "h5diff did not notice a different file"; exit 1; fi
+run "$mpiexec" -n "$np" "$workload" mf.h5 --driver multifile
+test -d mf.h5 || { echo "mf.h5 is not a directory"; exit 1; }
+test -f mf.h5/metafile && test -f mf.h5/0 && test -f mf.h5/0.offset
+run "$h5mf" info mf.h5 | tee info.txt
+grep -q "$np ranks, complete" info.txt
+run "$h5mf" verify mf.h5
+cp -r mf.h5 copy1.h5
+cp -r mf.h5 copy2.h5
+cp -r mf.h5 copy3.h5
+
+# 1. read in place, another number of ranks: the directory stays
+run "$mpiexec" -n "$other" "$workload" copy1.h5 --driver multifile --check --options read=inplace
+test -d copy1.h5
+# 2. h5mf merge -o: the directory stays, FILE is ordinary HDF5
+run "$h5mf" merge copy1.h5 -o merged.h5 -q
+test -d copy1.h5 && test -f merged.h5
+run h5diff ref.h5 merged.h5
+# 3. parallel reconstruction by h5mf under mpiexec, in place
+run "$mpiexec" -n "$other" "$h5mf" merge copy2.h5 -q
+test -f copy2.h5
+run h5diff ref.h5 copy2.h5
+# 4. the driver's parallel reconstruction when opened read-only
+run "$mpiexec" -n "$np" "$workload" copy3.h5 --driver multifile --check --options read=parallel
+test -f copy3.h5
+run h5diff ref.h5 copy3.h5
+# 5. the original behaviour: open read-only -> reconstructed in place of the directory
+run "$mpiexec" -n "$np" "$workload" mf.h5 --driver multifile --check
+test -f mf.h5
+run h5diff ref.h5 mf.h5
+run h5dump -H mf.h5 > /dev/null
+# 6. the plugin: an unmodified program (default fapl) with HDF5_DRIVER=multifile
+plugdir=$work/plugins
+mkdir "$plugdir"
+ln -s "$libdir/libh5fd_multifile.so" "$plugdir/"
+run env HDF5_DRIVER=multifile HDF5_PLUGIN_PATH="$plugdir${HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}" \
+    "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default
+test -d plugin.h5
+run "$h5mf" merge plugin.h5 -q
+run h5diff ref.h5 plugin.h5
+run "$mpiexec" -n "$np" "$workload" ref.h5 --driver mpio --check
+echo "compare_workload: $np ranks: all multifile results equal the MPI-IO reference"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# errors.sh MPIEXEC WORKLOAD H5MF
+# Bad input gives a clear message and a non-zero exit, and changes nothing.
+set -uo pipefail
+mpiexec=$1 workload=$2 h5mf=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/mf-errors.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+expect_fail() { # expect_fail "message part" command...
+    local want=$1; shift
+    local out
+    out=$("$@" 2>&1) && { echo "FAIL (exit 0): $*"; failures=$((failures + 1)); return; }
+    if grep -qF -- "$want" <<<"$out"; then echo "ok: $* -> $want"
+    else echo "FAIL (message): $*"; echo "$out" | tail -5; failures=$((failures + 1)); fi
+}
+"$mpiexec" -n 2 "$workload" good.h5 --driver multifile --datasets 4 > /dev/null || exit 1
+
+mkdir plain-dir && echo data > plain-dir/notes.txt
+expect_fail "not a multifile" "$h5mf" info plain-dir
+expect_fail "is a directory that is not a multifile" "$mpiexec" -n 1 "$workload" plain-dir --driver multifile --datasets 1
+test -f plain-dir/notes.txt || { echo "FAIL: plain-dir was touched"; failures=$((failures + 1)); }
+expect_fail "No such file" "$h5mf" info missing.h5
+
+cp -r good.h5 trunc.h5 && truncate -s 10 trunc.h5/1
+expect_fail "truncated rank file" "$h5mf" merge trunc.h5
+test -d trunc.h5 || { echo "FAIL: trunc.h5 replaced"; failures=$((failures + 1)); }
+
+cp -r good.h5 corrupt.h5 && printf 'XXXX' | dd of=corrupt.h5/0.offset bs=1 seek=40 conv=notrunc 2>/dev/null
+expect_fail "corrupt" "$h5mf" verify corrupt.h5
+
+cp -r good.h5 meta.h5 && sed -i 's/ranks 2/ranks 3/' meta.h5/metafile
+expect_fail "checksum" "$h5mf" info meta.h5
+
+cp -r good.h5 data.h5 && printf 'Z' | dd of=data.h5/0 bs=1 seek=5 conv=notrunc 2>/dev/null
+expect_fail "data checksum mismatch" "$h5mf" merge data.h5 -o data-out.h5
+test ! -e data-out.h5 || { echo "FAIL: output written despite bad data"; failures=$((failures + 1)); }
+
+cp -r good.h5 open.h5 && sed -i 's/state complete/state writing/' open.h5/metafile
+# fix the checksum of the edited metafile so only the state differs
+python3 - open.h5/metafile <<'PY'
+import sys, zlib
+p = sys.argv[1]; text = open(p).read(); body = text[: text.index("crc32 ")]
+open(p, "w").write(body + "crc32 %08x\n" % zlib.crc32(body.encode()))
+PY
+expect_fail "incomplete" "$h5mf" merge open.h5
+expect_fail "--partial needs -o" "$h5mf" merge open.h5 --partial
+"$h5mf" merge open.h5 --partial -o partial.h5 -q || { echo "FAIL: partial merge"; failures=$((failures + 1)); }
+test -d open.h5 || { echo "FAIL: open.h5 replaced"; failures=$((failures + 1)); }
+expect_fail "INCOMPLETE" bash -c "'$h5mf' info open.h5; exit 1"
+
+expect_fail "exists" "$h5mf" merge good.h5 -o partial.h5
+expect_fail "unknown option 'bogus'" "$mpiexec" -n 1 "$workload" good.h5 --driver multifile --check --options bogus=1
+expect_fail "usage" "$h5mf" frobnicate good.h5
+echo "errors: $failures failure(s)"
+exit $(( failures > 0 ))

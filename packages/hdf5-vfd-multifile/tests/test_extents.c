@@ -1,0 +1,80 @@
+/*
+ * test_extents - the extent map against a byte-by-byte model: random records with
+ * random keys, inserted in random order; every byte must end up naming the record
+ * with the largest key that covers it, at the right source position.
+ */
+#include "mf_extents.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define SPACE 4096
+#define ROUNDS 200
+#define RECORDS 300
+
+typedef struct {
+    mf_key_t key;
+    uint64_t pos; /* source position of byte 0 of the space for this record */
+    int      set;
+} cell_t;
+
+int main(void)
+{
+    srand(12345);
+    for (int round = 0; round < ROUNDS; round++) {
+        mf_extents_t m;
+        static cell_t model[SPACE];
+        mf_extents_init(&m);
+        for (int i = 0; i < SPACE; i++)
+            model[i].set = 0;
+        for (int r = 0; r < RECORDS; r++) {
+            uint64_t addr = (uint64_t)(rand() % SPACE), len = 1 + (uint64_t)(rand() % 300);
+            if (addr + len > SPACE)
+                len = SPACE - addr;
+            mf_key_t key = {(uint32_t)(rand() % 3), rand() % 1000, rand() % 4, (uint64_t)r};
+            uint64_t pos = (uint64_t)(rand() % 100000);
+            if (mf_extents_insert(&m, addr, len, pos, &key) < 0) {
+                fprintf(stderr, "out of memory\n");
+                return 1;
+            }
+            for (uint64_t b = addr; b < addr + len; b++)
+                if (!model[b].set || mf_key_cmp(&model[b].key, &key) < 0) {
+                    model[b].key = key;
+                    model[b].pos = pos + (b - addr);
+                    model[b].set = 1;
+                }
+        }
+        uint64_t prev_end = 0;
+        for (size_t i = 0; i < m.n; i++) {
+            const mf_extent_t *e = &m.v[i];
+            if (e->len == 0 || e->addr < prev_end) {
+                fprintf(stderr, "round %d: extent %zu overlaps or is empty\n", round, i);
+                return 1;
+            }
+            for (uint64_t b = prev_end; b < e->addr; b++)
+                if (model[b].set) {
+                    fprintf(stderr, "round %d: byte %llu missing from the map\n", round, (unsigned long long)b);
+                    return 1;
+                }
+            for (uint64_t b = e->addr; b < e->addr + e->len; b++)
+                if (!model[b].set || mf_key_cmp(&model[b].key, &e->key) != 0 ||
+                    model[b].pos != e->pos + (b - e->addr)) {
+                    fprintf(stderr, "round %d: byte %llu has the wrong source\n", round, (unsigned long long)b);
+                    return 1;
+                }
+            prev_end = e->addr + e->len;
+        }
+        for (uint64_t b = prev_end; b < SPACE; b++)
+            if (model[b].set) {
+                fprintf(stderr, "round %d: byte %llu missing at the end\n", round, (unsigned long long)b);
+                return 1;
+            }
+        if (mf_extents_find(&m, 0) != 0 && m.n) {
+            fprintf(stderr, "find(0) is wrong\n");
+            return 1;
+        }
+        mf_extents_free(&m);
+    }
+    printf("extent map: %d rounds of %d random records agree with the byte model\n", ROUNDS, RECORDS);
+    return 0;
+}

@@ -1,0 +1,278 @@
+/*
+ * h5mf - inspect, verify and reconstruct multifile directories.
+ *
+ *   h5mf info DIR [--json]             ranks, records, bytes, state, what is incomplete
+ *   h5mf verify DIR [--partial]        check every index and data checksum
+ *   h5mf merge DIR [-o FILE] [--partial] [--force] [-q]
+ *                                      reconstruct the HDF5 file: in place of DIR
+ *                                      (atomic replace), or into FILE (DIR kept);
+ *                                      under mpiexec the ranks share the work
+ * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
+ */
+#include "mf_merge.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int rank_g, size_g;
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: h5mf info DIR [--json]\n"
+                 "       h5mf verify DIR [--partial]\n"
+                 "       h5mf merge DIR [-o FILE] [--partial] [--force] [-q]\n"
+                 "\n"
+                 "  info     what the directory holds: ranks, records, bytes, completion\n"
+                 "  verify   check the metafile, every index record and every data checksum\n"
+                 "  merge    reconstruct the ordinary HDF5 file; without -o it atomically replaces DIR\n"
+                 "           (run it under mpiexec to share the work among ranks)\n"
+                 "  --partial  accept a directory whose writer did not close it: use the data of\n"
+                 "             every completed flush (merge then needs -o: DIR is kept)\n"
+                 "  --force    let -o overwrite an existing FILE\n"
+                 "  -q         no progress bar\n");
+}
+
+static int fail(const char *msg)
+{
+    if (rank_g == 0)
+        fprintf(stderr, "h5mf: %s\n", msg);
+    return 1;
+}
+
+/* all ranks agree; returns 0 if every rank is ok, else prints the first failure (on its rank) */
+static int agree(int ok, const char *msg)
+{
+    int mine = ok ? size_g : rank_g, first;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == size_g)
+        return 0;
+    if (rank_g == first)
+        fprintf(stderr, "h5mf: %s\n", msg);
+    return 1;
+}
+
+typedef struct {
+    double   t0, last;
+    int      enabled;
+} progress_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void progress(uint64_t done, uint64_t total, void *arg)
+{
+    progress_t *p = arg;
+    double      t = now();
+    if (!p->enabled || (t - p->last < 0.2 && done < total))
+        return;
+    p->last      = t;
+    double frac  = total ? (double)done / (double)total : 1.0;
+    int    width = 30, fill = (int)(frac * width);
+    double rate  = (double)done / (t - p->t0 + 1e-9) / (1 << 20);
+    fprintf(stderr, "\r  merging [%.*s%*s] %5.1f%% %8.1f MiB/s", fill, "##############################",
+            width - fill, "", 100 * frac, rate);
+    if (done >= total)
+        fputc('\n', stderr);
+}
+
+static int cmd_info(const char *dir, int json)
+{
+    mf_dir_t d;
+    mf_err_t err;
+    if (mf_dir_load(&d, dir, MF_LOAD_ANY, err) < 0)
+        return fail(err);
+    uint64_t records = 0, bytes = 0, dropped = 0, torn = 0;
+    for (unsigned r = 0; r < d.meta.ranks; r++) {
+        records += d.ranks[r].n;
+        bytes += d.ranks[r].bytes;
+        dropped += d.ranks[r].dropped;
+        torn += d.ranks[r].torn;
+    }
+    int complete = d.meta.state == MF_STATE_COMPLETE;
+    if (rank_g == 0 && json) {
+        printf("{\"path\": \"%s\", \"format\": %" PRIu32 ", \"ranks\": %" PRIu32 ", \"state\": \"%s\", "
+               "\"committed_epochs\": %" PRIu32 ", \"eoa\": %" PRIu64 ", \"records\": %" PRIu64
+               ", \"bytes\": %" PRIu64 ", \"uncommitted_records\": %" PRIu64 ", \"torn_indexes\": %" PRIu64
+               ", \"extents\": %zu, \"reconstructed_size\": %" PRIu64 ", \"per_rank\": [",
+               dir, d.meta.version, d.meta.ranks, complete ? "complete" : "writing", d.meta.committed, d.meta.eoa,
+               records, bytes, dropped, torn, d.map.n, d.size);
+        for (unsigned r = 0; r < d.meta.ranks; r++)
+            printf("%s{\"rank\": %u, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"data_size\": %" PRIu64
+                   ", \"uncommitted_records\": %" PRIu64 ", \"torn\": %" PRIu64 "}",
+                   r ? ", " : "", r, d.ranks[r].n, d.ranks[r].bytes, d.ranks[r].data_size, d.ranks[r].dropped,
+                   d.ranks[r].torn);
+        printf("]}\n");
+    }
+    else if (rank_g == 0) {
+        printf("%s: multifile format %" PRIu32 ", %" PRIu32 " ranks, %s, %" PRIu32 " committed epochs\n", dir,
+               d.meta.version, d.meta.ranks,
+               complete ? "complete" : "INCOMPLETE (the writer did not close it)", d.meta.committed);
+        printf("  %-6s %10s %14s %14s %12s %s\n", "rank", "records", "bytes", "data file", "uncommitted", "index");
+        for (unsigned r = 0; r < d.meta.ranks; r++)
+            printf("  %-6u %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12" PRIu64 " %s\n", r, d.ranks[r].n,
+                   d.ranks[r].bytes, d.ranks[r].data_size, d.ranks[r].dropped,
+                   d.ranks[r].torn ? "ends in a partial record" : "ok");
+        printf("  total: %" PRIu64 " records, %" PRIu64 " bytes written; reconstructed file: %" PRIu64
+               " bytes in %zu extents\n",
+               records, bytes, d.size, d.map.n);
+        if (!complete)
+            printf("  %" PRIu64 " records after the last completed flush would be left out by "
+                   "`h5mf merge --partial -o FILE`\n",
+                   dropped);
+    }
+    mf_dir_free(&d);
+    return 0;
+}
+
+static int cmd_verify(const char *dir, int partial)
+{
+    mf_dir_t d;
+    mf_err_t err = "";
+    int      ok  = mf_dir_load(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
+    if (agree(ok, err))
+        return 1;
+    ok = mf_merge_part(&d, -1, (unsigned)rank_g, (unsigned)size_g, NULL, NULL, err) == 0;
+    if (agree(ok, err) == 0 && rank_g == 0) {
+        uint64_t records = 0, bytes = 0;
+        for (unsigned r = 0; r < d.meta.ranks; r++) {
+            records += d.ranks[r].n;
+            bytes += d.ranks[r].bytes;
+        }
+        printf("%s: ok: %" PRIu32 " ranks, %" PRIu64 " records, %" PRIu64 " bytes, checksums %s\n", dir,
+               d.meta.ranks, records, bytes, d.ranks[0].checksums ? "verified" : "not recorded (checksums=off)");
+    }
+    mf_dir_free(&d);
+    return ok ? 0 : 1;
+}
+
+static int cmd_merge(const char *dir, const char *out, int partial, int force, int quiet)
+{
+    mf_dir_t    d;
+    mf_err_t    err = "";
+    char        tmp[PATH_MAX] = "";
+    int         fd = -1, ok;
+    struct stat st;
+    if (partial && !out)
+        return fail("--partial needs -o FILE: the directory keeps the records after the last completed flush");
+    if (out && !force && stat(out, &st) == 0) {
+        snprintf(err, sizeof err, "%s: exists (use --force to overwrite it)", out);
+        return fail(err);
+    }
+    ok = mf_dir_load(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
+    if (agree(ok, err))
+        return 1;
+    double t0 = now();
+    if (rank_g == 0)
+        ok = (fd = mf_merge_create_output(&d, out, tmp, sizeof tmp, err)) >= 0;
+    if (agree(ok, err)) {
+        mf_dir_free(&d);
+        return 1;
+    }
+    MPI_Bcast(tmp, PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank_g != 0 && (fd = open(tmp, O_WRONLY)) < 0) {
+        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
+        ok = 0;
+    }
+    progress_t p = {t0, 0, !quiet && rank_g == 0 && isatty(2)};
+    if (ok)
+        ok = mf_merge_part(&d, fd, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0;
+    if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
+        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
+        ok = 0;
+    }
+    if (agree(ok, err)) {
+        if (rank_g == 0)
+            unlink(tmp);
+        mf_dir_free(&d);
+        return 1;
+    }
+    if (rank_g == 0) {
+        if (out)
+            ok = rename(tmp, out) == 0 || (snprintf(err, sizeof err, "%s: %s", out, strerror(errno)), 0);
+        else
+            ok = mf_replace_dir(dir, tmp, err) == 0;
+        if (!ok)
+            unlink(tmp);
+    }
+    if (agree(ok, err) == 0 && rank_g == 0) {
+        double dt = now() - t0;
+        uint64_t bytes = 0;
+        for (unsigned r = 0; r < d.meta.ranks; r++)
+            bytes += d.ranks[r].bytes;
+        printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of records, %d process%s, "
+               "%.2f s, %.1f MiB/s)\n",
+               dir, out ? out : dir, d.size, bytes, size_g, size_g > 1 ? "es" : "", dt,
+               (double)bytes / (dt + 1e-9) / (1 << 20));
+    }
+    mf_dir_free(&d);
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"partial", no_argument, 0, 'p'},
+                                         {"force", no_argument, 0, 'f'},         {"json", no_argument, 0, 'j'},
+                                         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *out = NULL;
+    int         partial = 0, force = 0, json = 0, quiet = 0, c, rc;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_g);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_g);
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (c) {
+            case 'o': out = optarg; break;
+            case 'p': partial = 1; break;
+            case 'f': force = 1; break;
+            case 'j': json = 1; break;
+            case 'q': quiet = 1; break;
+            case 'h':
+                if (rank_g == 0)
+                    usage(stdout);
+                MPI_Finalize();
+                return 0;
+            default:
+                if (rank_g == 0)
+                    usage(stderr);
+                MPI_Finalize();
+                return 2;
+        }
+    }
+    if (argc - optind != 2) {
+        if (rank_g == 0)
+            usage(stderr);
+        MPI_Finalize();
+        return 2;
+    }
+    const char *cmd = argv[optind], *dir = argv[optind + 1];
+    if (!strcmp(cmd, "info"))
+        rc = cmd_info(dir, json);
+    else if (!strcmp(cmd, "verify"))
+        rc = cmd_verify(dir, partial);
+    else if (!strcmp(cmd, "merge"))
+        rc = cmd_merge(dir, out, partial, force, quiet);
+    else {
+        if (rank_g == 0) {
+            fprintf(stderr, "h5mf: unknown command '%s'\n", cmd);
+            usage(stderr);
+        }
+        rc = 2;
+    }
+    MPI_Finalize();
+    return rc;
+}
