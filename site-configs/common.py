@@ -36,7 +36,8 @@ def local_stack_environments(target_systems):
     replaced by '_' (ReFrame's rule for names): mpich-hdf5-1.14 -> mpich-hdf5-1_14.
 
     The environment sources the stack's env.sh (what `./h5stack env STACK` prints) and
-    compiles with h5pcc. Features let checks select by MPI and HDF5 series:
+    compiles with h5pcc. Features let checks select by MPI, HDF5 series and the
+    packages built into the stack (e.g. `+hdf5-vfd-multifile`):
     `valid_prog_environs = ['+hdf5-parallel']`, `['+mpich']`, `["+hdf5-2"]`, `["+hdf5-1_14"]`.
     """
     envs = []
@@ -52,7 +53,8 @@ def local_stack_environments(target_systems):
                     "local-stack",
                     desc["mpi"],
                     "hdf5-" + desc["hdf5_series"].replace(".", "_"),
-                ],
+                ]
+                + [p["name"] for p in desc.get("packages", [])],
                 "extras": {
                     "mpi": desc["mpi"],
                     "mpi_library_signature": desc["mpi_library_signature"],

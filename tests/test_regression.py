@@ -7,7 +7,7 @@ import subprocess
 
 from conftest import ROOT, h5stack
 
-CHECKS_PER_STACK = 8  # 4 tutorial programs x {collective, independent}
+CHECKS_PER_STACK = 16  # 4 tutorial programs x {collective, independent} x {mpio, multifile}
 SINGLETONS_CONFIG = os.path.join(ROOT, "tests", "data", "singletons_launcher.py")
 
 

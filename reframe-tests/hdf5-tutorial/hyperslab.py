@@ -109,10 +109,16 @@ class hdf5_tutorial_hyperslab(rfm.RunOnlyRegressionTest):
 
     pattern = parameter(list(PATTERNS))
     transfer = parameter(['collective', 'independent'])
+    #: ``mpio``: HDF5's MPI-IO driver; ``multifile``: our driver, loaded by name
+    #: (the environment's HDF5_PLUGIN_PATH finds it), written as a directory,
+    #: verified and reconstructed with ``h5mf`` before h5dump reads it.
+    driver = parameter(['mpio', 'multifile'])
 
     valid_systems = ['*']
     valid_prog_environs = ['+hdf5-parallel']
     tags = {'tutorial', 'correctness'}
+    #: a deadlock (e.g. ranks disagreeing in a collective) fails, not hangs
+    time_limit = '5m'
 
     #: All four programs, built once per environment; the run picks its own.
     builds = fixture(hdf5_tutorial_build, scope='environment', action='join')
@@ -136,16 +142,26 @@ class hdf5_tutorial_hyperslab(rfm.RunOnlyRegressionTest):
     def set_num_tasks(self):
         self.num_tasks = PATTERNS[self.pattern]['num_tasks']
         self.descr = (f'Parallel HDF5 tutorial: hyperslab {self.pattern}, '
-                      f'{self.transfer} transfer, {self.num_tasks} ranks')
+                      f'{self.transfer} transfer, {self.driver} driver, '
+                      f'{self.num_tasks} ranks')
+        if self.driver == 'multifile':
+            self.valid_prog_environs = ['+hdf5-parallel +hdf5-vfd-multifile']
+            self.tags = self.tags | {'multifile'}
 
     @run_after('setup')
     def set_executable(self):
         build = next(b for b in self.builds if b.program == self.pattern)
         self.executable = os.path.join(build.stagedir, build.executable)
-        self.executable_opts = [self.h5file, self.transfer]
+        self.executable_opts = [self.h5file, self.transfer, self.driver]
         # Keep the launcher's exit status as the job's: h5dump runs after it.
-        self.postrun_cmds = [
-            'status=$?',
+        self.postrun_cmds = ['status=$?']
+        if self.driver == 'multifile':
+            self.postrun_cmds += [
+                f'test -d {self.h5file} && echo "multifile-directory: yes"',
+                f'h5mf verify {self.h5file} || status=1',
+                f'h5mf merge -q {self.h5file} || status=1',
+            ]
+        self.postrun_cmds += [
             f'{self.h5dump} -d /IntArray {self.h5file} > {self.dumpfile}',
             'exit $status',
         ]
@@ -164,7 +180,16 @@ class hdf5_tutorial_hyperslab(rfm.RunOnlyRegressionTest):
         expected = PATTERNS[self.pattern]['data']
         shape = [len(expected), len(expected[0])]
         all_ranks = [(r, nranks) for r in range(nranks)]
-        return sn.all([
+        if self.driver == 'multifile':
+            multifile = [
+                sn.assert_found(r'^multifile-directory: yes$', self.stdout,
+                                msg='the driver did not write a directory'),
+                sn.assert_found(r': ok: \d+ ranks', self.stdout,
+                                msg='h5mf verify did not pass'),
+            ]
+        else:
+            multifile = []
+        return sn.all(multifile + [
             # A launcher of the wrong MPI starts N singletons ("rank 0 of 1").
             sn.assert_eq(sn.sorted(ranks), all_ranks,
                          msg=f'expected "rank R of {nranks}" for R = 0..'

@@ -51,6 +51,8 @@ typedef struct {
     mf_mode_t    mode;
     mf_options_t opt;
     haddr_t      eoa;
+    haddr_t      eof; /* as HDF5's mpio driver: known at open and at each commit only, the same on
+                         every rank (HDF5 takes decisions on it, e.g. "empty file: create") */
     /* MODE_WRITE */
     int          data_fd, idx_fd;
     uint64_t     data_pos, idx_pos, nrec;
@@ -477,6 +479,7 @@ static int open_plain(H5FD_multifile_t *f, mf_err_t err)
         return -1;
     }
     f->plain_size = (uint64_t)st.st_size;
+    f->eof        = (haddr_t)f->plain_size;
     return 0;
 }
 
@@ -495,6 +498,7 @@ static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
     }
     for (unsigned r = 0; r < f->dir.meta.ranks; r++)
         f->rank_fds[r] = -1;
+    f->eof = (haddr_t)f->dir.size;
     for (unsigned r = 0; r < f->dir.meta.ranks; r++) {
         char p[PATH_MAX];
         mf_data_path(p, sizeof p, f->path, r);
@@ -630,6 +634,7 @@ static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
         return -1;
     f->epoch++;
     f->dirty = false;
+    f->eof   = f->eoa; /* HDF5 truncates the file to its EOA at this point */
     return 0;
 }
 
@@ -851,18 +856,8 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
 
 static haddr_t mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)
 {
-    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
-    mf_err_t          err;
     (void)type;
-    if (f->mode == MODE_PLAIN)
-        return (haddr_t)f->plain_size;
-    if (f->mode == MODE_INPLACE)
-        return (haddr_t)f->dir.size;
-    if (f->size > 1 && refresh(f, err) < 0) {
-        MF_ERROR("%s", err);
-        return HADDR_UNDEF;
-    }
-    return (haddr_t)mf_extents_end(&f->map);
+    return ((const H5FD_multifile_t *)_file)->eof;
 }
 
 /* vectors: a size of 0 / a type of H5FD_MEM_NOLIST ends its array; the previous

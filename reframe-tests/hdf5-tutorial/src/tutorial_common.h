@@ -37,6 +37,11 @@ struct tut_args {
     int              size;
 };
 
+/* The file driver: "mpio" (HDF5's MPI-IO driver) or another parallel driver
+ * that HDF5 loads by name, e.g. "multifile" (HDF5_PLUGIN_PATH must find it). */
+static const char *tut_driver = "mpio";
+
+
 /* Rank 0 prints the MPI library and the HDF5 library; every rank prints
  * "rank R of N" so the harness can count the ranks started.  Only the first
  * line of the MPI version string is kept (MPICH appends its whole configure
@@ -56,6 +61,7 @@ static inline void tut_print_banner(const struct tut_args *args)
         CHECK(H5get_libversion(&maj, &min, &rel));
         printf("mpi-library: %.*s\n", len, version);
         printf("hdf5-library: %u.%u.%u\n", maj, min, rel);
+        printf("driver: %s\n", tut_driver);
         printf("transfer: %s\n",
                args->xfer == H5FD_MPIO_COLLECTIVE ? "collective" : "independent");
         fflush(stdout);
@@ -64,7 +70,7 @@ static inline void tut_print_banner(const struct tut_args *args)
     fflush(stdout);
 }
 
-/* Initialise MPI, parse `FILE [collective|independent]`, print the banner and
+/* Initialise MPI, parse `FILE [collective|independent [DRIVER]]`, print the banner and
  * check that the program runs on exactly `nranks` ranks.  Returns 0 when the
  * program may go on, -1 (after a message from rank 0) when it must not.
  * Either way the caller ends with MPI_Finalize(). */
@@ -82,10 +88,12 @@ static inline int tut_init(int *argc, char ***argv, int nranks, struct tut_args 
     args->file = (*argc > 1) ? (*argv)[1] : NULL;
     args->xfer = H5FD_MPIO_COLLECTIVE;
 
-    if (args->file == NULL || *argc > 3 ||
+    if (*argc > 3)
+        tut_driver = (*argv)[3];
+    if (args->file == NULL || *argc > 4 ||
         (strcmp(mode, "collective") != 0 && strcmp(mode, "independent") != 0)) {
         if (args->rank == 0)
-            fprintf(stderr, "usage: %s FILE [collective|independent]\n", prog);
+            fprintf(stderr, "usage: %s FILE [collective|independent [mpio|DRIVER]]\n", prog);
         return -1;
     }
     if (strcmp(mode, "independent") == 0)
@@ -101,13 +109,19 @@ static inline int tut_init(int *argc, char ***argv, int nranks, struct tut_args 
     return 0;
 }
 
-/* Create (truncate) FILE for parallel access through MPI-IO on MPI_COMM_WORLD. */
+/* Create (truncate) FILE for parallel access on MPI_COMM_WORLD through MPI-IO
+ * or the driver named on the command line. */
 static inline hid_t tut_create_file(const char *name)
 {
     hid_t fapl = CHECK(H5Pcreate(H5P_FILE_ACCESS));
     hid_t file;
 
-    CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    if (strcmp(tut_driver, "mpio") == 0)
+        CHECK(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    else {
+        CHECK(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+        CHECK(H5Pset_driver_by_name(fapl, tut_driver, NULL));
+    }
     file = CHECK(H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl));
     CHECK(H5Pclose(fapl));
     return file;
