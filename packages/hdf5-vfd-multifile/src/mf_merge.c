@@ -14,6 +14,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +255,26 @@ int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts,
     return ret;
 }
 
+/* outputs of interrupted merges: .<base>.h5mf-merge.<pid> whose process is gone */
+static void remove_stale_outputs(const char *parent, const char *base)
+{
+    char           prefix[PATH_MAX], path[PATH_MAX];
+    DIR           *d = opendir(parent);
+    struct dirent *e;
+    snprintf(prefix, sizeof prefix, ".%s.h5mf-merge.", base);
+    while (d && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        long pid = strtol(e->d_name + strlen(prefix), NULL, 10);
+        if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+            snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
 int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err)
 {
     char copy[PATH_MAX];
@@ -266,7 +287,9 @@ int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_pa
     const char *base = slash ? slash + 1 : copy;
     if (slash)
         *slash = '\0';
-    snprintf(tmp_path, n, "%s/.%s.h5mf-merge.%ld", slash ? copy : ".", base, (long)getpid());
+    const char *parent = slash ? copy : ".";
+    remove_stale_outputs(parent, base);
+    snprintf(tmp_path, n, "%s/.%s.h5mf-merge.%ld", parent, base, (long)getpid());
     int fd = open(tmp_path, O_RDWR | O_CREAT | O_EXCL, 0644);
     if (fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", tmp_path, strerror(errno));

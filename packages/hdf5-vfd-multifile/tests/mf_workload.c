@@ -8,6 +8,10 @@
  *   mpiexec -n N mf_workload FILE --driver mpio|multifile|default [--seed S] [--datasets K]
  *   mpiexec -n M mf_workload FILE --driver ... --check [--options "read=inplace"]
  *
+ * MF_WORKLOAD_KILL=RANK:PHASE (RANK a number or "all"; PHASE before-flush, after-flush or
+ * before-close) makes that rank SIGKILL itself there, for crash tests. --check-partial
+ * verifies only what was written before the first flush.
+ *
  * --driver default leaves the fapl alone (HDF5_DRIVER selects the driver: the plugin
  * route). --check opens FILE read-only and verifies every value (any M). Rank 0
  * prints "workload: ok ..." on success; errors exit non-zero.
@@ -16,6 +20,7 @@
 
 #include <hdf5.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +30,20 @@
 #define EXT_STEPS 3
 
 static int rank, size, failures;
+
+/* crash tests: die at a named point of the workload */
+static void maybe_die(const char *phase)
+{
+    const char *spec = getenv("MF_WORKLOAD_KILL");
+    char        who[16];
+    if (!spec || sscanf(spec, "%15[^:]:", who) != 1 || strcmp(strchr(spec, ':') ? strchr(spec, ':') + 1 : "", phase))
+        return;
+    if (!strcmp(who, "all") || atoi(who) == rank) {
+        fprintf(stderr, "rank %d: killing myself at %s (MF_WORKLOAD_KILL)\n", rank, phase);
+        fflush(stderr);
+        raise(SIGKILL);
+    }
+}
 
 #define CHECK(call)                                                                                                    \
     do {                                                                                                               \
@@ -138,7 +157,7 @@ int main(int argc, char **argv)
 {
     const char *file = NULL, *driver = "multifile", *options = NULL;
     unsigned    seed = 1;
-    int         ndsets = 40, check = 0;
+    int         ndsets = 40, check = 0, partial = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -154,6 +173,8 @@ int main(int argc, char **argv)
             options = argv[++i];
         else if (!strcmp(argv[i], "--check"))
             check = 1;
+        else if (!strcmp(argv[i], "--check-partial"))
+            check = partial = 1;
         else if (!file && argv[i][0] != '-')
             file = argv[i];
         else {
@@ -197,7 +218,9 @@ int main(int argc, char **argv)
             }
             H5Gclose(grp);
         }
+        maybe_die("before-flush");
         CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+        maybe_die("after-flush");
         /* read other ranks' rows during the session */
         check_rows(contig, seed, 0, 0, rows, 0, rows, 0, "contig (in session)");
         /* overwrite the neighbour's rows in a later epoch: the later write must win */
@@ -216,6 +239,7 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         check_rows(contig, seed, 0, nb, ROWS_PER_RANK, 1, nb + ROWS_PER_RANK / 2, 0, "contig (overwritten)");
         write_attr(f, "done", 1);
+        maybe_die("before-close");
         H5Dclose(ext);
         H5Dclose(chunked);
         H5Dclose(contig);
@@ -234,14 +258,17 @@ int main(int argc, char **argv)
         CHECK(contig);
         CHECK(chunked);
         CHECK(ext);
-        for (int w = 0; w < writers; w++) { /* rank w overwrote the first half of rank w+1's rows */
+        if (partial) /* the state of the first flush: no overwrites, no extension */
+            check_rows(contig, seed, 0, 0, rows, 0, rows, 0, "contig");
+        for (int w = 0; !partial && w < writers; w++) { /* rank w overwrote half of rank w+1's rows */
             long nb = (long)((w + 1) % writers) * ROWS_PER_RANK;
             check_rows(contig, seed, 0, nb, ROWS_PER_RANK, 1, nb + ROWS_PER_RANK / 2, 0, "contig");
         }
         check_rows(chunked, seed, 1, 0, rows, 0, rows, 0, "chunked");
-        check_rows(ext, seed, 2, 0, ROWS_PER_RANK, 0, ROWS_PER_RANK, 0, "ext");
-        for (int step = 1; step <= EXT_STEPS; step++)
+        for (int step = 1; !partial && step <= EXT_STEPS; step++)
             check_rows(ext, seed, 2, ROWS_PER_RANK + (step - 1) * rows, rows, step, 1L << 40, step, "ext");
+        if (!partial)
+            check_rows(ext, seed, 2, 0, ROWS_PER_RANK, 0, ROWS_PER_RANK, 0, "ext");
         for (int g = 0; g < 4; g++) {
             snprintf(name, sizeof name, "g%d", g);
             hid_t grp = H5Gopen2(f, name, H5P_DEFAULT);
@@ -257,7 +284,8 @@ int main(int argc, char **argv)
             }
             H5Gclose(grp);
         }
-        check_attr(f, "done", 1);
+        if (!partial)
+            check_attr(f, "done", 1);
         H5Dclose(ext);
         H5Dclose(chunked);
         H5Dclose(contig);

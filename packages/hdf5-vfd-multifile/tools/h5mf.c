@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ static int agree(int ok, const char *msg)
 typedef struct {
     double   t0, last;
     int      enabled;
+    uint64_t kill_after; /* test hook H5MF_TEST_KILL_AFTER_BYTES: die mid-merge (crash tests) */
 } progress_t;
 
 static double now(void)
@@ -77,6 +79,10 @@ static void progress(uint64_t done, uint64_t total, void *arg)
 {
     progress_t *p = arg;
     double      t = now();
+    if (p->kill_after && done >= p->kill_after) {
+        fprintf(stderr, "h5mf: killed after %" PRIu64 " bytes (H5MF_TEST_KILL_AFTER_BYTES)\n", done);
+        raise(SIGKILL);
+    }
     if (!p->enabled || (t - p->last < 0.2 && done < total))
         return;
     p->last      = t;
@@ -187,7 +193,8 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
         snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
         ok = 0;
     }
-    progress_t p = {t0, 0, !quiet && rank_g == 0 && isatty(2)};
+    const char *kill_after = getenv("H5MF_TEST_KILL_AFTER_BYTES");
+    progress_t  p = {t0, 0, !quiet && rank_g == 0 && isatty(2), kill_after ? strtoull(kill_after, NULL, 10) : 0};
     if (ok)
         ok = mf_merge_part(&d, fd, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0;
     if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
