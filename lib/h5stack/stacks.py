@@ -151,6 +151,7 @@ class Stacks:
                 self.stacks[stack.name] = stack
         self._sources = {}
         self._hdf5 = {}
+        self._packages = {}
 
     def names(self):
         return list(self.stacks)
@@ -236,6 +237,9 @@ class Stacks:
         The build tree is kept so `./h5stack test` can run the project's ctest. HDF5
         plugins it installs into lib/plugin/ are linked into the stack's plugins/.
         """
+        memo = (pkg_dir, stack.name)  # one key per run, even if the tree is edited meanwhile
+        if memo in self._packages:
+            return self._packages[memo]
         hdf5 = self.hdf5_component(stack.series, stack.mpi)
         pkg = os.path.basename(pkg_dir)
         inputs = {
@@ -255,7 +259,7 @@ class Stacks:
             "BUILD_TESTING": "ON",
         }
         inputs["cmake_options"] = options
-        return build.Component(
+        self._packages[memo] = build.Component(
             name=f"{pkg}-{stack.name}",
             label=f"{pkg} ({stack.name})",
             inputs=inputs,
@@ -264,6 +268,7 @@ class Stacks:
             env={"CC": stack.mpi.command("mpicc"), **stack.mpi.run_env()},
             keep_build=True,
         )
+        return self._packages[memo]
 
     # -- set-up -------------------------------------------------------------
     def needed_series(self, names):

@@ -392,7 +392,7 @@ static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
     char              dpath[PATH_MAX], ipath[PATH_MAX];
     unsigned char     hdr[MF_INDEX_HEADER_SIZE];
     mf_index_header_t h = {MF_FORMAT_VERSION, (uint32_t)f->rank, (uint32_t)f->size, MF_RECORD_SIZE,
-                           (uint32_t)(f->opt.checksums != 0)};
+                           f->opt.checksums ? MF_DATA_CRC32C : 0};
     mf_data_path(dpath, sizeof dpath, f->path, (unsigned)f->rank);
     mf_index_path(ipath, sizeof ipath, f->path, (unsigned)f->rank);
     f->data_fd = open(dpath, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -832,7 +832,7 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     if (size == 0)
         return 0;
     mf_record_t rec = {addr, size, f->data_pos, mf_clock_now(&f->clock), f->epoch, (uint16_t)type, 0,
-                       f->opt.checksums ? mf_crc32(0, buf, size) : 0};
+                       f->opt.checksums ? mf_data_crc(0, buf, size) : 0};
     if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
         MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
         return -1;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <isa-l/crc.h>
 #include <zlib.h>
 
 uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len)
@@ -22,6 +23,18 @@ uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len)
         crc        = (uint32_t)crc32(crc, p, chunk);
         p += chunk;
         len -= chunk;
+    }
+    return crc;
+}
+
+uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
+{
+    const unsigned char *p = buf;
+    while (len > 0) { /* ISA-L takes int lengths */
+        int chunk = len > (1u << 30) ? (1 << 30) : (int)len;
+        crc       = crc32_iscsi((unsigned char *)p, chunk, crc);
+        p += chunk;
+        len -= (size_t)chunk;
     }
     return crc;
 }
@@ -114,6 +127,10 @@ int mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_inde
     h->ranks       = get_u32(in + 16);
     h->record_size = get_u32(in + 20);
     h->checksums   = get_u32(in + 24);
+    if (h->checksums != 0 && h->checksums != MF_DATA_CRC32C) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: unknown data checksum kind %" PRIu32, path, h->checksums);
+        return -1;
+    }
     if (h->version != MF_FORMAT_VERSION || h->record_size != MF_RECORD_SIZE) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: index format version %" PRIu32 " (record size %" PRIu32
                  ") is not supported (this is version %d)", path, h->version, h->record_size, MF_FORMAT_VERSION);

@@ -31,6 +31,7 @@
 #define MF_INDEX_HEADER_SIZE 32
 #define MF_RECORD_SIZE 48
 #define MF_ERRMSG_SIZE 1024
+#define MF_DATA_CRC32C 2 /* the only data checksum of format 1 */
 
 /* record flags */
 #define MF_REC_TRUNCATE 0x1 /* end of file set to addr: bytes at and above addr vanish */
@@ -53,7 +54,7 @@ typedef struct {
     uint32_t epoch;    /* collective epoch the write belongs to */
     uint16_t type;     /* H5FD_mem_t of the write (for information) */
     uint16_t flags;    /* MF_REC_* */
-    uint32_t data_crc; /* crc32 of the bytes, 0 when checksums are off (flag in header) */
+    uint32_t data_crc; /* CRC-32C of the bytes, 0 when checksums are off (flag in header) */
 } mf_record_t;
 
 typedef struct {
@@ -61,13 +62,16 @@ typedef struct {
     uint32_t rank;
     uint32_t ranks;
     uint32_t record_size;
-    uint32_t checksums; /* 1: records carry data_crc */
+    uint32_t checksums; /* 0: none, MF_DATA_CRC32C: records carry a CRC-32C of their bytes */
 } mf_index_header_t;
 
 /* errors: functions return 0 on success, -1 with a message "<path>: <reason>" in err */
 typedef char mf_err_t[MF_ERRMSG_SIZE];
 
+/* crc32 (zlib) of the small structures: metafile, index header, records */
 uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len);
+/* CRC-32C (Castagnoli, ISA-L, hardware-accelerated) of the data bytes; chainable from 0 */
+uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len);
 
 void mf_record_encode(const mf_record_t *rec, unsigned char out[MF_RECORD_SIZE]);
 /* returns 0, or -1 when the record checksum does not match */

@@ -203,7 +203,7 @@ int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts,
             k++;
         for (uint64_t i = 0; i < rr->n && ret == 0; i++) {
             const mf_record_t *rec = &rr->v[i];
-            uint32_t           crc = mf_crc32(0, NULL, 0);
+            uint32_t           crc = 0;
             for (uint64_t off = 0; off < rec->len && ret == 0;) { /* stream the record through buf */
                 size_t    want = rec->len - off < MF_MERGE_BUFFER ? (size_t)(rec->len - off) : MF_MERGE_BUFFER;
                 long long got  = mf_pread_all(fd, buf, want, rec->pos + off);
@@ -214,7 +214,7 @@ int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts,
                     break;
                 }
                 if (rr->checksums)
-                    crc = mf_crc32(crc, buf, want);
+                    crc = mf_data_crc(crc, buf, want);
                 /* write the pieces of this record that survive, within [off, off+want) */
                 for (size_t j = k; out_fd >= 0 && j < d->norder; j++) {
                     const mf_extent_t *e = &d->map.v[d->order[j]];

@@ -1,0 +1,483 @@
+/*
+ * h5mf-bench - the multifile driver against the limits measured in the same run.
+ *
+ *   mpiexec -n N h5mf-bench DIR [--mib-per-rank M] [--block-kib K] [--repeat R]
+ *                               [--fsync] [--multifile-options OPTS] [--json FILE]
+ *
+ * Every kernel moves the same bytes (M MiB per rank in blocks of K KiB, rank r owning
+ * one contiguous slab) on the same file system (DIR), timed from a barrier before
+ * open to a barrier after close, R times; the median is compared:
+ *   posix-fpp        raw pwrite, one file per rank                      (the write limit)
+ *   mpiio-coll/-ind  MPI_File_write_at_all / MPI_File_write_at, one shared file
+ *   hdf5-mpio        H5Dwrite of a 1-D dataset with HDF5's MPI-IO driver (collective)
+ *   hdf5-subfiling   the same with HDF5's subfiling driver
+ *   hdf5-multifile   the same with the multifile driver
+ *   merge-serial     reconstruction by one process     vs copy-serial: cp of the rank files into one
+ *   merge-parallel   reconstruction by all ranks       vs copy-parallel: each rank copies its file
+ *   read-inplace     H5Dread of each slab from the directory vs read-merged: from the merged file
+ * Without --fsync nothing is forced to stable storage (the page cache counts, as an
+ * application's close does); with it raw kernels fsync and multifile uses sync=on.
+ * Output: a table and "ratio" lines on stdout, all figures as JSON with --json.
+ */
+#include "H5FDmultifile.h"
+#include "mf_merge.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAXREP 16
+
+static int      rank, size, do_fsync, repeat = 3;
+static uint64_t per_rank = 64ull << 20, block = 1ull << 20;
+static char     dir[PATH_MAX];
+static char    *buf;
+static char    *mf_options; /* --multifile-options */
+
+typedef struct {
+    const char *name;
+    double      mibs[MAXREP];
+    int         n;
+} result_t;
+
+static result_t results[16];
+static int      nresults;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "h5mf-bench: rank %d: %s: %s\n", rank, what, strerror(errno));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void check_h5(herr_t rc, const char *what)
+{
+    if (rc < 0) {
+        H5Eprint2(H5E_DEFAULT, stderr);
+        fprintf(stderr, "h5mf-bench: rank %d: %s failed\n", rank, what);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static result_t *result(const char *name)
+{
+    for (int i = 0; i < nresults; i++)
+        if (!strcmp(results[i].name, name))
+            return &results[i];
+    results[nresults].name = name;
+    return &results[nresults++];
+}
+
+static void record(const char *name, double seconds, uint64_t bytes)
+{
+    double t;
+    MPI_Allreduce(&seconds, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    result_t *r = result(name);
+    if (r->n < MAXREP)
+        r->mibs[r->n++] = (double)bytes / (1 << 20) / t;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const char *name)
+{
+    result_t *r = result(name);
+    double    v[MAXREP];
+    if (r->n == 0)
+        return 0;
+    memcpy(v, r->mibs, sizeof(double) * (size_t)r->n);
+    qsort(v, (size_t)r->n, sizeof *v, cmp_double);
+    return r->n % 2 ? v[r->n / 2] : (v[r->n / 2 - 1] + v[r->n / 2]) / 2;
+}
+
+static void path(char *out, const char *name) { snprintf(out, PATH_MAX, "%s/%s", dir, name); }
+
+static void rm(const char *name)
+{
+    char p[PATH_MAX];
+    path(p, name);
+    struct stat st;
+    if (lstat(p, &st) == 0)
+        S_ISDIR(st.st_mode) ? mf_rmtree(p) : unlink(p);
+}
+
+/* ---------------------------------------------------------------- raw kernels */
+
+static void posix_fpp(void)
+{
+    char name[64], p[PATH_MAX];
+    snprintf(name, sizeof name, "fpp.%d", rank);
+    path(p, name);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    int    fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        die(p);
+    for (uint64_t off = 0; off < per_rank; off += block)
+        if (mf_pwrite_all(fd, buf, block, off) < 0)
+            die(p);
+    if ((do_fsync && fsync(fd) < 0) || close(fd) < 0)
+        die(p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    record("posix-fpp", MPI_Wtime() - t0, per_rank * (uint64_t)size);
+    unlink(p);
+}
+
+static void mpiio(int collective)
+{
+    char     p[PATH_MAX];
+    MPI_File fh;
+    path(p, "shared.mpiio");
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+        die(p);
+    for (uint64_t off = 0; off < per_rank; off += block) {
+        MPI_Offset at = (MPI_Offset)((uint64_t)rank * per_rank + off);
+        int        rc = collective ? MPI_File_write_at_all(fh, at, buf, (int)block, MPI_BYTE, MPI_STATUS_IGNORE)
+                                   : MPI_File_write_at(fh, at, buf, (int)block, MPI_BYTE, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            die("MPI_File_write_at");
+    }
+    if (do_fsync)
+        MPI_File_sync(fh);
+    MPI_File_close(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    record(collective ? "mpiio-coll" : "mpiio-ind", MPI_Wtime() - t0, per_rank * (uint64_t)size);
+    if (rank == 0)
+        unlink(p);
+}
+
+/* ---------------------------------------------------------------- HDF5 kernels */
+
+static hid_t fapl_for(const char *driver, const char *options)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (!strcmp(driver, "mpio"))
+        check_h5(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+    else if (!strcmp(driver, "subfiling")) {
+        check_h5(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_mpi_params");
+        check_h5(H5Pset_fapl_subfiling(fapl, NULL), "H5Pset_fapl_subfiling");
+    }
+    else {
+        check_h5(H5Pset_fapl_multifile(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_fapl_multifile");
+        if (options)
+            check_h5(H5Pset_multifile_options(fapl, options), "H5Pset_multifile_options");
+    }
+    return fapl;
+}
+
+static void hdf5_write(const char *kernel, const char *driver, const char *file)
+{
+    char    p[PATH_MAX];
+    hsize_t total = per_rank * (uint64_t)size, count = block;
+    path(p, file);
+    char  opts[512];
+    snprintf(opts, sizeof opts, "%s%s", do_fsync ? "sync=on;" : "", mf_options ? mf_options : "");
+    hid_t fapl = fapl_for(driver, opts);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), dxpl = H5Pcreate(H5P_DATASET_XFER);
+    check_h5(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+    check_h5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    hid_t  f  = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    check_h5(f, "H5Fcreate");
+    hid_t fs = H5Screate_simple(1, &total, NULL), ms = H5Screate_simple(1, &count, NULL);
+    hid_t d  = H5Dcreate2(f, "data", H5T_NATIVE_UCHAR, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    check_h5(d, "H5Dcreate2");
+    for (uint64_t off = 0; off < per_rank; off += block) {
+        hsize_t start = (hsize_t)rank * per_rank + off;
+        check_h5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL), "H5Sselect_hyperslab");
+        check_h5(H5Dwrite(d, H5T_NATIVE_UCHAR, ms, fs, dxpl, buf), "H5Dwrite");
+    }
+    H5Dclose(d);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    check_h5(H5Fclose(f), "H5Fclose");
+    MPI_Barrier(MPI_COMM_WORLD);
+    record(kernel, MPI_Wtime() - t0, total);
+    H5Pclose(dxpl);
+    H5Pclose(dcpl);
+    H5Pclose(fapl);
+}
+
+static void hdf5_read(const char *kernel, const char *file, const char *options)
+{
+    char    p[PATH_MAX];
+    hsize_t count = block;
+    path(p, file);
+    hid_t fapl = fapl_for("multifile", options);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    hid_t  f  = H5Fopen(p, H5F_ACC_RDONLY, fapl);
+    check_h5(f, "H5Fopen");
+    hid_t d = H5Dopen2(f, "data", H5P_DEFAULT), fs = H5Dget_space(d), ms = H5Screate_simple(1, &count, NULL);
+    for (uint64_t off = 0; off < per_rank; off += block) {
+        hsize_t start = (hsize_t)rank * per_rank + off;
+        check_h5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL), "H5Sselect_hyperslab");
+        check_h5(H5Dread(d, H5T_NATIVE_UCHAR, ms, fs, H5P_DEFAULT, buf), "H5Dread");
+    }
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    check_h5(H5Fclose(f), "H5Fclose");
+    MPI_Barrier(MPI_COMM_WORLD);
+    record(kernel, MPI_Wtime() - t0, per_rank * (uint64_t)size);
+    H5Pclose(fapl);
+}
+
+/* ---------------------------------------------------------------- reconstruction */
+
+static uint64_t record_bytes(const mf_dir_t *d)
+{
+    uint64_t b = 0;
+    for (unsigned r = 0; r < d->meta.ranks; r++)
+        b += d->ranks[r].bytes;
+    return b;
+}
+
+/* reconstruct DIR/mf.h5 into DIR/merged.h5 with `parts` processes */
+static void merge(int parallel)
+{
+    char     src[PATH_MAX], out[PATH_MAX];
+    mf_dir_t d;
+    mf_err_t err;
+    int      fd = -1, part = parallel ? rank : 0, nparts = parallel ? size : 1;
+    path(src, "mf.h5");
+    path(out, "merged.h5");
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (parallel || rank == 0) {
+        if (mf_dir_load(&d, src, MF_LOAD_COMPLETE, err) < 0) {
+            fprintf(stderr, "h5mf-bench: %s\n", err);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (rank == 0 && (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+            die(out);
+        if (rank == 0 && ftruncate(fd, (off_t)d.size) < 0)
+            die(out);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (parallel && rank != 0 && (fd = open(out, O_WRONLY)) < 0)
+        die(out);
+    uint64_t bytes = 0;
+    if (parallel || rank == 0) {
+        if (mf_merge_part(&d, fd, (unsigned)part, (unsigned)nparts, NULL, NULL, err) < 0) {
+            fprintf(stderr, "h5mf-bench: %s\n", err);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if ((do_fsync && fsync(fd) < 0) || close(fd) < 0)
+            die(out);
+        bytes = record_bytes(&d);
+        mf_dir_free(&d);
+    }
+    MPI_Bcast(&bytes, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    record(parallel ? "merge-parallel" : "merge-serial", MPI_Wtime() - t0, bytes);
+}
+
+/* copy the rank files of DIR/mf.h5 into one file: the same bytes read and written */
+static void copy(int parallel)
+{
+    char     src[PATH_MAX], out[PATH_MAX], rf[PATH_MAX];
+    uint64_t bytes = 0, mine = 0;
+    path(src, "mf.h5");
+    path(out, "copy.out");
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (rank == 0 && close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+        die(out);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int  fd     = open(out, O_WRONLY);
+    char *cbuf  = malloc(MF_MERGE_BUFFER);
+    if (fd < 0 || !cbuf)
+        die(out);
+    for (int r = 0; r < size; r++) {
+        struct stat st;
+        mf_data_path(rf, sizeof rf, src, (unsigned)r);
+        if (stat(rf, &st) < 0)
+            die(rf);
+        uint64_t at = bytes; /* rank r's bytes go after those of ranks < r */
+        bytes += (uint64_t)st.st_size;
+        if (parallel ? r != rank : rank != 0)
+            continue;
+        int in = open(rf, O_RDONLY);
+        if (in < 0)
+            die(rf);
+        for (uint64_t off = 0; off < (uint64_t)st.st_size; off += MF_MERGE_BUFFER) {
+            long long got = mf_pread_all(in, cbuf, MF_MERGE_BUFFER, off);
+            if (got < 0 || mf_pwrite_all(fd, cbuf, (size_t)got, at + off) < 0)
+                die("copy");
+        }
+        mine += (uint64_t)st.st_size;
+        close(in);
+    }
+    (void)mine;
+    if ((do_fsync && fsync(fd) < 0) || close(fd) < 0)
+        die(out);
+    free(cbuf);
+    MPI_Barrier(MPI_COMM_WORLD);
+    record(parallel ? "copy-parallel" : "copy-serial", MPI_Wtime() - t0, bytes);
+    if (rank == 0)
+        unlink(out);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void ratio(FILE *json, const char *what, const char *a, const char *b, int *first)
+{
+    double x = median(a), y = median(b), q = y > 0 ? x / y : 0;
+    if (rank != 0)
+        return;
+    printf("ratio %-40s %6.3f   (%s %.1f / %s %.1f MiB/s)\n", what, q, a, x, b, y);
+    if (json)
+        fprintf(json, "%s\n    \"%s\": %.4f", *first ? "" : ",", what, q);
+    *first = 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *json_path = NULL;
+    int         provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *target = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--mib-per-rank") && i + 1 < argc)
+            per_rank = strtoull(argv[++i], NULL, 10) << 20;
+        else if (!strcmp(argv[i], "--block-kib") && i + 1 < argc)
+            block = strtoull(argv[++i], NULL, 10) << 10;
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+            repeat = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+            json_path = argv[++i];
+        else if (!strcmp(argv[i], "--multifile-options") && i + 1 < argc)
+            mf_options = argv[++i];
+        else if (!strcmp(argv[i], "--fsync"))
+            do_fsync = 1;
+        else if (!target && argv[i][0] != '-')
+            target = argv[i];
+        else {
+            if (rank == 0)
+                fprintf(stderr, "usage: mpiexec -n N %s DIR [--mib-per-rank M] [--block-kib K] [--repeat R] "
+                                "[--fsync] [--multifile-options OPTS] [--json FILE]\n", argv[0]);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (!target || block == 0 || per_rank == 0 || per_rank % block || repeat < 1 || repeat > MAXREP ||
+        block > (1u << 30)) {
+        if (rank == 0)
+            fprintf(stderr, "h5mf-bench: need DIR, a block size dividing the bytes per rank, 1 <= repeat <= %d\n",
+                    MAXREP);
+        MPI_Finalize();
+        return 2;
+    }
+    snprintf(dir, sizeof dir, "%s", target);
+    struct stat st;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        if (rank == 0)
+            fprintf(stderr, "h5mf-bench: %s: not a directory\n", dir);
+        MPI_Finalize();
+        return 1;
+    }
+    buf = malloc(block);
+    if (!buf)
+        die("malloc");
+    for (uint64_t i = 0; i < block; i++)
+        buf[i] = (char)(rank + i);
+    int subfiling = provided == MPI_THREAD_MULTIPLE;
+    if (rank == 0)
+        printf("h5mf-bench: %d ranks x %llu MiB in %llu KiB blocks, %d repetitions, %s, in %s\n", size,
+               (unsigned long long)(per_rank >> 20), (unsigned long long)(block >> 10), repeat,
+               do_fsync ? "fsync at close" : "no fsync (page cache counts)", dir);
+
+    for (int rep = 0; rep < repeat; rep++) {
+        posix_fpp();
+        mpiio(1);
+        mpiio(0);
+        hdf5_write("hdf5-mpio", "mpio", "mpio.h5");
+        if (subfiling)
+            hdf5_write("hdf5-subfiling", "subfiling", "subfiling.h5");
+        hdf5_write("hdf5-multifile", "multifile", "mf.h5");
+        merge(0);
+        copy(0);
+        merge(1);
+        copy(1);
+        hdf5_read("read-merged", "merged.h5", NULL);
+        hdf5_read("read-inplace", "mf.h5", "read=inplace");
+        if (rank == 0) {
+            char p[PATH_MAX];
+            path(p, ".");
+            rm("mpio.h5");
+            rm("merged.h5");
+            rm("mf.h5");
+            if (subfiling) { /* subfiling's config and subfiles */
+                char cmd[PATH_MAX + 64];
+                snprintf(cmd, sizeof cmd, "rm -f '%s'/subfiling.h5*", dir);
+                if (system(cmd) != 0)
+                    fprintf(stderr, "h5mf-bench: could not remove the subfiling files\n");
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    FILE *json = NULL;
+    if (rank == 0) {
+        printf("\n%-16s %12s %12s %12s   (MiB/s over %d runs)\n", "kernel", "median", "min", "max", repeat);
+        for (int i = 0; i < nresults; i++) {
+            double lo = results[i].mibs[0], hi = lo;
+            for (int k = 1; k < results[i].n; k++) {
+                lo = results[i].mibs[k] < lo ? results[i].mibs[k] : lo;
+                hi = results[i].mibs[k] > hi ? results[i].mibs[k] : hi;
+            }
+            printf("%-16s %12.1f %12.1f %12.1f\n", results[i].name, median(results[i].name), lo, hi);
+        }
+        printf("\n");
+        if (json_path && !(json = fopen(json_path, "w")))
+            die(json_path);
+        if (json) {
+            fprintf(json, "{\n  \"ranks\": %d, \"mib_per_rank\": %llu, \"block_kib\": %llu, \"repeat\": %d, "
+                          "\"fsync\": %s,\n  \"kernels\": {",
+                    size, (unsigned long long)(per_rank >> 20), (unsigned long long)(block >> 10), repeat,
+                    do_fsync ? "true" : "false");
+            for (int i = 0; i < nresults; i++) {
+                fprintf(json, "%s\n    \"%s\": {\"median_mib_s\": %.2f, \"runs_mib_s\": [", i ? "," : "",
+                        results[i].name, median(results[i].name));
+                for (int k = 0; k < results[i].n; k++)
+                    fprintf(json, "%s%.2f", k ? ", " : "", results[i].mibs[k]);
+                fprintf(json, "]}");
+            }
+            fprintf(json, "\n  },\n  \"ratios\": {");
+        }
+    }
+    int first = 1;
+    ratio(json, "multifile/posix-fpp (write limit)", "hdf5-multifile", "posix-fpp", &first);
+    ratio(json, "multifile/mpiio-coll", "hdf5-multifile", "mpiio-coll", &first);
+    ratio(json, "multifile/mpiio-ind", "hdf5-multifile", "mpiio-ind", &first);
+    ratio(json, "multifile/hdf5-mpio", "hdf5-multifile", "hdf5-mpio", &first);
+    if (subfiling)
+        ratio(json, "multifile/hdf5-subfiling", "hdf5-multifile", "hdf5-subfiling", &first);
+    ratio(json, "merge-serial/copy-serial", "merge-serial", "copy-serial", &first);
+    ratio(json, "merge-parallel/copy-parallel", "merge-parallel", "copy-parallel", &first);
+    ratio(json, "merge-parallel/merge-serial", "merge-parallel", "merge-serial", &first);
+    ratio(json, "read-inplace/read-merged", "read-inplace", "read-merged", &first);
+    if (json) {
+        fprintf(json, "\n  }\n}\n");
+        fclose(json);
+    }
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
