@@ -38,7 +38,7 @@ def test_wrong_launcher_starting_singletons_fails(stack_descriptions, tmp_path):
     cmd = [
         "reframe", "-C", ":" + SINGLETONS_CONFIG, "--system", "generic", "-r",
         "-c", os.path.join(ROOT, "reframe-tests", "hdf5-tutorial", "hyperslab.py"),
-        "-n", "hdf5_tutorial_hyperslab%pattern=by_chunk%transfer=collective",
+        "-n", "hdf5_tutorial_hyperslab%pattern=by_chunk%transfer=collective%driver=mpio",
         "-p", "^mpich-hdf5-1_14$",
         "--prefix", str(tmp_path), "--perflogdir", str(tmp_path / "perflogs"),
         "--report-file", str(tmp_path / "report.json"),
