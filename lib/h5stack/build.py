@@ -19,6 +19,7 @@ import subprocess
 import time
 
 from . import paths
+from .sources import sha256_of
 from .ui import StepError, fmt_seconds, info, run_logged
 
 MANIFEST = ".h5stack-manifest.json"
@@ -28,14 +29,6 @@ BUILDER_VERSION = 1  # bump to rebuild everything after a change in how we build
 def compute_key(inputs):
     blob = json.dumps({"builder": BUILDER_VERSION, **inputs}, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-def _file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def scan(prefix):
@@ -50,7 +43,7 @@ def scan(prefix):
             if os.path.islink(full):
                 files[rel] = ["link", os.readlink(full)]
             else:
-                files[rel] = ["file", os.path.getsize(full), _file_sha256(full)]
+                files[rel] = ["file", os.path.getsize(full), sha256_of(full)]
     return files
 
 
@@ -80,7 +73,7 @@ def verify(prefix, key, required=()):
             return f"{rel} is missing"
         if os.path.getsize(full) != entry[1]:
             return f"{rel} has size {os.path.getsize(full)}, expected {entry[1]}"
-        if _file_sha256(full) != entry[2]:
+        if sha256_of(full) != entry[2]:
             return f"{rel} has changed (sha256 mismatch)"
     return None
 
@@ -196,5 +189,5 @@ def tree_sha256(root):
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
             h.update(os.path.relpath(full, root).encode() + b"\0")
-            h.update(_file_sha256(full).encode())
+            h.update(sha256_of(full).encode())
     return h.hexdigest()

@@ -862,8 +862,10 @@ static haddr_t mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)
 
 /* vectors: a size of 0 / a type of H5FD_MEM_NOLIST ends its array; the previous
  * entry then holds for all remaining elements (HDF5's compact convention) */
-static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
-                             size_t sizes[], void *bufs[])
+typedef herr_t (*mf_io_fn)(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+
+static herr_t for_each_vector_entry(mf_io_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[],
+                                    haddr_t addrs[], size_t sizes[], void *bufs[])
 {
     size_t     size = 0;
     H5FD_mem_t type = H5FD_MEM_DEFAULT;
@@ -877,31 +879,28 @@ static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_
             type = types[i];
         else
             fixed_type = true;
-        if (mf_read(file, type, dxpl, addrs[i], size, bufs[i]) < 0)
+        if (io(file, type, dxpl, addrs[i], size, bufs[i]) < 0)
             return -1;
     }
     return 0;
 }
 
+static herr_t write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    return mf_write(file, type, dxpl, addr, size, buf);
+}
+
+static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                             size_t sizes[], void *bufs[])
+{
+    return for_each_vector_entry(mf_read, file, dxpl, count, types, addrs, sizes, bufs);
+}
+
 static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                               size_t sizes[], const void *bufs[])
 {
-    size_t     size = 0;
-    H5FD_mem_t type = H5FD_MEM_DEFAULT;
-    bool       fixed_size = false, fixed_type = false;
-    for (uint32_t i = 0; i < count; i++) {
-        if (!fixed_size && (i == 0 || sizes[i] != 0))
-            size = sizes[i];
-        else
-            fixed_size = true;
-        if (!fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
-            type = types[i];
-        else
-            fixed_type = true;
-        if (mf_write(file, type, dxpl, addrs[i], size, bufs[i]) < 0)
-            return -1;
-    }
-    return 0;
+    /* the entries are only read from: the cast serves the shared loop */
+    return for_each_vector_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
 }
 
 static herr_t mf_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
