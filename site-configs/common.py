@@ -31,6 +31,13 @@ def local_stacks():
     return result
 
 
+def _has_multifile(desc):
+    """The multifile driver is there: as a package (plugin) or built into libhdf5 (twin)."""
+    return desc.get("variant") == "multifile" or any(
+        p["name"] == "hdf5-vfd-multifile" for p in desc.get("packages", [])
+    )
+
+
 def local_stack_environments(target_systems):
     """One programming environment per local stack, named like the stack with '.'
     replaced by '_' (ReFrame's rule for names): mpich-hdf5-1.14 -> mpich-hdf5-1_14.
@@ -54,7 +61,9 @@ def local_stack_environments(target_systems):
                     desc["mpi"],
                     "hdf5-" + desc["hdf5_series"].replace(".", "_"),
                 ]
-                + [p["name"] for p in desc.get("packages", [])],
+                + [p["name"] for p in desc.get("packages", [])]
+                + (["multifile"] if _has_multifile(desc) else [])
+                + ([f"variant-{desc['variant']}"] if desc.get("variant") else []),
                 "extras": {
                     "mpi": desc["mpi"],
                     "mpi_library_signature": desc["mpi_library_signature"],

@@ -57,6 +57,9 @@ def build_parser():
     p.add_argument("checks", nargs="*", metavar="CHECK", help="only checks whose name matches (reframe -n)")
     p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
 
+    p = sub.add_parser("patches", help="regenerate patches/ (HDF5 with the multifile driver built in)")
+    p.add_argument("--check", action="store_true", help="only check that the committed patches are current")
+
     sub.add_parser("test", help="run the project's own test suite")
     return parser
 
@@ -125,13 +128,26 @@ def cmd_run(args):
     return regression.run(args)
 
 
+def cmd_patches(args):
+    from . import patches
+
+    return patches.run(args)
+
+
 def cmd_test(args):
     from . import testsuite
 
     return testsuite.run(args)
 
 
-COMMANDS = {"setup": cmd_setup, "list": cmd_list, "env": cmd_env, "run": cmd_run, "test": cmd_test}
+COMMANDS = {
+    "setup": cmd_setup,
+    "list": cmd_list,
+    "env": cmd_env,
+    "run": cmd_run,
+    "patches": cmd_patches,
+    "test": cmd_test,
+}
 
 
 def main(args):

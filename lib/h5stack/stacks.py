@@ -120,12 +120,20 @@ class MPI:
 
 
 class Stack:
-    def __init__(self, mpi, series, series_spec):
+    """<mpi>-hdf5-<series>, or its patched twin <mpi>-hdf5-<series>-<variant> (stacks.yaml `twins`)."""
+
+    def __init__(self, mpi, series, series_spec, variant=None, twin_spec=None):
         self.mpi = mpi
         self.series = series
         self.spec = series_spec
-        self.name = f"{mpi.name}-hdf5-{series}"
+        self.variant = variant
+        self.twin = twin_spec or {}
+        self.base_name = f"{mpi.name}-hdf5-{series}"
+        self.name = self.base_name + (f"-{variant}" if variant else "")
         self.dir = os.path.join(paths.sub("stacks"), self.name)
+
+    def patches(self):
+        return [self.twin["patches"][self.series]] if self.variant else []
 
     def description(self):
         """stack.json of a set-up stack, or None."""
@@ -149,6 +157,12 @@ class Stacks:
             for mpi in self.mpis.values():
                 stack = Stack(mpi, series, spec)
                 self.stacks[stack.name] = stack
+        for variant, twin in (self.config.get("twins") or {}).items():
+            for series, spec in self.series.items():
+                for mpi_name in twin["mpis"]:
+                    if series in twin["patches"]:
+                        stack = Stack(self.mpis[mpi_name], series, spec, variant, twin)
+                        self.stacks[stack.name] = stack
         self._sources = {}
         self._hdf5 = {}
         self._packages = {}
@@ -168,8 +182,8 @@ class Stacks:
             info(f"HDF5 {series}: source is the {self._sources[series].origin}")
         return self._sources[series]
 
-    def hdf5_component(self, series, mpi):
-        key = (series, mpi.name)
+    def hdf5_component(self, series, mpi, variant=None):
+        key = (series, mpi.name, variant)
         if key in self._hdf5:
             return self._hdf5[key]
         spec = self.series[series]
@@ -187,7 +201,8 @@ class Stacks:
         if not mpi_check["thread_multiple"]:
             info(f"{mpi.description} lacks MPI_THREAD_MULTIPLE: building HDF5 without the subfiling VFD")
             options["HDF5_ENABLE_SUBFILING_VFD"] = "OFF"
-        patches = sorted(spec.get("patches", []))
+        twin = (self.config.get("twins") or {}).get(variant, {}) if variant else {}
+        patches = [twin["patches"][series]] if variant else []
         inputs = {
             "source_sha256": src.sha256,
             "patches": {p: sources.sha256_of(os.path.join(paths.PATCHES_DIR, p)) for p in patches},
@@ -210,9 +225,10 @@ class Stacks:
         if tools:
             required += ["bin/h5dump", "bin/h5diff"]
         version = _version_from_source_name(src)
+        suffix = f"-{variant}" if variant else ""
         comp = build.Component(
-            name=f"hdf5-{version}-{mpi.name}",
-            label=f"HDF5 {version} ({mpi.name})",
+            name=f"hdf5-{version}-{mpi.name}{suffix}",
+            label=f"HDF5 {version} ({mpi.name}{', ' + variant if variant else ''})",
             inputs=inputs,
             prepare=prepare,
             cmake_options=options,
@@ -240,7 +256,7 @@ class Stacks:
         memo = (pkg_dir, stack.name)  # one key per run, even if the tree is edited meanwhile
         if memo in self._packages:
             return self._packages[memo]
-        hdf5 = self.hdf5_component(stack.series, stack.mpi)
+        hdf5 = self.hdf5_component(stack.series, stack.mpi, stack.variant)
         pkg = os.path.basename(pkg_dir)
         inputs = {
             "source_tree_sha256": build.tree_sha256(pkg_dir),
@@ -271,17 +287,32 @@ class Stacks:
         return self._packages[memo]
 
     # -- set-up -------------------------------------------------------------
-    def needed_series(self, names):
-        """Series to build for these stacks, dependencies (borrowed tools) first."""
+    def needed_stacks(self, names):
+        """These stacks and those they borrow from (a twin's base), bases first."""
         order = []
         for name in names:
             stack = self.get(name)
-            tools = stack.spec.get("tools")
-            deps = [str(tools["from_series"])] if isinstance(tools, dict) else []
-            for s in deps + [stack.series]:
-                if (s, stack.mpi.name) not in order:
-                    order.append((s, stack.mpi.name))
+            for n in ([stack.base_name] if stack.variant else []) + [stack.name]:
+                if n not in order:
+                    order.append(n)
         return order
+
+    def needed_hdf5(self, names):
+        """HDF5 builds (series, mpi, variant) for these stacks, borrowed tools' first."""
+        order = []
+        for name in self.needed_stacks(names):
+            stack = self.get(name)
+            tools = stack.spec.get("tools")
+            deps = [(str(tools["from_series"]), stack.mpi.name, None)] if isinstance(tools, dict) else []
+            for item in deps + [(stack.series, stack.mpi.name, stack.variant)]:
+                if item not in order:
+                    order.append(item)
+        return order
+
+    def stack_packages(self, stack):
+        """The projects of packages/ built into a stack (a twin leaves some out)."""
+        skip = set(stack.twin.get("without_packages", []))
+        return [d for d in self.package_dirs() if os.path.basename(d) not in skip]
 
     def setup(self, names=None, jobs=None):
         names = names or self.names()
@@ -291,16 +322,16 @@ class Stacks:
         info(f"set-up of {len(names)} stack(s) done in {time.monotonic() - t0:.0f} s")
 
     def _setup(self, names, jobs):
-        for series, mpi_name in self.needed_series(names):
-            self.hdf5_component(series, self.mpis[mpi_name]).ensure(jobs)
-        for name in names:
+        for series, mpi_name, variant in self.needed_hdf5(names):
+            self.hdf5_component(series, self.mpis[mpi_name], variant).ensure(jobs)
+        for name in self.needed_stacks(names):
             stack = self.get(name)
-            for pkg_dir in self.package_dirs():
+            for pkg_dir in self.stack_packages(stack):
                 self.package_component(pkg_dir, stack).ensure(jobs)
             self.write_stack_dir(stack)
 
     def write_stack_dir(self, stack):
-        hdf5 = self.hdf5_component(stack.series, stack.mpi)
+        hdf5 = self.hdf5_component(stack.series, stack.mpi, stack.variant)
         if hdf5.status() is not None:
             raise StepError(f"{stack.name}: HDF5 is not built ({hdf5.status()})")
         tools = stack.spec.get("tools")
@@ -314,7 +345,7 @@ class Stacks:
         for name in stack.mpi.commands:
             _write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name))
         pkgs = []
-        for pkg_dir in self.package_dirs():
+        for pkg_dir in self.stack_packages(stack):
             comp = self.package_component(pkg_dir, stack)
             if comp.status() is not None:
                 raise StepError(f"{stack.name}: {comp.label} is not built ({comp.status()})")
@@ -329,8 +360,17 @@ class Stacks:
                     continue
                 _write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool))
                 borrowed.append(tool)
+        for program in stack.twin.get("borrow_programs", []):  # e.g. h5mf from the base stack
+            base = self.get(stack.base_name)
+            for pkg_dir in self.stack_packages(base):
+                target = os.path.join(self.package_component(pkg_dir, base).prefix, "bin", program)
+                if os.path.exists(target):
+                    _write_wrapper(os.path.join(tmp, "bin", program), target)
+                    borrowed.append(f"{program} (from {base.name})")
         description = {
             "name": stack.name,
+            "variant": stack.variant,
+            "hdf5_patches": stack.patches(),
             "mpi": stack.mpi.name,
             "mpi_description": stack.mpi.description,
             "mpi_version": stack.mpi.version(),

@@ -109,8 +109,9 @@ class hdf5_tutorial_hyperslab(rfm.RunOnlyRegressionTest):
 
     pattern = parameter(list(PATTERNS))
     transfer = parameter(['collective', 'independent'])
-    #: ``mpio``: HDF5's MPI-IO driver; ``multifile``: our driver, loaded by name
-    #: (the environment's HDF5_PLUGIN_PATH finds it), written as a directory,
+    #: ``mpio``: HDF5's MPI-IO driver; ``multifile``: our driver, selected by name
+    #: (a plugin on the environment's HDF5_PLUGIN_PATH, or built into a patched
+    #: HDF5: feature ``multifile``), written as a directory,
     #: verified and reconstructed with ``h5mf`` before h5dump reads it.
     driver = parameter(['mpio', 'multifile'])
 
@@ -145,7 +146,7 @@ class hdf5_tutorial_hyperslab(rfm.RunOnlyRegressionTest):
                       f'{self.transfer} transfer, {self.driver} driver, '
                       f'{self.num_tasks} ranks')
         if self.driver == 'multifile':
-            self.valid_prog_environs = ['+hdf5-parallel +hdf5-vfd-multifile']
+            self.valid_prog_environs = ['+hdf5-parallel +multifile']
             self.tags = self.tags | {'multifile'}
 
     @run_after('setup')

@@ -14,6 +14,8 @@
 #define H5FDmultifile_H
 
 #include <hdf5.h>
+
+#ifdef H5_HAVE_PARALLEL /* always true for the plugin; the patched libhdf5 may be serial */
 #include <mpi.h>
 
 #define H5FD_MULTIFILE_NAME "multifile"
@@ -43,8 +45,16 @@ herr_t H5Pset_multifile_options(hid_t fapl_id, const char *options);
 /* read mode of a fapl using the driver */
 herr_t H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode);
 
+/*
+ * Compatibility with the original Multifile HDF5 patch (HDF5 1.8.11's mpiposix driver):
+ * code written for it builds and runs unchanged. use_gpfs_hints is accepted and ignored
+ * (GPFS tuning belongs to the site configuration now).
+ */
+herr_t H5Pset_fapl_mpiposix(hid_t fapl_id, MPI_Comm comm, hbool_t use_gpfs_hints);
+
 #ifdef __cplusplus
 }
 #endif
 
+#endif /* H5_HAVE_PARALLEL */
 #endif

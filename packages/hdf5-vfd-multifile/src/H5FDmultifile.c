@@ -177,8 +177,10 @@ static const H5FD_class_t H5FD_multifile_g = {
 
 /* ---------------------------------------------------------------- plugin entry points */
 
+#ifndef H5_MULTIFILE_BUILTIN /* not inside libhdf5 (the patch): plugins are looked up by these names */
 H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
 const void *H5PLget_plugin_info(void) { return &H5FD_multifile_g; }
+#endif
 
 /* ---------------------------------------------------------------- public API */
 
@@ -235,6 +237,12 @@ herr_t H5Pset_fapl_multifile(hid_t fapl_id, MPI_Comm comm, MPI_Info info)
     if (H5Pset_mpi_params(fapl_id, comm, info) < 0)
         return -1;
     return set_options(fapl_id, &opt);
+}
+
+herr_t H5Pset_fapl_mpiposix(hid_t fapl_id, MPI_Comm comm, hbool_t use_gpfs_hints)
+{
+    (void)use_gpfs_hints;
+    return H5Pset_fapl_multifile(fapl_id, comm, MPI_INFO_NULL);
 }
 
 herr_t H5Pget_fapl_multifile(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
@@ -590,23 +598,31 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         ok = 0;
     }
     else {
+        /* rank 0 decides what NAME is, for all: a rank looking later could find the
+         * directory already replaced by its reconstruction */
         struct stat st;
-        int         is_mf = mf_is_multifile(name);
-        if (!is_mf && (stat(name, &st) != 0 || !S_ISREG(st.st_mode))) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", name,
-                     stat(name, &st) != 0 ? strerror(errno) : "neither a multifile directory nor a file");
+        int         kind = 0; /* 0 unusable, 1 a file, 2 a multifile directory */
+        if (f->rank == 0) {
+            if (mf_is_multifile(name))
+                kind = 2;
+            else if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
+                kind = 1;
+            else
+                snprintf(err, MF_ERRMSG_SIZE, "%s: %s", name,
+                         stat(name, &st) != 0 ? strerror(errno) : "neither a multifile directory nor a file");
+        }
+        MPI_Bcast(&kind, 1, MPI_INT, 0, f->comm);
+        if (kind == 0) {
+            MPI_Bcast(err, MF_ERRMSG_SIZE, MPI_CHAR, 0, f->comm);
             ok = 0;
         }
-        else if (is_mf && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
-            ok = open_inplace(f, err) == 0;
+        else if (kind == 2 && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
+            ok = mf_agree(f->comm, open_inplace(f, err) == 0, err) == 0;
         else {
-            if (is_mf)
+            if (kind == 2)
                 ok = merge_dir(f, f->opt.read_mode == H5FD_MULTIFILE_READ_PARALLEL_MERGE, err) == 0;
-            else
-                MPI_Barrier(f->comm); /* a file that another rank might still be renaming into place */
-            ok = ok && open_plain(f, err) == 0;
+            ok = ok && mf_agree(f->comm, open_plain(f, err) == 0, err) == 0;
         }
-        ok = mf_agree(f->comm, ok, err) == 0;
     }
     if (!ok) {
         MF_ERROR("%s", err);

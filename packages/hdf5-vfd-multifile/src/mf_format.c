@@ -12,7 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef MF_HAVE_ISAL
 #include <isa-l/crc.h>
+#endif
 #include <zlib.h>
 
 uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len)
@@ -27,6 +29,7 @@ uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len)
     return crc;
 }
 
+#ifdef MF_HAVE_ISAL
 uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
 {
     const unsigned char *p = buf;
@@ -38,6 +41,28 @@ uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
     }
     return crc;
 }
+#else
+/* the same CRC as ISA-L's crc32_iscsi (reflected CRC-32C, no final inversion), byte-wise:
+ * for builds without ISA-L (e.g. the driver built into libhdf5 by the patch) */
+uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
+{
+    static uint32_t table[256];
+    static int      ready;
+    if (!ready) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+            table[i] = c;
+        }
+        ready = 1;
+    }
+    const unsigned char *p = buf;
+    while (len--)
+        crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return crc;
+}
+#endif
 
 static void put_u16(unsigned char *p, uint16_t v)
 {

@@ -1,0 +1,145 @@
+"""`h5stack patches`: the HDF5 patches that build the multifile driver into libhdf5.
+
+patches/hdf5-<series>-multifile.patch is generated, never edited: it is the
+difference between HDF5's pristine source (the stack's source for that series) and
+the same tree with
+  - packages/hdf5-vfd-multifile/src/* and include/H5FDmultifile.h copied into src/
+    (every .c wrapped in `#ifdef H5_HAVE_PARALLEL`, with H5_MULTIFILE_BUILTIN defined
+    so the plugin entry points stay out of libhdf5),
+  - those sources and the public header listed in src/CMakeLists.txt,
+  - H5FDmultifile.h included by hdf5.h (H5Pset_fapl_multifile, H5Pset_fapl_mpiposix),
+  - "multifile" and "mpiposix" known to HDF5_DRIVER as built-in driver names.
+`--check` regenerates them in memory and fails when a committed patch is stale.
+"""
+
+import difflib
+import glob
+import os
+import shutil
+import tempfile
+
+from . import paths
+from .ui import StepError, info
+
+PACKAGE = os.path.join(paths.PACKAGES_DIR, "hdf5-vfd-multifile")
+HEADER = "/* Generated from packages/hdf5-vfd-multifile by `./h5stack patches`: edit it there. */\n"
+
+
+def patch_name(series):
+    return f"hdf5-{series}-multifile.patch"
+
+
+def _insert_after(text, anchor, addition, what):
+    i = text.find(anchor)
+    if i < 0:
+        raise StepError(f"{what}: cannot find {anchor.strip()!r} to patch")
+    j = text.index("\n", i) + 1
+    return text[:j] + addition + text[j:]
+
+
+def _insert_before(text, anchor, addition, what):
+    i = text.find(anchor)
+    if i < 0:
+        raise StepError(f"{what}: cannot find {anchor.strip()!r} to patch")
+    return text[:i] + addition + text[i:]
+
+
+def modified_files(root):
+    """{relative path: new text} of the files the patch adds or changes in tree `root`."""
+    files = {}
+    sources = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.c")))
+    for path in sources:
+        body = open(path).read()
+        files[f"src/{os.path.basename(path)}"] = (
+            HEADER + '#include "H5pubconf.h"\n#ifdef H5_HAVE_PARALLEL\n#define H5_MULTIFILE_BUILTIN 1\n'
+            + body + "#endif /* H5_HAVE_PARALLEL */\n"
+        )  # fmt: skip
+    for path in sorted(glob.glob(os.path.join(PACKAGE, "src", "*.h"))) + [
+        os.path.join(PACKAGE, "include", "H5FDmultifile.h")
+    ]:
+        files[f"src/{os.path.basename(path)}"] = HEADER + open(path).read()
+
+    cmake = open(os.path.join(root, "src", "CMakeLists.txt")).read()
+    cmake = _insert_after(
+        cmake,
+        "${HDF5_SRC_DIR}/H5FDmpio.c",
+        "".join(f"    ${{HDF5_SRC_DIR}}/{os.path.basename(p)}\n" for p in sources),
+        "src/CMakeLists.txt",
+    )
+    cmake = _insert_after(
+        cmake, "${HDF5_SRC_DIR}/H5FDmpio.h", "    ${HDF5_SRC_DIR}/H5FDmultifile.h\n", "src/CMakeLists.txt"
+    )
+    files["src/CMakeLists.txt"] = cmake
+
+    hdf5_h = open(os.path.join(root, "src", "hdf5.h")).read()
+    files["src/hdf5.h"] = _insert_after(
+        hdf5_h,
+        '#include "H5FDsubfiling.h"',
+        '#include "H5FDmultifile.h" /* multifile VFD (h5stack)             */\n',
+        "src/hdf5.h",
+    )
+
+    fapl = open(os.path.join(root, "src", "H5Pfapl.c")).read()
+    fapl = _insert_after(
+        fapl, '#include "H5FDmpio.h"', '#include "H5FDmultifile.h" /* multifile VFD (h5stack) */\n', "src/H5Pfapl.c"
+    )
+    fapl = _insert_before(
+        fapl,
+        '    else if (!strcmp(driver_name, "mpio")) {',
+        '    else if (!strcmp(driver_name, "multifile") || !strcmp(driver_name, "mpiposix")) {\n'
+        "#ifdef H5_HAVE_PARALLEL\n"
+        "        if ((*driver_id = H5FD_MULTIFILE) < 0)\n"
+        '            HGOTO_ERROR(H5E_VFL, H5E_UNINITIALIZED, FAIL, "couldn\'t initialize multifile VFD");\n'
+        "#else\n"
+        '        HGOTO_ERROR(H5E_VFL, H5E_BADVALUE, FAIL, "the multifile VFD needs a parallel HDF5");\n'
+        "#endif\n"
+        "    }\n",
+        "src/H5Pfapl.c",
+    )
+    files["src/H5Pfapl.c"] = fapl
+    return files
+
+
+def render(root, series):
+    """The unified diff for the pristine tree `root` (paths a/... b/..., for patch -p1)."""
+    out = []
+    for rel, new in sorted(modified_files(root).items()):
+        old_path = os.path.join(root, rel)
+        old = open(old_path).read().splitlines(keepends=True) if os.path.exists(old_path) else []
+        a = f"a/{rel}" if old else "/dev/null"
+        out += difflib.unified_diff(old, new.splitlines(keepends=True), a, f"b/{rel}", n=3)
+    if not out:
+        raise StepError(f"HDF5 {series}: the patch came out empty")
+    return "".join(out)
+
+
+def pristine(stacks, series, work):
+    src = stacks.source(series)
+    return src.unpack(os.path.join(work, series))
+
+
+def run(args):
+    from .stacks import Stacks
+
+    stacks = Stacks()
+    stale = []
+    with tempfile.TemporaryDirectory() as work:
+        for series in stacks.series:
+            text = render(pristine(stacks, series, work), series)
+            target = os.path.join(paths.PATCHES_DIR, patch_name(series))
+            current = open(target).read() if os.path.exists(target) else None
+            if current == text:
+                info(f"{target}: up to date")
+            elif args.check:
+                stale.append(target)
+            else:
+                os.makedirs(paths.PATCHES_DIR, exist_ok=True)
+                with open(target, "w") as f:
+                    f.write(text)
+                info(f"{target}: written ({len(text.splitlines())} lines)")
+            shutil.rmtree(os.path.join(work, series), ignore_errors=True)
+    if stale:
+        raise StepError(
+            "stale patches (packages/hdf5-vfd-multifile changed): " + ", ".join(stale) + "; run `./h5stack patches`"
+        )
+    return 0
