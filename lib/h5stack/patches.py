@@ -8,7 +8,8 @@ the same tree with
     so the plugin entry points stay out of libhdf5),
   - those sources and the public header listed in src/CMakeLists.txt,
   - H5FDmultifile.h included by hdf5.h (H5Pset_fapl_multifile, H5Pset_fapl_mpiposix),
-  - "multifile" and "mpiposix" known to HDF5_DRIVER as built-in driver names.
+  - "multifile" and "mpiposix" known as built-in driver names to HDF5_DRIVER and to
+    H5Pset_driver_by_name (no plugin needed).
 `--check` regenerates them in memory and fails when a committed patch is stale.
 """
 
@@ -97,6 +98,23 @@ def modified_files(root):
         "src/H5Pfapl.c",
     )
     files["src/H5Pfapl.c"] = fapl
+
+    fdint = open(os.path.join(root, "src", "H5FDint.c")).read()
+    fdint = _insert_after(fdint, '#include "H5PLprivate.h"', '#include "H5FDmultifile.h" /* multifile VFD (h5stack) */\n', "src/H5FDint.c")
+    anchor = "    /* Check if driver is already registered */\n    if ((driver_is_registered = H5FD_is_driver_registered_by_name("
+    fdint = _insert_before(
+        fdint,
+        anchor,
+        "#ifdef H5_HAVE_PARALLEL\n"
+        "    /* the built-in multifile driver (h5stack patch) registers itself on first use */\n"
+        '    if (!strcmp(name, "mpiposix"))\n'
+        '        name = "multifile";\n'
+        '    if (!strcmp(name, "multifile") && H5FD_MULTIFILE < 0)\n'
+        '        HGOTO_ERROR(H5E_VFL, H5E_CANTINIT, H5I_INVALID_HID, "unable to initialize the multifile VFD");\n'
+        "#endif\n",
+        "src/H5FDint.c",
+    )
+    files["src/H5FDint.c"] = fdint
     return files
 
 
