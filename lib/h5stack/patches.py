@@ -100,7 +100,9 @@ def modified_files(root):
     files["src/H5Pfapl.c"] = fapl
 
     fdint = open(os.path.join(root, "src", "H5FDint.c")).read()
-    fdint = _insert_after(fdint, '#include "H5PLprivate.h"', '#include "H5FDmultifile.h" /* multifile VFD (h5stack) */\n', "src/H5FDint.c")
+    fdint = _insert_after(
+        fdint, '#include "H5PLprivate.h"', '#include "H5FDmultifile.h" /* multifile VFD (h5stack) */\n', "src/H5FDint.c"
+    )
     anchor = "    /* Check if driver is already registered */\n    if ((driver_is_registered = H5FD_is_driver_registered_by_name("
     fdint = _insert_before(
         fdint,
