@@ -21,6 +21,12 @@ def in_stack(stack, script, cwd):
     )  # fmt: skip
 
 
+def dumped_values(h5dump_output):
+    """The integers of the (one) DATA section of h5dump's output, in order."""
+    data = re.search(r"DATA \{(.*?)\}", h5dump_output, re.S).group(1)
+    return [int(v) for v in re.sub(r"\([\d,]+\):", "", data).replace(",", " ").split()]
+
+
 @pytest.mark.parametrize("stack", STACK_NAMES)
 def test_h5pcc_and_mpiexec_just_work(stack, stack_descriptions, tmp_path):
     desc = stack_descriptions[stack]
@@ -87,9 +93,7 @@ def test_subfiling_vfd_writes_and_h5fuse_merges(stack, stack_descriptions, tmp_p
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "subfiling: 2048 elements verified" in proc.stdout
-    data = re.search(r"DATA \{(.*?)\}", proc.stdout, re.S).group(1)
-    values = [int(v) for v in re.sub(r"\(\d+\):", "", data).replace(",", " ").split()]
-    assert values == [i // 1024 for i in range(2048)]
+    assert dumped_values(proc.stdout) == [i // 1024 for i in range(2048)]
 
 
 @pytest.mark.parametrize("stack", STACK_NAMES)
@@ -107,9 +111,7 @@ def test_unmodified_serial_program_with_hdf5_driver_multifile(stack, tmp_path):
         tmp_path,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = re.search(r"DATA \{(.*?)\}", proc.stdout, re.S).group(1)
-    values = [int(v) for v in re.sub(r"\(\d+,\d+\):", "", data).replace(",", " ").split()]
-    assert values == list(range(100))
+    assert dumped_values(proc.stdout) == list(range(100))
 
 
 TWINS = [n for n in STACK_NAMES if n.endswith("-multifile")]
