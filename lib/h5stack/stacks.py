@@ -11,6 +11,7 @@ Its description lives in $H5STACK_HOME/stacks/<stack>/:
   plugins/    links to the HDF5 plugins of the stack's packages (HDF5_PLUGIN_PATH)
 """
 
+import functools
 import glob
 import json
 import os
@@ -73,8 +74,9 @@ class MPI:
                 return out.strip()
         return build.first_line([self.command("mpicc"), "--version"])
 
+    @functools.cache  # noqa: B019 (one MPI object per run)
     def identity(self):
-        """What makes builds with this MPI differ (part of cache keys)."""
+        """What makes builds with this MPI differ (part of cache keys); computed once."""
         show = subprocess.run([self.command("mpicc"), "-show"], capture_output=True, text=True).stdout.strip()
         return {"mpi": self.name, "mpi_version": self.version(), "mpicc_show": show}
 
@@ -119,6 +121,17 @@ class MPI:
         return result
 
 
+def twin_patches(twin_spec, series):
+    """The patches of a twin (stacks.yaml `twins`) for a series; [] for a plain stack."""
+    return [twin_spec["patches"][series]] if twin_spec else []
+
+
+@functools.cache
+def toolchain():
+    """Compiler and CMake versions (part of cache keys); asked once per run."""
+    return {"compiler": build.first_line(["cc", "--version"]), "cmake": build.first_line(["cmake", "--version"])}
+
+
 class Stack:
     """<mpi>-hdf5-<series>, or its patched twin <mpi>-hdf5-<series>-<variant> (stacks.yaml `twins`)."""
 
@@ -133,7 +146,7 @@ class Stack:
         self.dir = os.path.join(paths.sub("stacks"), self.name)
 
     def patches(self):
-        return [self.twin["patches"][self.series]] if self.variant else []
+        return twin_patches(self.twin, self.series)
 
     def description(self):
         """stack.json of a set-up stack, or None."""
@@ -201,14 +214,12 @@ class Stacks:
         if not mpi_check["thread_multiple"]:
             info(f"{mpi.description} lacks MPI_THREAD_MULTIPLE: building HDF5 without the subfiling VFD")
             options["HDF5_ENABLE_SUBFILING_VFD"] = "OFF"
-        twin = (self.config.get("twins") or {}).get(variant, {}) if variant else {}
-        patches = [twin["patches"][series]] if variant else []
+        patches = twin_patches((self.config.get("twins") or {}).get(variant, {}), series)
         inputs = {
             "source_sha256": src.sha256,
             "patches": {p: sources.sha256_of(os.path.join(paths.PATCHES_DIR, p)) for p in patches},
             "cmake_options": {k: v for k, v in options.items()},
-            "compiler": build.first_line(["cc", "--version"]),
-            "cmake": build.first_line(["cmake", "--version"]),
+            **toolchain(),
             **mpi.identity(),
         }
 
@@ -261,8 +272,7 @@ class Stacks:
         inputs = {
             "source_tree_sha256": build.tree_sha256(pkg_dir),
             "hdf5_key": hdf5.key,
-            "compiler": build.first_line(["cc", "--version"]),
-            "cmake": build.first_line(["cmake", "--version"]),
+            **toolchain(),
             **stack.mpi.identity(),
         }
         options = {
@@ -373,7 +383,7 @@ class Stacks:
             "hdf5_patches": stack.patches(),
             "mpi": stack.mpi.name,
             "mpi_description": stack.mpi.description,
-            "mpi_version": stack.mpi.version(),
+            "mpi_version": stack.mpi.identity()["mpi_version"],
             "mpi_library_version": hdf5.mpi_check["library_version"],
             "mpi_library_signature": stack.mpi.signature,
             "mpi_thread_multiple": hdf5.mpi_check["thread_multiple"],
