@@ -57,7 +57,6 @@ typedef struct {
     int          data_fd, idx_fd;
     uint64_t     data_pos, idx_pos, nrec;
     uint32_t     epoch;
-    bool         dirty; /* writes since the last commit */
     mf_clock_t   clock;
     mf_extents_t map;   /* MODE_WRITE: live map; MODE_INPLACE: dir.map */
     mf_tail_t   *tails; /* other ranks' files (MODE_WRITE), NULL entries closed */
@@ -67,6 +66,9 @@ typedef struct {
     /* MODE_INPLACE */
     mf_dir_t     dir;
     int         *rank_fds;
+    /* where each rank's data is read from (not owned): rank_fds (INPLACE), or this rank's
+     * data_fd and the other ranks' tails[r].data_fd as they are opened (WRITE) */
+    int         *read_fds;
 } H5FD_multifile_t;
 
 static hid_t H5FD_MULTIFILE_g     = H5I_INVALID_HID;
@@ -338,6 +340,8 @@ static void free_file(H5FD_multifile_t *f)
                 mf_tail_close(&f->tails[r]);
         free(f->tails);
     }
+    if (f->mode == MODE_WRITE)
+        free(f->read_fds);
     if (f->rank_fds) {
         for (unsigned r = 0; r < f->dir.meta.ranks; r++)
             if (f->rank_fds[r] >= 0)
@@ -506,7 +510,8 @@ static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
     }
     for (unsigned r = 0; r < f->dir.meta.ranks; r++)
         f->rank_fds[r] = -1;
-    f->eof = (haddr_t)f->dir.size;
+    f->eof      = (haddr_t)f->dir.size;
+    f->read_fds = f->rank_fds;
     for (unsigned r = 0; r < f->dir.meta.ranks; r++) {
         char p[PATH_MAX];
         mf_data_path(p, sizeof p, f->path, r);
@@ -575,10 +580,13 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         if (mf_agree(f->comm, ok, err) == 0) {
             ok = open_rank_files(f, err) == 0;
             if (mf_agree(f->comm, ok, err) == 0) {
-                f->tails = calloc((size_t)f->size, sizeof *f->tails);
-                for (int r = 0; f->tails && r < f->size; r++)
+                f->tails    = calloc((size_t)f->size, sizeof *f->tails);
+                f->read_fds = calloc((size_t)f->size, sizeof *f->read_fds);
+                for (int r = 0; f->tails && f->read_fds && r < f->size; r++) {
                     f->tails[r].idx_fd = f->tails[r].data_fd = -1;
-                ok = f->tails != NULL && mf_clock_sync(&f->clock, f->comm) == MPI_SUCCESS;
+                    f->read_fds[r]                           = r == f->rank ? f->data_fd : -1;
+                }
+                ok = f->tails && f->read_fds && mf_clock_sync(&f->clock, f->comm) == MPI_SUCCESS;
                 if (!ok)
                     snprintf(err, MF_ERRMSG_SIZE, "%s: cannot set up the ranks' common clock", name);
                 ok = mf_agree(f->comm, ok, err) == 0;
@@ -649,7 +657,6 @@ static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
     if (mf_agree(f->comm, ok, err) < 0)
         return -1;
     f->epoch++;
-    f->dirty = false;
     f->eof   = f->eoa; /* HDF5 truncates the file to its EOA at this point */
     return 0;
 }
@@ -724,8 +731,11 @@ static int refresh(H5FD_multifile_t *f, mf_err_t err)
         int        torn;
         if (r == f->rank)
             continue;
-        if (t->idx_fd < 0 && mf_tail_open(t, f->path, (unsigned)r, err) < 0)
-            return -1;
+        if (t->idx_fd < 0) {
+            if (mf_tail_open(t, f->path, (unsigned)r, err) < 0)
+                return -1;
+            f->read_fds[r] = t->data_fd;
+        }
         refresh_ctx_t ctx = {t, &f->map};
         if (mf_tail_poll(t, insert_record, &ctx, 0, &torn, err) < 0)
             return -1;
@@ -734,8 +744,8 @@ static int refresh(H5FD_multifile_t *f, mf_err_t err)
 }
 
 /* copy [addr, addr+size) out of the extent map; fds[rank] reads a rank's data */
-static int read_map(const mf_extents_t *map, const int *fds, int own_rank, int own_fd, haddr_t addr, size_t size,
-                    unsigned char *buf, const char *path, mf_err_t err)
+static int read_map(const mf_extents_t *map, const int *fds, haddr_t addr, size_t size, unsigned char *buf,
+                    const char *path, mf_err_t err)
 {
     uint64_t end = addr + size, cur = addr;
     for (size_t i = mf_extents_find(map, addr); i < map->n && map->v[i].addr < end; i++) {
@@ -747,8 +757,7 @@ static int read_map(const mf_extents_t *map, const int *fds, int own_rank, int o
         if (e->key.rank == MF_HOLE_RANK)
             memset(buf + (lo - addr), 0, hi - lo);
         else {
-            int       fd  = e->key.rank == own_rank ? own_fd : fds[e->key.rank];
-            long long got = mf_pread_all(fd, buf + (lo - addr), hi - lo, e->pos + (lo - e->addr));
+            long long got = mf_pread_all(fds[e->key.rank], buf + (lo - addr), hi - lo, e->pos + (lo - e->addr));
             if (got != (long long)(hi - lo)) {
                 snprintf(err, MF_ERRMSG_SIZE, "%s/%d: cannot read %" PRIu64 " bytes at %" PRIu64 ": %s", path,
                          e->key.rank, hi - lo, e->pos + (lo - e->addr), got < 0 ? strerror(errno) : "short file");
@@ -782,7 +791,7 @@ static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
         return 0;
     }
     if (f->mode == MODE_INPLACE) {
-        if (read_map(&f->dir.map, f->rank_fds, -2, -1, addr, size, buf, f->path, err) < 0) {
+        if (read_map(&f->dir.map, f->read_fds, addr, size, buf, f->path, err) < 0) {
             MF_ERROR("%s", err);
             return -1;
         }
@@ -791,23 +800,11 @@ static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
                    addr >= f->dir.size ? size : addr + size - f->dir.size);
         return 0;
     }
-    int *fds = NULL;
-    if (f->size > 1) {
-        if (refresh(f, err) < 0) {
-            MF_ERROR("%s", err);
-            return -1;
-        }
-        fds = malloc((size_t)f->size * sizeof *fds);
-        if (!fds) {
-            MF_ERROR("%s: out of memory", f->path);
-            return -1;
-        }
-        for (int r = 0; r < f->size; r++)
-            fds[r] = f->tails[r].data_fd;
+    if (f->size > 1 && refresh(f, err) < 0) {
+        MF_ERROR("%s", err);
+        return -1;
     }
-    int rc = read_map(&f->map, fds, f->rank, f->data_fd, addr, size, buf, f->path, err);
-    free(fds);
-    if (rc < 0) {
+    if (read_map(&f->map, f->read_fds, addr, size, buf, f->path, err) < 0) {
         MF_ERROR("%s", err);
         return -1;
     }
@@ -866,7 +863,6 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     f->data_pos += size;
     f->idx_pos += MF_RECORD_SIZE;
     f->nrec++;
-    f->dirty = true;
     return 0;
 }
 
