@@ -2,13 +2,17 @@
  * H5FDmultifile.c - the multifile virtual file driver: the HDF5 side.
  *
  * Modes of an open file:
- *   WRITE    a new multifile directory: every write is appended to this rank's data
- *            file and indexed in its .offset file; reads are served from the extent
- *            map of own records and of the records other ranks appended (their index
- *            tails are read before each read); flush/truncate/close are the
- *            collective epoch boundaries where rank 0 commits the metafile
- *   PLAIN    an ordinary HDF5 file (e.g. a reconstructed one), read-only
+ *   WRITE    a multifile directory, new (create) or continued (read-write open of a
+ *            complete one, same number of ranks): every write is appended to this
+ *            rank's data file and indexed in its .offset file; reads are served from
+ *            the extent map of own records and of the records other ranks appended
+ *            (their index tails are read before each read); flush/truncate/close are
+ *            the collective epoch boundaries where rank 0 commits the metafile
+ *   PLAIN    an ordinary HDF5 file (e.g. a reconstructed one): read-only, or
+ *            read-write with every rank writing in place (the original mpiposix way)
  *   INPLACE  a multifile directory read without reconstruction
+ *   ALIAS    a file this process has open already: HDF5 opens a file again to find
+ *            that out, then closes the new handle; the stand-in touches nothing
  * Errors go to the HDF5 error stack under the driver's own error class, as
  * "multifile: <path>: <reason>"; all ranks of a collective call fail together.
  */
@@ -40,7 +44,7 @@
 
 #define MF_MAXADDR ((haddr_t)((1ULL << 62) - 1))
 
-typedef enum { MODE_WRITE, MODE_PLAIN, MODE_INPLACE } mf_mode_t;
+typedef enum { MODE_WRITE, MODE_PLAIN, MODE_INPLACE, MODE_ALIAS } mf_mode_t;
 
 typedef struct {
     H5FD_t       pub; /* public part, must be first */
@@ -50,6 +54,8 @@ typedef struct {
     char        *path;
     mf_mode_t    mode;
     mf_options_t opt;
+    dev_t        dev; /* identity of the directory or file on disk (cmp, ALIAS) */
+    ino_t        ino;
     haddr_t      eoa;
     haddr_t      eof; /* as HDF5's mpio driver: known at open and at each commit only, the same on
                          every rank (HDF5 takes decisions on it, e.g. "empty file: create") */
@@ -62,6 +68,7 @@ typedef struct {
     mf_tail_t   *tails; /* other ranks' files (MODE_WRITE), NULL entries closed */
     /* MODE_PLAIN */
     int          plain_fd;
+    int          writable;
     uint64_t     plain_size;
     /* MODE_INPLACE */
     mf_dir_t     dir;
@@ -76,6 +83,42 @@ static hid_t mf_err_class_g       = H5I_INVALID_HID;
 static hid_t mf_err_major_g       = H5I_INVALID_HID;
 static hid_t mf_err_minor_g       = H5I_INVALID_HID;
 static int   mf_initialized_mpi_g = 0;
+
+/* the files this process has open (not ALIAS): HDF5 asks a driver to open a file
+ * again before it looks for it among its open files */
+static H5FD_multifile_t **open_files_g = NULL;
+static size_t             n_open_g = 0, cap_open_g = 0;
+
+static int register_open(H5FD_multifile_t *f)
+{
+    if (n_open_g == cap_open_g) {
+        size_t             cap = cap_open_g ? 2 * cap_open_g : 8;
+        H5FD_multifile_t **v   = realloc(open_files_g, cap * sizeof *v);
+        if (!v)
+            return -1;
+        open_files_g = v;
+        cap_open_g   = cap;
+    }
+    open_files_g[n_open_g++] = f;
+    return 0;
+}
+
+static void unregister_open(H5FD_multifile_t *f)
+{
+    for (size_t i = 0; i < n_open_g; i++)
+        if (open_files_g[i] == f) {
+            open_files_g[i] = open_files_g[--n_open_g];
+            return;
+        }
+}
+
+static H5FD_multifile_t *find_open(dev_t dev, ino_t ino)
+{
+    for (size_t i = 0; i < n_open_g; i++)
+        if (open_files_g[i]->dev == dev && open_files_g[i]->ino == ino)
+            return open_files_g[i];
+    return NULL;
+}
 
 /* ---------------------------------------------------------------- errors */
 
@@ -133,6 +176,7 @@ static herr_t   mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_m
 static herr_t   mf_flush(H5FD_t *file, hid_t dxpl, hbool_t closing);
 static herr_t   mf_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
 static herr_t   mf_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
+static herr_t   mf_delete(const char *name, hid_t fapl_id);
 
 static const H5FD_class_t H5FD_multifile_g = {
     H5FD_CLASS_VERSION,          /* struct version       */
@@ -172,7 +216,7 @@ static const H5FD_class_t H5FD_multifile_g = {
     mf_truncate,                 /* truncate             */
     NULL,                        /* lock                 */
     NULL,                        /* unlock               */
-    NULL,                        /* del                  */
+    mf_delete,                   /* del                  */
     mf_ctl,                      /* ctl                  */
     H5FD_FLMAP_DICHOTOMY         /* fl_map               */
 };
@@ -328,6 +372,7 @@ static void free_file(H5FD_multifile_t *f)
 {
     if (!f)
         return;
+    unregister_open(f);
     if (f->data_fd >= 0)
         close(f->data_fd);
     if (f->idx_fd >= 0)
@@ -481,18 +526,118 @@ static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
     return ok ? 0 : -1;
 }
 
-static int open_plain(H5FD_multifile_t *f, mf_err_t err)
+static int set_identity(H5FD_multifile_t *f, mf_err_t err)
+{
+    struct stat st;
+    if (stat(f->path, &st) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    return 0;
+}
+
+/* an ordinary file; read-write: every rank writes in place (pwrite), as the original
+ * mpiposix driver did (needs a file system with POSIX consistency across nodes) */
+static int open_plain(H5FD_multifile_t *f, int writable, mf_err_t err)
 {
     struct stat st;
     f->mode     = MODE_PLAIN;
-    f->plain_fd = open(f->path, O_RDONLY);
+    f->writable = writable;
+    f->plain_fd = open(f->path, writable ? O_RDWR : O_RDONLY);
     if (f->plain_fd < 0 || fstat(f->plain_fd, &st) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->path, strerror(errno));
         return -1;
     }
+    f->dev        = st.st_dev;
+    f->ino        = st.st_ino;
     f->plain_size = (uint64_t)st.st_size;
     f->eof        = (haddr_t)f->plain_size;
     return 0;
+}
+
+static int ignore_record(const mf_record_t *rec, uint64_t seq, void *arg)
+{
+    (void)rec;
+    (void)seq;
+    (void)arg;
+    return 0;
+}
+
+/* read-write open of a complete multifile directory written by as many ranks: every
+ * rank loads the directory's extent map and goes on appending to its own files in
+ * new epochs; the metafile says "writing" again until the close */
+static int open_append(H5FD_multifile_t *f, mf_err_t err)
+{
+    mf_dir_t d;
+    char     dpath[PATH_MAX], ipath[PATH_MAX];
+    int      ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
+    if (mf_agree(f->comm, ok, err) < 0) {
+        if (ok)
+            mf_dir_free(&d);
+        return -1;
+    }
+    if (d.meta.ranks != (uint32_t)f->size) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: written by %" PRIu32 " ranks, opened read-write by %d: continuing a multifile directory "
+                 "needs as many ranks (or open it read-only, which reconstructs it, then read-write); "
+                 "nothing was changed",
+                 f->path, d.meta.ranks, f->size);
+        mf_dir_free(&d);
+        return -1;
+    }
+    const mf_rank_records_t *own = &d.ranks[f->rank];
+    uint64_t                 eoa = d.meta.eoa;
+    f->mode       = MODE_WRITE;
+    f->epoch      = d.meta.committed;
+    f->eof        = (haddr_t)d.size;
+    f->nrec       = own->n;
+    f->data_pos   = own->data_size;
+    f->idx_pos    = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
+    f->opt.checksums = own->checksums != 0; /* new records follow the index's header */
+    mf_extents_free(&f->map);
+    f->map = d.map; /* taken over */
+    mf_extents_init(&d.map);
+    mf_dir_free(&d);
+    mf_data_path(dpath, sizeof dpath, f->path, (unsigned)f->rank);
+    mf_index_path(ipath, sizeof ipath, f->path, (unsigned)f->rank);
+    f->data_fd = open(dpath, O_RDWR);
+    f->idx_fd  = f->data_fd < 0 ? -1 : open(ipath, O_RDWR);
+    if (f->idx_fd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->data_fd < 0 ? dpath : ipath, strerror(errno));
+        ok = 0;
+    }
+    f->tails    = calloc((size_t)f->size, sizeof *f->tails);
+    f->read_fds = calloc((size_t)f->size, sizeof *f->read_fds);
+    if (ok && (!f->tails || !f->read_fds)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
+        ok = 0;
+    }
+    for (int r = 0; ok && r < f->size; r++) {
+        f->tails[r].idx_fd = f->tails[r].data_fd = -1;
+        f->read_fds[r]                           = f->data_fd;
+    }
+    for (int r = 0; ok && r < f->size; r++) {
+        int torn = 0;
+        if (r == f->rank)
+            continue;
+        /* the records loaded above are in the map: skip them in the tail */
+        ok = mf_tail_open(&f->tails[r], f->path, (unsigned)r, err) == 0 &&
+             mf_tail_poll(&f->tails[r], ignore_record, NULL, 0, &torn, err) == 0;
+        f->read_fds[r] = f->tails[r].data_fd;
+    }
+    if (mf_agree(f->comm, ok && set_identity(f, err) == 0, err) < 0)
+        return -1;
+    if (mf_clock_sync(&f->clock, f->comm) != MPI_SUCCESS) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot set up the ranks' common clock", f->path);
+        return -1;
+    }
+    if (f->rank == 0) {
+        mf_meta_t meta = {MF_FORMAT_VERSION, (uint32_t)f->size, MF_STATE_WRITING, f->epoch, eoa};
+        ok             = mf_meta_write(f->path, &meta, f->opt.sync, err) == 0;
+    }
+    return mf_agree(f->comm, ok, err);
 }
 
 static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
@@ -558,6 +703,8 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
     H5E_END_TRY
     if (got_params < 0 || f->comm == MPI_COMM_NULL)
         MPI_Comm_dup(MPI_COMM_WORLD, &f->comm);
+    if (f->info == MPI_INFO_NULL) /* HDF5 takes a null info for an error (H5Fget_access_plist) */
+        MPI_Info_create(&f->info);
     MPI_Comm_rank(f->comm, &f->rank);
     MPI_Comm_size(f->comm, &f->size);
 
@@ -571,6 +718,20 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         MF_ERROR("%s", msg);
         free_file(f);
         return NULL;
+    }
+
+    /* open already in this process, on every rank: a stand-in (see MODE_ALIAS) */
+    struct stat       st;
+    H5FD_multifile_t *same = stat(name, &st) == 0 ? find_open(st.st_dev, st.st_ino) : NULL;
+    int               here = same != NULL, everywhere = 0;
+    MPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, f->comm);
+    if (everywhere) {
+        f->mode = MODE_ALIAS;
+        f->dev  = same->dev;
+        f->ino  = same->ino;
+        f->eoa  = same->eoa;
+        f->eof  = same->eof;
+        return (H5FD_t *)f;
     }
 
     if (flags & H5F_ACC_CREAT) {
@@ -589,7 +750,7 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
                 ok = f->tails && f->read_fds && mf_clock_sync(&f->clock, f->comm) == MPI_SUCCESS;
                 if (!ok)
                     snprintf(err, MF_ERRMSG_SIZE, "%s: cannot set up the ranks' common clock", name);
-                ok = mf_agree(f->comm, ok, err) == 0;
+                ok = mf_agree(f->comm, ok && set_identity(f, err) == 0, err) == 0;
             }
             else
                 ok = 0;
@@ -597,19 +758,11 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         else
             ok = 0;
     }
-    else if (flags & H5F_ACC_RDWR) {
-        snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: opening an existing file read-write is not supported by the multifile driver "
-                 "(open it read-only, which reconstructs a multifile directory, or create a new file); "
-                 "nothing was changed",
-                 name);
-        ok = 0;
-    }
     else {
         /* rank 0 decides what NAME is, for all: a rank looking later could find the
          * directory already replaced by its reconstruction */
-        struct stat st;
-        int         kind = 0; /* 0 unusable, 1 a file, 2 a multifile directory */
+        int rdwr = (flags & H5F_ACC_RDWR) != 0;
+        int kind = 0; /* 0 unusable, 1 a file, 2 a multifile directory */
         if (f->rank == 0) {
             if (mf_is_multifile(name))
                 kind = 2;
@@ -624,13 +777,19 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
             MPI_Bcast(err, MF_ERRMSG_SIZE, MPI_CHAR, 0, f->comm);
             ok = 0;
         }
+        else if (kind == 2 && rdwr)
+            ok = open_append(f, err) == 0;
         else if (kind == 2 && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
-            ok = mf_agree(f->comm, open_inplace(f, err) == 0, err) == 0;
+            ok = mf_agree(f->comm, open_inplace(f, err) == 0 && set_identity(f, err) == 0, err) == 0;
         else {
             if (kind == 2)
                 ok = merge_dir(f, f->opt.read_mode == H5FD_MULTIFILE_READ_PARALLEL_MERGE, err) == 0;
-            ok = ok && mf_agree(f->comm, open_plain(f, err) == 0, err) == 0;
+            ok = ok && mf_agree(f->comm, open_plain(f, rdwr, err) == 0, err) == 0;
         }
+    }
+    if (ok && register_open(f) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", name);
+        ok = 0;
     }
     if (!ok) {
         MF_ERROR("%s", err);
@@ -676,7 +835,12 @@ static herr_t mf_close(H5FD_t *_file)
 
 static int mf_cmp(const H5FD_t *f1, const H5FD_t *f2)
 {
-    return strcmp(((const H5FD_multifile_t *)f1)->path, ((const H5FD_multifile_t *)f2)->path);
+    const H5FD_multifile_t *a = (const H5FD_multifile_t *)f1, *b = (const H5FD_multifile_t *)f2;
+    if (a->dev != b->dev)
+        return a->dev < b->dev ? -1 : 1;
+    if (a->ino != b->ino)
+        return a->ino < b->ino ? -1 : 1;
+    return 0;
 }
 
 static herr_t mf_query(const H5FD_t *file, unsigned long *flags)
@@ -781,6 +945,10 @@ static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
         MF_ERROR("%s: read of %zu bytes at %" PRIuHADDR " overflows the address space", f->path, size, addr);
         return -1;
     }
+    if (f->mode == MODE_ALIAS) {
+        MF_ERROR("%s: a stand-in handle for a file open already cannot be read", f->path);
+        return -1;
+    }
     if (f->mode == MODE_PLAIN) {
         long long got = mf_pread_all(f->plain_fd, buf, size, addr);
         if (got < 0) {
@@ -815,13 +983,20 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     unsigned char     rec_buf[MF_RECORD_SIZE];
-    if (f->mode != MODE_WRITE) {
+    if (f->mode != MODE_WRITE && !(f->mode == MODE_PLAIN && f->writable)) {
         MF_ERROR("%s: the file is open read-only", f->path);
         return -1;
     }
     if (addr > MF_MAXADDR || size > MF_MAXADDR - addr) {
         MF_ERROR("%s: write of %zu bytes at %" PRIuHADDR " overflows the address space", f->path, size, addr);
         return -1;
+    }
+    if (f->mode == MODE_PLAIN) {
+        if (mf_pwrite_all(f->plain_fd, buf, size, addr) < 0) {
+            MF_ERROR("%s: write of %zu bytes at %" PRIuHADDR ": %s", f->path, size, addr, strerror(errno));
+            return -1;
+        }
+        return 0;
     }
     if (type == H5FD_MEM_DRAW) {
         /* collective I/O with selection I/O switched off passes MPI derived datatypes, which
@@ -924,6 +1099,32 @@ static herr_t mf_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
         MF_ERROR("%s/%d: fdatasync: %s", f->path, f->rank, strerror(errno));
         return -1;
     }
+    if (f->mode == MODE_PLAIN && f->writable && f->opt.sync && fdatasync(f->plain_fd) < 0) {
+        MF_ERROR("%s: fdatasync: %s", f->path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* a file written in place: once every rank's writes are out, rank 0 sets its size to the EOA */
+static herr_t truncate_plain(H5FD_multifile_t *f)
+{
+    mf_err_t    err = "";
+    struct stat st;
+    int         ok = 1;
+    if (mf_agree(f->comm, 1, err) < 0) /* the barrier */
+        return -1;
+    if (f->rank == 0 && (fstat(f->plain_fd, &st) < 0 ||
+                         ((haddr_t)st.st_size != f->eoa && ftruncate(f->plain_fd, (off_t)f->eoa) < 0))) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot set the size to %" PRIuHADDR ": %s", f->path, f->eoa,
+                 strerror(errno));
+        ok = 0;
+    }
+    if (mf_agree(f->comm, ok, err) < 0) {
+        MF_ERROR("%s", err);
+        return -1;
+    }
+    f->eof = f->eoa;
     return 0;
 }
 
@@ -934,9 +1135,55 @@ static herr_t mf_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
     mf_err_t          err = "";
     (void)dxpl;
     (void)closing;
+    if (f->mode == MODE_PLAIN && f->writable)
+        return truncate_plain(f);
     if (f->mode != MODE_WRITE)
         return 0;
     if (commit(f, MF_STATE_WRITING, err) < 0) {
+        MF_ERROR("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* H5Fdelete: collective over the fapl's communicator like HDF5's mpio driver; rank 0
+ * removes a multifile directory (only one: any other directory is left alone) or a file */
+static herr_t mf_delete(const char *name, hid_t fapl_id)
+{
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Info info = MPI_INFO_NULL;
+    mf_err_t err  = "";
+    int      rank = 0, ok = 1;
+    struct stat st;
+    if (ensure_mpi() < 0) {
+        MF_ERROR("%s: cannot initialise MPI", name);
+        return -1;
+    }
+    herr_t got_params = -1;
+    H5E_BEGIN_TRY { got_params = H5Pget_mpi_params(fapl_id, &comm, &info); }
+    H5E_END_TRY
+    if (got_params < 0 || comm == MPI_COMM_NULL)
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        if (lstat(name, &st) < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot delete: %s", name, strerror(errno));
+            ok = 0;
+        }
+        else if (S_ISDIR(st.st_mode) && !mf_is_multifile(name)) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: a directory that is not a multifile file: not deleting it", name);
+            ok = 0;
+        }
+        else if (S_ISDIR(st.st_mode) ? mf_rmtree(name) < 0 : unlink(name) < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot delete: %s", name, strerror(errno));
+            ok = 0;
+        }
+    }
+    ok = mf_agree(comm, ok, err) == 0;
+    MPI_Comm_free(&comm);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (!ok) {
         MF_ERROR("%s", err);
         return -1;
     }

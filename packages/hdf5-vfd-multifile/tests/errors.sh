@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# errors.sh MPIEXEC WORKLOAD H5MF
+# errors.sh MPIEXEC WORKLOAD H5MF REOPEN
 # Bad input gives a clear message and a non-zero exit, and changes nothing.
 set -uo pipefail
-mpiexec=$1 workload=$2 h5mf=$3
+mpiexec=$1 workload=$2 h5mf=$3 reopen=$4
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-errors.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -48,6 +48,16 @@ expect_fail "--partial needs -o" "$h5mf" merge open.h5 --partial
 "$h5mf" merge open.h5 --partial -o partial.h5 -q || { echo "FAIL: partial merge"; failures=$((failures + 1)); }
 test -d open.h5 || { echo "FAIL: open.h5 replaced"; failures=$((failures + 1)); }
 expect_fail "INCOMPLETE" bash -c "'$h5mf' info open.h5; exit 1"
+
+# read-write: continuing a directory needs as many ranks as wrote it; unclosed ones are refused
+cp -r good.h5 rdwr.h5 && before=$(cat rdwr.h5/metafile)
+expect_fail "written by 2 ranks, opened read-write by 1" "$mpiexec" -n 1 "$reopen" --open-rdwr rdwr.h5
+test "$(cat rdwr.h5/metafile)" = "$before" || { echo "FAIL: rdwr.h5 changed"; failures=$((failures + 1)); }
+expect_fail "incomplete" "$mpiexec" -n 2 "$reopen" --open-rdwr open.h5
+test -d open.h5 || { echo "FAIL: open.h5 replaced"; failures=$((failures + 1)); }
+"$mpiexec" -n 2 "$reopen" --open-rdwr rdwr.h5 && "$h5mf" verify rdwr.h5 > /dev/null \
+    && echo "ok: read-write open and close with the writers' rank count" \
+    || { echo "FAIL: read-write reopen of rdwr.h5"; failures=$((failures + 1)); }
 
 expect_fail "exists" "$h5mf" merge good.h5 -o partial.h5
 expect_fail "unknown option 'bogus'" "$mpiexec" -n 1 "$workload" good.h5 --driver multifile --check --options bogus=1

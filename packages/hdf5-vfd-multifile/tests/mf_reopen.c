@@ -1,0 +1,171 @@
+/*
+ * mf_reopen - read-write reopening and deleting with the multifile driver.
+ *
+ *   mpiexec -n N mf_reopen DIR
+ *
+ * In DIR, with N ranks:
+ *   1. create a.h5 (a multifile directory), write dataset "a", close;
+ *   2. reopen it read-write: it stays a directory (continued in new epochs); overwrite
+ *      rank 0's row of "a", add dataset "b" and open it a second time in the same
+ *      process (HDF5 then asks the driver to open it again), close;
+ *   3. open it read-only (reconstruction): check "a" and "b";
+ *   4. reopen the reconstructed ordinary file read-write (every rank writes in place),
+ *      add dataset "c", close, open read-only and check it;
+ *   5. H5Fdelete removes it.
+ *
+ *   mpiexec -n N mf_reopen --open-rdwr FILE
+ *
+ * only opens FILE read-write and closes it (for the error tests: HDF5's error stack
+ * says why it failed; exit 1).
+ * Rank 0 prints "reopen: ok" on success; any failure exits non-zero.
+ */
+#include "H5FDmultifile.h"
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define COLS 8
+
+static int rank, size;
+
+#define CHECK(expr)                                                                                           \
+    do {                                                                                                      \
+        if ((expr) < 0) {                                                                                     \
+            fprintf(stderr, "rank %d: %s:%d: %s failed\n", rank, __FILE__, __LINE__, #expr);                  \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
+        }                                                                                                     \
+    } while (0)
+#define EXPECT(cond, ...)                                                                                     \
+    do {                                                                                                      \
+        if (!(cond)) {                                                                                        \
+            fprintf(stderr, "rank %d: ", rank);                                                               \
+            fprintf(stderr, __VA_ARGS__);                                                                     \
+            fputc('\n', stderr);                                                                              \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
+        }                                                                                                     \
+    } while (0)
+
+static hid_t fapl(void)
+{
+    hid_t p = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(p);
+    CHECK(H5Pset_fapl_multifile(p, MPI_COMM_WORLD, MPI_INFO_NULL));
+    return p;
+}
+
+/* every rank writes its row (value base + rank*100 + column) of a size x COLS dataset */
+static void write_rows(hid_t f, const char *name, int base, int create)
+{
+    hsize_t dims[2] = {(hsize_t)size, COLS}, start[2] = {(hsize_t)rank, 0}, count[2] = {1, COLS};
+    int     row[COLS];
+    hid_t   space = H5Screate_simple(2, dims, NULL), d;
+    CHECK(space);
+    d = create ? H5Dcreate2(f, name, H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+               : H5Dopen2(f, name, H5P_DEFAULT);
+    CHECK(d);
+    hid_t mem = H5Screate_simple(2, count, NULL);
+    CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
+    for (int c = 0; c < COLS; c++)
+        row[c] = base + rank * 100 + c;
+    CHECK(H5Dwrite(d, H5T_NATIVE_INT, mem, space, H5P_DEFAULT, row));
+    H5Sclose(mem);
+    H5Sclose(space);
+    H5Dclose(d);
+}
+
+/* every rank checks every row; row r holds base_of(r) + r*100 + column */
+static void check_rows(hid_t f, const char *name, int base, int base_row0)
+{
+    int  *all = malloc(sizeof(int) * (size_t)size * COLS);
+    hid_t d   = H5Dopen2(f, name, H5P_DEFAULT);
+    CHECK(d);
+    CHECK(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all));
+    for (int r = 0; r < size; r++)
+        for (int c = 0; c < COLS; c++) {
+            int want = (r == 0 ? base_row0 : base) + r * 100 + c;
+            EXPECT(all[r * COLS + c] == want, "%s[%d][%d] = %d, expected %d", name, r, c, all[r * COLS + c], want);
+        }
+    H5Dclose(d);
+    free(all);
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int main(int argc, char **argv)
+{
+    char path[4096];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc == 3 && strcmp(argv[1], "--open-rdwr") == 0) {
+        hid_t p = fapl(), f = H5Fopen(argv[2], H5F_ACC_RDWR, p);
+        int   ok = f >= 0 && H5Fclose(f) >= 0;
+        H5Pclose(p);
+        H5close();
+        MPI_Finalize();
+        return ok ? 0 : 1;
+    }
+    if (argc != 2) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr FILE\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    snprintf(path, sizeof path, "%s/a.h5", argv[1]);
+    hid_t p = fapl();
+
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, p);
+    CHECK(f);
+    write_rows(f, "a", 1000, 1);
+    CHECK(H5Fclose(f));
+    EXPECT(is_dir(path), "%s: not a directory after the write", path);
+
+    f = H5Fopen(path, H5F_ACC_RDWR, p);
+    CHECK(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT(is_dir(path), "%s: the read-write open did not continue the directory", path);
+    if (rank == 0)
+        write_rows(f, "a", 5000, 0); /* independent: rank 0's row only */
+    MPI_Barrier(MPI_COMM_WORLD);
+    write_rows(f, "b", 2000, 1);
+    hid_t again = H5Fopen(path, H5F_ACC_RDONLY, p); /* the same file: HDF5 shares the open one */
+    CHECK(again);
+    check_rows(again, "b", 2000, 2000);
+    CHECK(H5Fclose(again));
+    CHECK(H5Fclose(f));
+    EXPECT(is_dir(path), "%s: not a directory after the read-write session", path);
+
+    f = H5Fopen(path, H5F_ACC_RDONLY, p);
+    CHECK(f);
+    EXPECT(!is_dir(path), "%s: still a directory after the read-only open", path);
+    check_rows(f, "a", 1000, 5000);
+    check_rows(f, "b", 2000, 2000);
+    CHECK(H5Fclose(f));
+
+    f = H5Fopen(path, H5F_ACC_RDWR, p);
+    CHECK(f);
+    write_rows(f, "c", 3000, 1);
+    CHECK(H5Fclose(f));
+    f = H5Fopen(path, H5F_ACC_RDONLY, p);
+    CHECK(f);
+    check_rows(f, "a", 1000, 5000);
+    check_rows(f, "c", 3000, 3000);
+    CHECK(H5Fclose(f));
+
+    CHECK(H5Fdelete(path, p));
+    EXPECT(access(path, F_OK) != 0, "%s: still there after H5Fdelete", path);
+    H5Pclose(p);
+    if (rank == 0)
+        printf("reopen: ok (%d ranks)\n", size);
+    H5close();
+    MPI_Finalize();
+    return 0;
+}
