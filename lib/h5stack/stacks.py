@@ -224,13 +224,7 @@ class Stacks:
         }
 
         def prepare(work):
-            root = src.unpack(os.path.join(work, "src"))
-            for patch in patches:
-                with open(os.path.join(paths.PATCHES_DIR, patch)) as f:
-                    proc = subprocess.run(["patch", "-p1"], cwd=root, stdin=f, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise StepError(f"patch {patch} does not apply:\n{proc.stdout}{proc.stderr}")
-            return root
+            return _unpack_patched(src, [os.path.join(paths.PATCHES_DIR, p) for p in patches], work)
 
         required = ["lib/libhdf5.so", "lib/libhdf5_hl.so", "bin/h5pcc", "include/hdf5.h"]
         if tools:
@@ -252,6 +246,50 @@ class Stacks:
         comp.mpi_check = mpi_check
         self._hdf5[key] = comp
         return comp
+
+    def hdf5_tests_component(self, stack):
+        """HDF5's own test programs for a plain stack (stacks.yaml `hdf5_test_builds`).
+
+        A separate keyed build of the stack's HDF5 source and options plus the test
+        options and the patch named there; its build tree is kept for ctest. None when
+        the stack's series has no entry (its source ships no tests) or for a twin.
+        """
+        spec = (self.config.get("hdf5_test_builds") or {}).get(stack.series)
+        if not spec or stack.variant:
+            return None
+        key = ("tests", stack.series, stack.mpi.name)
+        if key in self._hdf5:
+            return self._hdf5[key]
+        base = self.hdf5_component(stack.series, stack.mpi)
+        patch = os.path.join(paths.ROOT, spec["patch"])
+        options = dict(base.cmake_options, **{k: str(v) for k, v in spec["cmake_options"].items()})
+        inputs = {
+            "source_sha256": base.source.sha256,
+            "patches": {spec["patch"]: sources.sha256_of(patch)},
+            "cmake_options": options,
+            **toolchain(),
+            **stack.mpi.identity(),
+        }
+        comp = build.Component(
+            name=f"hdf5-tests-{base.version}-{stack.mpi.name}",
+            label=f"HDF5 {base.version} test programs ({stack.mpi.name})",
+            inputs=inputs,
+            prepare=lambda work: _unpack_patched(base.source, [patch], work),
+            cmake_options=options,
+            env={"CC": stack.mpi.command("mpicc")},
+            required=["lib/libhdf5.so"],
+            keep_build=True,
+        )
+        self._hdf5[key] = comp
+        return comp
+
+    def setup_hdf5_tests(self, jobs=None):
+        """Build HDF5's test programs for every plain stack whose series has them."""
+        with paths.locked("setup"):
+            for name in self.names():
+                comp = self.hdf5_tests_component(self.get(name))
+                if comp:
+                    comp.ensure(jobs)
 
     # -- our packages (packages/*) ------------------------------------------
     def package_dirs(self):
@@ -421,6 +459,17 @@ class Stacks:
         if reason:
             return False, f"HDF5 install damaged: {reason}"
         return True, f"HDF5 {desc['hdf5_version']}, {desc['mpi_description']} {desc['mpi_version']}"
+
+
+def _unpack_patched(src, patches, work):
+    """Unpack a source into work/src and apply patches (paths) with `patch -p1`."""
+    root = src.unpack(os.path.join(work, "src"))
+    for patch in patches:
+        with open(patch) as f:
+            proc = subprocess.run(["patch", "-p1"], cwd=root, stdin=f, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise StepError(f"patch {os.path.relpath(patch, paths.ROOT)} does not apply:\n{proc.stdout}{proc.stderr}")
+    return root
 
 
 def _version_from_source_name(src):

@@ -1,7 +1,8 @@
 """`h5stack test`: the project's own test suite (what CI runs).
 
-Sets up every local stack first (the tests use them; cached after the first run),
-then runs pytest on tests/ (or on what follows `--`, e.g. `./h5stack test -- tests/test_cli.py -x`). pytest prints the summary; the exit status is pytest's,
+Sets up every local stack first (the tests use them; cached after the first run)
+and HDF5's own test programs beside the stacks whose source has them (stacks.yaml
+`hdf5_test_builds`), then runs pytest on tests/ (or on what follows `--`, e.g. `./h5stack test -- tests/test_cli.py -x`). pytest prints the summary; the exit status is pytest's,
 except that "no tests collected" (5) counts as a failure.
 """
 
@@ -15,7 +16,9 @@ from .ui import info
 
 
 def run(args):
-    Stacks().setup()
+    stacks = Stacks()
+    stacks.setup()
+    stacks.setup_hdf5_tests()
     extra = list(args.extra)
     targets = [] if any(not a.startswith("-") for a in extra) else [os.path.join(paths.ROOT, "tests")]
     cmd = [sys.executable, "-m", "pytest", *targets, "-ra", *extra]

@@ -1,0 +1,112 @@
+"""HDF5's own tests with the multifile driver loaded as a plugin.
+
+`./h5stack test` builds HDF5's test programs beside each plain stack whose source
+ships them (stacks.yaml `hdf5_test_builds`: the 1.14 stacks; the 2.x source has no
+test/). Their patch (packages/hdf5-vfd-multifile/tests/hdf5-suite/) lets the test
+helper h5_fileaccess() load an unknown HDF5_DRIVER name as a plugin, adds plugin
+drivers to HDF5's own per-driver ctest entries (VFD-<driver>-<test>), and gives
+testpar/t_vfd.c a multifile branch. Exclusions are data, each with its reason, in
+exclusions.yaml there; the package README lists them.
+"""
+
+import os
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import ROOT, Stacks
+
+SUITE = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests", "hdf5-suite")
+with open(os.path.join(SUITE, "exclusions.yaml")) as _f:
+    EXCLUSIONS = yaml.safe_load(_f)
+
+
+def _cases():
+    stacks = Stacks()
+    cases = []
+    for name in stacks.names():
+        comp = stacks.hdf5_tests_component(stacks.get(name))
+        if comp:
+            cases.append(pytest.param(name, comp.build_dir, id=name))
+    return cases
+
+
+CASES = _cases()
+
+
+def in_stack(stack, script, cwd, timeout=3600, env=None):
+    return subprocess.run(
+        ["bash", "-ec", f'eval "$({ROOT}/h5stack env {stack})"\n{script}'],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,
+    )  # fmt: skip
+
+
+def test_some_stack_has_hdf5_test_programs():
+    assert CASES, "no stack has HDF5's test programs (stacks.yaml hdf5_test_builds)"
+
+
+def _listed(stack, build_dir, tmp_path):
+    proc = in_stack(stack, f"ctest --test-dir {build_dir} -N -R '^VFD-multifile-'", tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return re.findall(r"Test +#\d+: VFD-multifile-(\S+)", proc.stdout)
+
+
+@pytest.mark.parametrize("stack, build_dir", CASES)
+def test_serial_tests_with_multifile(stack, build_dir, tmp_path):
+    """HDF5's serial test programs run with HDF5_DRIVER=multifile (HDF5's own
+    per-driver ctest entries), all but the listed exclusions; every one passes."""
+    listed = _listed(stack, build_dir, tmp_path)
+    excluded = EXCLUSIONS["serial"]
+    assert len(listed) > 40, f"HDF5's ctest has too few VFD-multifile tests: {listed}"
+    stale = sorted(set(excluded) - set(listed))
+    assert not stale, f"exclusions.yaml names tests HDF5 does not have: {stale}"
+    expected = sorted(set(listed) - set(excluded))
+    skip = "^VFD-multifile-(" + "|".join(re.escape(t) for t in excluded) + ")$"
+    proc = in_stack(
+        stack,
+        f"ctest --test-dir {build_dir} -R '^VFD-multifile-' -E '{skip}' -j 2 --timeout 900 --output-on-failure",
+        tmp_path,
+    )
+    tail = proc.stdout[-8000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, tail
+    ran = re.search(r"tests passed, (\d+) tests failed out of (\d+)", proc.stdout)
+    assert ran and int(ran.group(1)) == 0 and int(ran.group(2)) == len(expected), tail
+
+
+@pytest.mark.parametrize("stack, build_dir", CASES)
+def test_serial_tests_really_use_the_plugin(stack, build_dir, tmp_path):
+    """The driver of the VFD-multifile entries is the plugin: a test program's file
+    is a multifile directory when HDF5 keeps its files (HDF5_NOCLEANUP)."""
+    proc = in_stack(
+        stack,
+        f"export HDF5_DRIVER=multifile HDF5_NOCLEANUP=1 srcdir={build_dir}/test\n{build_dir}/bin/mtime",
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "mtime.h5").is_dir(), sorted(os.listdir(tmp_path))
+    assert (tmp_path / "mtime.h5" / "metafile").is_file()
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("stack, build_dir", CASES)
+def test_parallel_vfd_tests_with_multifile(stack, build_dir, ranks, tmp_path):
+    """testpar/t_vfd.c: HDF5's vector I/O tests of the mpio driver, run again with
+    the multifile driver (its multifile branch, switched on by HDF5_TEST_MULTIFILE=1)."""
+    proc = in_stack(
+        stack, f"HDF5_TEST_MULTIFILE=1 mpiexec -n {ranks} {build_dir}/bin/t_vfd", tmp_path, timeout=1800
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-8000:]
+    assert "TESTING MULTIFILE VFD: vector I/O" in out, out[-4000:]
+    section = out.split("TESTING MULTIFILE VFD: vector I/O", 1)[1]
+    assert section.count("PASSED") >= 30 and "FAILED" not in section, section[-4000:]
+    assert "Parallel vfd tests finished with no errors" in out
+
+
+def test_readme_lists_every_exclusion():
+    with open(os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "README.md")) as f:
+        readme = f.read()
+    for name in EXCLUSIONS["serial"]:
+        assert f"`{name}`" in readme, f"the package README does not list the excluded test {name}"
