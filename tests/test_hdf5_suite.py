@@ -77,11 +77,13 @@ def test_serial_tests_with_multifile(stack, build_dir, tmp_path):
 
 @pytest.mark.parametrize("stack, build_dir", CASES)
 def test_serial_tests_really_use_the_plugin(stack, build_dir, tmp_path):
-    """The driver of the VFD-multifile entries is the plugin: a test program's file
-    is a multifile directory when HDF5 keeps its files (HDF5_NOCLEANUP)."""
+    """The driver of the VFD-multifile entries is the plugin: with its options from
+    HDF5_DRIVER_CONFIG (read=inplace: reading does not reconstruct) a test program's
+    file is still a multifile directory when HDF5 keeps its files (HDF5_NOCLEANUP)."""
     proc = in_stack(
         stack,
-        f"export HDF5_DRIVER=multifile HDF5_NOCLEANUP=1 srcdir={build_dir}/test\n{build_dir}/bin/mtime",
+        "export HDF5_DRIVER=multifile HDF5_DRIVER_CONFIG=read=inplace HDF5_NOCLEANUP=1 "
+        f"srcdir={build_dir}/test/multifile\n{build_dir}/bin/mtime",
         tmp_path,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

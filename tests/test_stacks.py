@@ -143,3 +143,21 @@ def test_original_mpiposix_program_runs_unchanged(stack, stack_descriptions, tmp
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "mpiposix: 4 ranks wrote and read back orig.h5: ok" in proc.stdout
+
+
+MULTIFILE_TESTS = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests")
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("stack", TWINS)
+def test_workload_on_patched_twin(stack, ranks, tmp_path):
+    """The package's workload comparison on a twin: the driver built into libhdf5
+    (linked API and HDF5_DRIVER=multifile) against HDF5's MPI-IO driver, h5diff."""
+    proc = in_stack(
+        stack,
+        f"h5pcc {MULTIFILE_TESTS}/mf_workload.c -o mf_workload\n"
+        f"bash {MULTIFILE_TESTS}/compare_workload.sh mpiexec {ranks} $PWD/mf_workload h5mf builtin",
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert f"compare_workload: {ranks} ranks: all multifile results equal the MPI-IO reference" in proc.stdout

@@ -11,7 +11,10 @@
  *   mpiio-coll/-ind  MPI_File_write_at_all / MPI_File_write_at, one shared file
  *   hdf5-mpio        H5Dwrite of a 1-D dataset with HDF5's MPI-IO driver (collective)
  *   hdf5-subfiling   the same with HDF5's subfiling driver
- *   hdf5-multifile   the same with the multifile driver
+ *   hdf5-multifile   the same with the multifile driver (linked: H5Pset_fapl_multifile)
+ *   hdf5-multifile-plugin  the same, the driver selected by name through HDF5's plugin
+ *                    loader (HDF5_PLUGIN_PATH), as HDF5_DRIVER=multifile does; run first
+ *                    in each repetition, so the plugin route does the registration
  *   merge-serial     reconstruction by one process     vs copy-serial: cp of the rank files into one
  *   merge-parallel   reconstruction by all ranks       vs copy-parallel: each rank copies its file
  *   read-inplace     H5Dread of each slab from the directory vs read-merged: from the merged file
@@ -169,9 +172,14 @@ static hid_t fapl_for(const char *driver, const char *options)
         check_h5(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_mpi_params");
         check_h5(H5Pset_fapl_subfiling(fapl, NULL), "H5Pset_fapl_subfiling");
     }
+    else if (!strcmp(driver, "multifile-plugin")) {
+        check_h5(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_mpi_params");
+        check_h5(H5Pset_driver_by_name(fapl, "multifile", options && *options ? options : NULL),
+                 "H5Pset_driver_by_name (is the plugin on HDF5_PLUGIN_PATH?)");
+    }
     else {
         check_h5(H5Pset_fapl_multifile(fapl, MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_fapl_multifile");
-        if (options)
+        if (options && *options)
             check_h5(H5Pset_multifile_options(fapl, options), "H5Pset_multifile_options");
     }
     return fapl;
@@ -404,6 +412,10 @@ int main(int argc, char **argv)
                do_fsync ? "fsync at close" : "no fsync (page cache counts)", dir);
 
     for (int rep = 0; rep < repeat; rep++) {
+        hdf5_write("hdf5-multifile-plugin", "multifile-plugin", "mf-plugin.h5");
+        if (rank == 0)
+            rm("mf-plugin.h5");
+        MPI_Barrier(MPI_COMM_WORLD);
         posix_fpp();
         mpiio(1);
         mpiio(0);
@@ -469,6 +481,7 @@ int main(int argc, char **argv)
     ratio(json, "multifile/hdf5-mpio", "hdf5-multifile", "hdf5-mpio", &first);
     if (subfiling)
         ratio(json, "multifile/hdf5-subfiling", "hdf5-multifile", "hdf5-subfiling", &first);
+    ratio(json, "multifile plugin/linked", "hdf5-multifile-plugin", "hdf5-multifile", &first);
     ratio(json, "merge-serial/copy-serial", "merge-serial", "copy-serial", &first);
     ratio(json, "merge-parallel/copy-parallel", "merge-parallel", "copy-parallel", &first);
     ratio(json, "merge-parallel/merge-serial", "merge-parallel", "merge-serial", &first);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# compare_workload.sh MPIEXEC NP WORKLOAD H5MF LIBDIR
+# compare_workload.sh MPIEXEC NP WORKLOAD H5MF LIBDIR|builtin
 # The same workload written with MPI-IO (reference), with multifile linked and with
-# multifile as a plugin (HDF5_DRIVER); every multifile result is checked value by
+# multifile as a plugin (HDF5_DRIVER; "builtin": a patched HDF5 that has the driver
+# inside, selected by the same variable); every multifile result is checked value by
 # value, reconstructed three ways (open read-only, h5mf merge -o, parallel), read in
 # place with another number of ranks, and compared with the reference by h5diff.
 set -euo pipefail
@@ -47,11 +48,15 @@ test -f mf.h5
 run h5diff ref.h5 mf.h5
 run h5dump -H mf.h5 > /dev/null
 # 6. the plugin: an unmodified program (default fapl) with HDF5_DRIVER=multifile
-plugdir=$work/plugins
-mkdir "$plugdir"
-ln -s "$libdir/libh5fd_multifile.so" "$plugdir/"
-run env HDF5_DRIVER=multifile HDF5_PLUGIN_PATH="$plugdir${HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}" \
-    "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default
+if [ "$libdir" = builtin ]; then
+    run env HDF5_DRIVER=multifile "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default
+else
+    plugdir=$work/plugins
+    mkdir "$plugdir"
+    ln -s "$libdir/libh5fd_multifile.so" "$plugdir/"
+    run env HDF5_DRIVER=multifile HDF5_PLUGIN_PATH="$plugdir${HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}" \
+        "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default
+fi
 test -d plugin.h5
 run "$h5mf" merge plugin.h5 -q
 run h5diff ref.h5 plugin.h5
