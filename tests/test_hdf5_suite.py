@@ -96,9 +96,7 @@ def test_serial_tests_really_use_the_plugin(stack, build_dir, tmp_path):
 def test_parallel_vfd_tests_with_multifile(stack, build_dir, ranks, tmp_path):
     """testpar/t_vfd.c: HDF5's vector I/O tests of the mpio driver, run again with
     the multifile driver (its multifile branch, switched on by HDF5_TEST_MULTIFILE=1)."""
-    proc = in_stack(
-        stack, f"HDF5_TEST_MULTIFILE=1 mpiexec -n {ranks} {build_dir}/bin/t_vfd", tmp_path, timeout=1800
-    )
+    proc = in_stack(stack, f"HDF5_TEST_MULTIFILE=1 mpiexec -n {ranks} {build_dir}/bin/t_vfd", tmp_path, timeout=1800)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-8000:]
     assert "TESTING MULTIFILE VFD: vector I/O" in out, out[-4000:]

@@ -58,8 +58,10 @@ static hid_t fapl(void)
     return p;
 }
 
-/* every rank writes its row (value base + rank*100 + column) of a size x COLS dataset */
-static void write_rows(hid_t f, const char *name, int base, int create)
+/* every rank writes its row (value base + rank*100 + column) of a size x COLS dataset;
+ * with only_rank >= 0 every rank takes part (opening a dataset is collective) but only
+ * that rank selects its row */
+static void write_rows(hid_t f, const char *name, int base, int create, int only_rank)
 {
     hsize_t dims[2] = {(hsize_t)size, COLS}, start[2] = {(hsize_t)rank, 0}, count[2] = {1, COLS};
     int     row[COLS];
@@ -69,7 +71,12 @@ static void write_rows(hid_t f, const char *name, int base, int create)
                : H5Dopen2(f, name, H5P_DEFAULT);
     CHECK(d);
     hid_t mem = H5Screate_simple(2, count, NULL);
-    CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
+    if (only_rank < 0 || only_rank == rank)
+        CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
+    else {
+        CHECK(H5Sselect_none(space));
+        CHECK(H5Sselect_none(mem));
+    }
     for (int c = 0; c < COLS; c++)
         row[c] = base + rank * 100 + c;
     CHECK(H5Dwrite(d, H5T_NATIVE_INT, mem, space, H5P_DEFAULT, row));
@@ -124,7 +131,7 @@ int main(int argc, char **argv)
 
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, p);
     CHECK(f);
-    write_rows(f, "a", 1000, 1);
+    write_rows(f, "a", 1000, 1, -1);
     CHECK(H5Fclose(f));
     EXPECT(is_dir(path), "%s: not a directory after the write", path);
 
@@ -132,10 +139,8 @@ int main(int argc, char **argv)
     CHECK(f);
     MPI_Barrier(MPI_COMM_WORLD);
     EXPECT(is_dir(path), "%s: the read-write open did not continue the directory", path);
-    if (rank == 0)
-        write_rows(f, "a", 5000, 0); /* independent: rank 0's row only */
-    MPI_Barrier(MPI_COMM_WORLD);
-    write_rows(f, "b", 2000, 1);
+    write_rows(f, "a", 5000, 0, 0); /* rank 0's row only */
+    write_rows(f, "b", 2000, 1, -1);
     hid_t again = H5Fopen(path, H5F_ACC_RDONLY, p); /* the same file: HDF5 shares the open one */
     CHECK(again);
     check_rows(again, "b", 2000, 2000);
@@ -152,7 +157,7 @@ int main(int argc, char **argv)
 
     f = H5Fopen(path, H5F_ACC_RDWR, p);
     CHECK(f);
-    write_rows(f, "c", 3000, 1);
+    write_rows(f, "c", 3000, 1, -1);
     CHECK(H5Fclose(f));
     f = H5Fopen(path, H5F_ACC_RDONLY, p);
     CHECK(f);
