@@ -13,8 +13,8 @@
  *   hdf5-subfiling   the same with HDF5's subfiling driver
  *   hdf5-multifile   the same with the multifile driver (linked: H5Pset_fapl_multifile)
  *   hdf5-multifile-plugin  the same, the driver selected by name through HDF5's plugin
- *                    loader (HDF5_PLUGIN_PATH), as HDF5_DRIVER=multifile does; run first
- *                    in each repetition, so the plugin route does the registration
+ *                    loader (HDF5_PLUGIN_PATH), as HDF5_DRIVER=multifile does; next to
+ *                    hdf5-multifile in alternating order (the first run registers it)
  *   merge-serial     reconstruction by one process     vs copy-serial: cp of the rank files into one
  *   merge-parallel   reconstruction by all ranks       vs copy-parallel: each rank copies its file
  *   read-inplace     H5Dread of each slab from the directory vs read-merged: from the merged file
@@ -412,17 +412,22 @@ int main(int argc, char **argv)
                do_fsync ? "fsync at close" : "no fsync (page cache counts)", dir);
 
     for (int rep = 0; rep < repeat; rep++) {
-        hdf5_write("hdf5-multifile-plugin", "multifile-plugin", "mf-plugin.h5");
-        if (rank == 0)
-            rm("mf-plugin.h5");
-        MPI_Barrier(MPI_COMM_WORLD);
         posix_fpp();
         mpiio(1);
         mpiio(0);
         hdf5_write("hdf5-mpio", "mpio", "mpio.h5");
         if (subfiling)
             hdf5_write("hdf5-subfiling", "subfiling", "subfiling.h5");
-        hdf5_write("hdf5-multifile", "multifile", "mf.h5");
+        /* plugin and linked back to back, in alternating order (the first run registers
+         * the driver through the plugin loader) */
+        if (rep % 2)
+            hdf5_write("hdf5-multifile", "multifile", "mf.h5");
+        hdf5_write("hdf5-multifile-plugin", "multifile-plugin", "mf-plugin.h5");
+        if (rank == 0)
+            rm("mf-plugin.h5");
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rep % 2 == 0)
+            hdf5_write("hdf5-multifile", "multifile", "mf.h5");
         merge(0);
         copy(0);
         merge(1);
