@@ -60,6 +60,9 @@ def build_parser():
     p = sub.add_parser("patches", help="regenerate patches/ (HDF5 with the multifile driver built in)")
     p.add_argument("--check", action="store_true", help="only check that the committed patches are current")
 
+    p = sub.add_parser("spack-config", help="write this machine's Spack scope (externals, one prefix per MPI)")
+    p.add_argument("--output", metavar="DIR", help="where (default: $H5STACK_HOME/spack/generic)")
+
     sub.add_parser("test", help="run the project's own test suite")
     return parser
 
@@ -134,6 +137,12 @@ def cmd_patches(args):
     return patches.run(args)
 
 
+def cmd_spack_config(args):
+    from . import spackconfig
+
+    return spackconfig.run(args)
+
+
 def cmd_test(args):
     from . import testsuite
 
@@ -146,6 +155,7 @@ COMMANDS = {
     "env": cmd_env,
     "run": cmd_run,
     "patches": cmd_patches,
+    "spack-config": cmd_spack_config,
     "test": cmd_test,
 }
 

@@ -1,0 +1,132 @@
+"""`h5stack spack-config`: the Spack configuration scope of the `generic` system.
+
+site-configs/generic/spack/ holds what is true of any Debian/Ubuntu machine like this
+one (which Debian packages Spack takes as externals, the install tree). What depends
+on the machine is filled in here, into $H5STACK_HOME/spack/generic/ (a directory to
+pass to `spack -C`):
+
+- the versions of the external packages, read from dpkg;
+- one prefix per MPI: Debian installs MPICH and Open MPI both in /usr, where `mpicc`
+  is an alternatives link to one of them, so a Spack external with `prefix: /usr`
+  would compile with whichever MPI the alternatives point at. Each prefix gets the
+  MPI's own wrappers (bin/mpicc -> mpicc.mpich, ...; mpiexec as a script: MPICH's
+  hydra finds its proxy beside argv[0]) and links to its headers and libraries as
+  its compiler wrapper reports them (`mpicc -show`);
+- CMake: HDF5 2.x needs CMake >= 3.26, newer than Debian 12's; h5stack's venv has one.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+from . import paths
+from .stacks import load_config
+from .ui import StepError, info
+
+SITE_SCOPE = os.path.join(paths.SITE_CONFIGS, "generic", "spack")
+
+
+def dpkg_version(package):
+    """Upstream version of an installed Debian package (epoch and revision dropped)."""
+    proc = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise StepError(f"the Debian package {package} is not installed (dpkg-query: {proc.stderr.strip()})")
+    version = proc.stdout.strip().split(":", 1)[-1]
+    return re.split(r"[-+~]", version, maxsplit=1)[0].replace(".dfsg", "")
+
+
+def _wrapper_dirs(mpicc):
+    """(include dirs, library dirs) that an MPI compiler wrapper adds (`-show`)."""
+    proc = subprocess.run([mpicc, "-show"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise StepError(f"{mpicc} -show failed: {proc.stderr.strip()}")
+    words = proc.stdout.split()
+    return [w[2:] for w in words if w.startswith("-I")], [w[2:] for w in words if w.startswith("-L")]
+
+
+def make_mpi_prefix(root, spec):
+    """A prefix whose bin/, include/ and lib/ are those of one Debian MPI."""
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(os.path.join(root, "bin"))
+    for name, command in spec["commands"].items():
+        target = shutil.which(command)
+        if not target:
+            raise StepError(f"{command} not found (Debian package {spec['debian_package']})")
+        link = os.path.join(root, "bin", name)
+        if name in ("mpiexec", "mpirun"):
+            with open(link, "w") as f:
+                f.write(f'#!/bin/sh\nexec {target} "$@"\n')
+            os.chmod(link, 0o755)
+        else:
+            os.symlink(target, link)
+    incdirs, libdirs = _wrapper_dirs(os.path.join(root, "bin", "mpicc"))
+    if not incdirs or not libdirs:
+        raise StepError(f"{spec['commands']['mpicc']} -show names no include or library directory")
+    os.symlink(incdirs[0], os.path.join(root, "include"))
+    if spec["debian_package"] == "mpich":  # libmpich.so lives among all of /usr/lib's libraries
+        os.makedirs(os.path.join(root, "lib"))
+        for lib in os.listdir(libdirs[0]):
+            if lib.startswith("libmpi") and ".so" in lib:
+                os.symlink(os.path.join(libdirs[0], lib), os.path.join(root, "lib", lib))
+    else:
+        os.symlink(libdirs[0], os.path.join(root, "lib"))
+
+
+def generate(out_dir):
+    """packages.yaml (externals) and config.yaml of the generic system, in out_dir."""
+    with open(os.path.join(SITE_SCOPE, "debian-externals.yaml")) as f:
+        wanted = yaml.safe_load(f)
+    packages = {"mpi": {"buildable": False}}
+    for virtual, provider in wanted.get("virtuals", {}).items():
+        packages[virtual] = {"require": provider}
+    for name, entry in wanted["externals"].items():
+        version = dpkg_version(entry["debian_package"])
+        packages[name] = {
+            "buildable": False,
+            "externals": [{"spec": f"{name}@{version}{entry.get('variants', '')}", "prefix": "/usr"}],
+        }
+    gcc = dpkg_version("gcc")
+    packages["gcc"] = {
+        "externals": [
+            {
+                "spec": f"gcc@{gcc} languages:='c,c++'",
+                "prefix": "/usr",
+                "extra_attributes": {"compilers": {"c": "/usr/bin/gcc", "cxx": "/usr/bin/g++"}},
+            }
+        ]
+    }
+    cmake = shutil.which("cmake")  # h5stack's venv comes first on PATH
+    version = subprocess.run([cmake, "--version"], capture_output=True, text=True).stdout.split()[2]
+    packages["cmake"] = {
+        "buildable": False,
+        "externals": [{"spec": f"cmake@{version}", "prefix": os.path.dirname(os.path.dirname(cmake))}],
+    }
+    for mpi_name, spec in load_config()["mpis"].items():
+        prefix = os.path.join(out_dir, "mpi", mpi_name)
+        make_mpi_prefix(prefix, spec)
+        version = dpkg_version(spec["debian_package"])
+        variants = wanted.get("mpi_variants", {}).get(mpi_name, "")
+        packages[mpi_name] = {
+            "buildable": False,
+            "externals": [{"spec": f"{mpi_name}@{version}{variants}", "prefix": prefix}],
+        }
+    tmp = os.path.join(out_dir, "packages.yaml.tmp")
+    with open(tmp, "w") as f:
+        f.write("# generated by `./h5stack spack-config` from site-configs/generic/spack/debian-externals.yaml\n")
+        yaml.safe_dump({"packages": packages}, f, sort_keys=False)
+    os.replace(tmp, os.path.join(out_dir, "packages.yaml"))
+    shutil.copy(os.path.join(SITE_SCOPE, "config.yaml"), os.path.join(out_dir, "config.yaml"))
+
+
+def run(args):
+    out_dir = os.path.abspath(args.output or paths.sub("spack", "generic"))
+    os.makedirs(out_dir, exist_ok=True)
+    generate(out_dir)
+    info(f"Spack configuration scope of this machine written to {out_dir}")
+    print(out_dir)
+    print(f"use it as: spack -C {out_dir} ...", file=sys.stderr)
+    return 0

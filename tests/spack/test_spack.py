@@ -1,0 +1,141 @@
+"""h5stack's Spack side with a real Spack: recipes, environments, generic site config.
+
+Runs when Spack is found (SPACK_ROOT, else `spack` on PATH); otherwise every test is
+reported as skipped ("no Spack found"), never as passed. Nothing is written to the
+checkout or to Spack's own configuration: the repository, this machine's generic
+scope (`./h5stack spack-config`) and copies of the environments go to a temporary
+directory and are passed with `-C` / `-e`.
+
+Offline machines need a source mirror (DEVELOPERS.md); where it holds Debian's repack
+of an HDF5 release instead of the release tarball, set H5STACK_SPACK_NO_CHECKSUM=1
+(the installs then run with --no-checksum; see spack-repo/README.md).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, h5stack
+
+SPACK = (
+    os.path.join(os.environ["SPACK_ROOT"], "bin", "spack") if os.environ.get("SPACK_ROOT") else shutil.which("spack")
+)
+pytestmark = pytest.mark.skipif(not SPACK, reason="no Spack found (set SPACK_ROOT or put spack on PATH)")
+
+REPO = os.path.join(ROOT, "spack-repo", "spack_repo", "h5stack")
+ENVIRONMENTS = sorted(os.listdir(os.path.join(ROOT, "environments")))
+INSTALLED = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14"]
+
+
+@pytest.fixture(scope="module")
+def scope(tmp_path_factory):
+    """A Spack scope: this machine's generic config plus h5stack's repository."""
+    d = tmp_path_factory.mktemp("spack-scope")
+    h5stack("spack-config", "--output", str(d), check=True)
+    with open(d / "repos.yaml", "w") as f:
+        f.write(f"repos:\n  h5stack: {REPO}\n")
+    return str(d)
+
+
+def spack(scope, *args, timeout=3600, cwd=None):
+    proc = subprocess.run(
+        [SPACK, "-C", scope, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd
+    )  # fmt: skip
+    return proc
+
+
+def test_repository_is_listed(scope):
+    proc = spack(scope, "repo", "list")
+    assert proc.returncode == 0, proc.stderr
+    assert REPO in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("what", ["packages", "configs"])
+def test_audit(scope, what):
+    args = ["audit", what] + (["hdf5", "hdf5-vfd-multifile"] if what == "packages" else [])
+    proc = spack(scope, *args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _builtin_pyproject(scope):
+    """spack-packages' pyproject.toml (its ruff settings): above the builtin repository."""
+    proc = spack(scope, "location", "--repo", "builtin")
+    assert proc.returncode == 0, proc.stderr
+    d = proc.stdout.strip()
+    while d != os.path.dirname(d):
+        if os.path.isfile(os.path.join(d, "pyproject.toml")):
+            return os.path.join(d, "pyproject.toml")
+        d = os.path.dirname(d)
+    pytest.fail(f"no pyproject.toml above the builtin repository {proc.stdout.strip()}")
+
+
+@pytest.mark.parametrize("check", [["format", "--check", "--diff"], ["check", "--no-fix"]])
+def test_recipes_pass_spack_packages_ruff(scope, check):
+    """What spack-packages' CI runs on builtin recipes, with its configuration."""
+    config = _builtin_pyproject(scope)
+    proc = subprocess.run(
+        [
+            os.path.join(os.path.dirname(sys.executable), "ruff"),
+            *check,
+            "--config",
+            config,
+            os.path.join(ROOT, "spack-repo"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _concretized(scope, env, tmp_path):
+    copy = tmp_path / env
+    shutil.copytree(os.path.join(ROOT, "environments", env), copy)
+    proc = spack(scope, "-e", str(copy), "concretize", "--force")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    with open(copy / "spack.lock") as f:
+        return copy, json.load(f)
+
+
+def _mpi_of_roots(lock):
+    """{root spec text: name of the node that provides mpi to its hdf5}"""
+    nodes = lock["concrete_specs"]
+
+    def mpi_below(h):
+        for dep in nodes[h].get("dependencies", []):
+            if "mpi" in dep.get("parameters", {}).get("virtuals", []):
+                return nodes[dep["hash"]]["name"]
+        for dep in nodes[h].get("dependencies", []):
+            found = mpi_below(dep["hash"])
+            if found:
+                return found
+        return None
+
+    return {root["spec"]: mpi_below(root["hash"]) for root in lock["roots"]}
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_environment_concretizes(scope, env, tmp_path):
+    _, lock = _concretized(scope, env, tmp_path)
+    mpis = _mpi_of_roots(lock)
+    assert mpis and all(mpis.values()), mpis
+    for spec, mpi in mpis.items():  # each root really has the MPI it names
+        for name in ("mpich", "openmpi"):
+            if f"^{name}" in spec:
+                assert mpi == name, f"{spec} concretized with {mpi}"
+    if env == "matrix":
+        assert set(mpis.values()) == {"mpich", "openmpi"}, mpis
+
+
+@pytest.mark.parametrize("env", INSTALLED)
+def test_environment_installs_and_passes_spack_test(scope, env, tmp_path):
+    copy, _ = _concretized(scope, env, tmp_path)
+    extra = ["--no-checksum"] if os.environ.get("H5STACK_SPACK_NO_CHECKSUM") == "1" else []
+    proc = spack(scope, "-e", str(copy), "install", *extra, timeout=7200)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
+    proc = spack(scope, "-e", str(copy), "test", "run", "hdf5-vfd-multifile", timeout=3600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
+    assert "1 passed" in proc.stdout, proc.stdout
