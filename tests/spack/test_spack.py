@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, h5stack
+from conftest import ROOT, Stacks, h5stack
 
 SPACK = (
     os.path.join(os.environ["SPACK_ROOT"], "bin", "spack") if os.environ.get("SPACK_ROOT") else shutil.which("spack")
@@ -33,17 +33,27 @@ INSTALLED = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14"]
 
 @pytest.fixture(scope="module")
 def scope(tmp_path_factory):
-    """A Spack scope: this machine's generic config plus h5stack's repository."""
-    d = tmp_path_factory.mktemp("spack-scope")
-    h5stack("spack-config", "--output", str(d), check=True)
+    """Spack scopes: this machine's generic config (at its usual, stable place: the MPI
+    prefixes in it are part of every hash) and one that adds h5stack's repository."""
+    generic = h5stack("spack-config", check=True).stdout.strip().splitlines()[-1]
+    d = tmp_path_factory.mktemp("spack-repo-scope")
     with open(d / "repos.yaml", "w") as f:
         f.write(f"repos:\n  h5stack: {REPO}\n")
-    return str(d)
+    return [generic, str(d)]
+
+
+def _mpi_run_env():
+    """This machine's MPI run settings (stacks.yaml: e.g. Open MPI as root, oversubscription)."""
+    env = dict(os.environ)
+    for mpi in Stacks().mpis.values():
+        env.update(mpi.run_env())
+    return env
 
 
 def spack(scope, *args, timeout=3600, cwd=None):
     proc = subprocess.run(
-        [SPACK, "-C", scope, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd
+        [SPACK, "-C", scope[0], "-C", scope[1], *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+        env=_mpi_run_env(),
     )  # fmt: skip
     return proc
 
