@@ -354,6 +354,19 @@ static void *mf_fapl_get(H5FD_t *_file)
     return opt;
 }
 
+/* the fapl's communicator and info, else MPI_COMM_WORLD (HDF5_DRIVER=multifile in an
+ * unmodified program); both are the caller's to free */
+static void fapl_comm(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
+{
+    herr_t got = -1;
+    *comm      = MPI_COMM_NULL;
+    *info      = MPI_INFO_NULL;
+    H5E_BEGIN_TRY { got = H5Pget_mpi_params(fapl_id, comm, info); }
+    H5E_END_TRY
+    if (got < 0 || *comm == MPI_COMM_NULL)
+        MPI_Comm_dup(MPI_COMM_WORLD, comm);
+}
+
 /* a serial program gets MPI initialised by the driver, as HDF5's mpio/subfiling do */
 static int ensure_mpi(void)
 {
@@ -557,11 +570,22 @@ static int open_plain(H5FD_multifile_t *f, int writable, mf_err_t err)
     return 0;
 }
 
-static int ignore_record(const mf_record_t *rec, uint64_t seq, void *arg)
+/* MODE_WRITE: one tail per other rank (opened when first needed) and where each rank's
+ * data is read from (this rank: its own data file) */
+static int alloc_tails(H5FD_multifile_t *f, mf_err_t err)
 {
-    (void)rec;
-    (void)seq;
-    (void)arg;
+    f->tails    = calloc((size_t)f->size, sizeof *f->tails);
+    f->read_fds = calloc((size_t)f->size, sizeof *f->read_fds);
+    if (!f->tails || !f->read_fds) { /* nothing for free_file to close */
+        free(f->tails);
+        f->tails = NULL;
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
+        return -1;
+    }
+    for (int r = 0; r < f->size; r++) {
+        f->tails[r].idx_fd = f->tails[r].data_fd = -1;
+        f->read_fds[r]                           = r == f->rank ? f->data_fd : -1;
+    }
     return 0;
 }
 
@@ -589,17 +613,13 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
     }
     const mf_rank_records_t *own = &d.ranks[f->rank];
     uint64_t                 eoa = d.meta.eoa;
-    f->mode       = MODE_WRITE;
-    f->epoch      = d.meta.committed;
-    f->eof        = (haddr_t)d.size;
-    f->nrec       = own->n;
-    f->data_pos   = own->data_size;
-    f->idx_pos    = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
+    f->mode          = MODE_WRITE;
+    f->epoch         = d.meta.committed;
+    f->eof           = (haddr_t)d.size;
+    f->nrec          = own->n;
+    f->data_pos      = own->data_size;
+    f->idx_pos       = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
     f->opt.checksums = own->checksums != 0; /* new records follow the index's header */
-    mf_extents_free(&f->map);
-    f->map = d.map; /* taken over */
-    mf_extents_init(&d.map);
-    mf_dir_free(&d);
     mf_data_path(dpath, sizeof dpath, f->path, (unsigned)f->rank);
     mf_index_path(ipath, sizeof ipath, f->path, (unsigned)f->rank);
     f->data_fd = open(dpath, O_RDWR);
@@ -608,25 +628,20 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->data_fd < 0 ? dpath : ipath, strerror(errno));
         ok = 0;
     }
-    f->tails    = calloc((size_t)f->size, sizeof *f->tails);
-    f->read_fds = calloc((size_t)f->size, sizeof *f->read_fds);
-    if (ok && (!f->tails || !f->read_fds)) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
-        ok = 0;
-    }
+    ok = ok && alloc_tails(f, err) == 0;
     for (int r = 0; ok && r < f->size; r++) {
-        f->tails[r].idx_fd = f->tails[r].data_fd = -1;
-        f->read_fds[r]                           = f->data_fd;
-    }
-    for (int r = 0; ok && r < f->size; r++) {
-        int torn = 0;
         if (r == f->rank)
             continue;
-        /* the records loaded above are in the map: skip them in the tail */
-        ok = mf_tail_open(&f->tails[r], f->path, (unsigned)r, err) == 0 &&
-             mf_tail_poll(&f->tails[r], ignore_record, NULL, 0, &torn, err) == 0;
+        /* the map below has the records loaded: the tail goes on after them */
+        ok = mf_tail_open(&f->tails[r], f->path, (unsigned)r, err) == 0;
+        if (ok)
+            mf_tail_skip(&f->tails[r], d.ranks[r].n);
         f->read_fds[r] = f->tails[r].data_fd;
     }
+    mf_extents_free(&f->map);
+    f->map = d.map; /* taken over */
+    mf_extents_init(&d.map);
+    mf_dir_free(&d);
     if (mf_agree(f->comm, ok && set_identity(f, err) == 0, err) < 0)
         return -1;
     if (mf_clock_sync(&f->clock, f->comm) != MPI_SUCCESS) {
@@ -697,12 +712,7 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
     mf_extents_init(&f->map);
     f->path = strdup(name);
 
-    /* communicator: the fapl's, else MPI_COMM_WORLD (HDF5_DRIVER=multifile in an unmodified program) */
-    herr_t got_params = -1;
-    H5E_BEGIN_TRY { got_params = H5Pget_mpi_params(fapl_id, &f->comm, &f->info); }
-    H5E_END_TRY
-    if (got_params < 0 || f->comm == MPI_COMM_NULL)
-        MPI_Comm_dup(MPI_COMM_WORLD, &f->comm);
+    fapl_comm(fapl_id, &f->comm, &f->info);
     if (f->info == MPI_INFO_NULL) /* HDF5 takes a null info for an error (H5Fget_access_plist) */
         MPI_Info_create(&f->info);
     MPI_Comm_rank(f->comm, &f->rank);
@@ -741,15 +751,11 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         if (mf_agree(f->comm, ok, err) == 0) {
             ok = open_rank_files(f, err) == 0;
             if (mf_agree(f->comm, ok, err) == 0) {
-                f->tails    = calloc((size_t)f->size, sizeof *f->tails);
-                f->read_fds = calloc((size_t)f->size, sizeof *f->read_fds);
-                for (int r = 0; f->tails && f->read_fds && r < f->size; r++) {
-                    f->tails[r].idx_fd = f->tails[r].data_fd = -1;
-                    f->read_fds[r]                           = r == f->rank ? f->data_fd : -1;
-                }
-                ok = f->tails && f->read_fds && mf_clock_sync(&f->clock, f->comm) == MPI_SUCCESS;
-                if (!ok)
+                ok = alloc_tails(f, err) == 0;
+                if (ok && mf_clock_sync(&f->clock, f->comm) != MPI_SUCCESS) {
                     snprintf(err, MF_ERRMSG_SIZE, "%s: cannot set up the ranks' common clock", name);
+                    ok = 0;
+                }
                 ok = mf_agree(f->comm, ok && set_identity(f, err) == 0, err) == 0;
             }
             else
@@ -1159,11 +1165,7 @@ static herr_t mf_delete(const char *name, hid_t fapl_id)
         MF_ERROR("%s: cannot initialise MPI", name);
         return -1;
     }
-    herr_t got_params = -1;
-    H5E_BEGIN_TRY { got_params = H5Pget_mpi_params(fapl_id, &comm, &info); }
-    H5E_END_TRY
-    if (got_params < 0 || comm == MPI_COMM_NULL)
-        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    fapl_comm(fapl_id, &comm, &info);
     MPI_Comm_rank(comm, &rank);
     if (rank == 0) {
         if (lstat(name, &st) < 0) {

@@ -37,6 +37,12 @@ void mf_tail_close(mf_tail_t *t)
     t->idx_fd = t->data_fd = -1;
 }
 
+void mf_tail_skip(mf_tail_t *t, uint64_t nrec)
+{
+    t->consumed = MF_INDEX_HEADER_SIZE + nrec * MF_RECORD_SIZE;
+    t->nrec     = nrec;
+}
+
 #define POLL_BATCH 4096 /* records read per pread */
 
 int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err)
@@ -70,7 +76,8 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
             return -1;
         }
         t->have_header = 1;
-        t->consumed    = MF_INDEX_HEADER_SIZE;
+        if (t->consumed < MF_INDEX_HEADER_SIZE) /* not moved on by mf_tail_skip */
+            t->consumed = MF_INDEX_HEADER_SIZE;
     }
     unsigned char *buf = malloc((size_t)POLL_BATCH * MF_RECORD_SIZE);
     if (!buf) {
