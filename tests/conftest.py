@@ -31,6 +31,14 @@ def h5stack(*args, env=None, check=False, timeout=1800):
     return proc
 
 
+def in_stack(stack, script, cwd=None, timeout=600, env=None):
+    """Run a bash script (-e) after `eval "$(./h5stack env STACK)"`; the CompletedProcess."""
+    return subprocess.run(
+        ["bash", "-ec", f'eval "$({ROOT}/h5stack env {stack})"\n{script}'],
+        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="session")
 def stacks():
     return Stacks()

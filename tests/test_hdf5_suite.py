@@ -11,12 +11,11 @@ exclusions.yaml there; the package README lists them.
 
 import os
 import re
-import subprocess
 
 import pytest
 import yaml
 
-from conftest import ROOT, Stacks
+from conftest import ROOT, Stacks, in_stack
 
 SUITE = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests", "hdf5-suite")
 with open(os.path.join(SUITE, "exclusions.yaml")) as _f:
@@ -34,13 +33,6 @@ def _cases():
 
 
 CASES = _cases()
-
-
-def in_stack(stack, script, cwd, timeout=3600, env=None):
-    return subprocess.run(
-        ["bash", "-ec", f'eval "$({ROOT}/h5stack env {stack})"\n{script}'],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,
-    )  # fmt: skip
 
 
 def test_some_stack_has_hdf5_test_programs():
@@ -68,6 +60,7 @@ def test_serial_tests_with_multifile(stack, build_dir, tmp_path):
         stack,
         f"ctest --test-dir {build_dir} -R '^VFD-multifile-' -E '{skip}' -j 2 --timeout 900 --output-on-failure",
         tmp_path,
+        timeout=3600,
     )
     tail = proc.stdout[-8000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, tail

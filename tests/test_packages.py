@@ -3,11 +3,10 @@
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 
-from conftest import ROOT, Stacks
+from conftest import ROOT, Stacks, in_stack
 from h5stack import paths
 
 H5HELLO = os.path.join(ROOT, "tests", "data", "h5hello")
@@ -28,11 +27,7 @@ def _package_cases():
 @pytest.mark.parametrize("stack, package", _package_cases())
 def test_package_ctest(stack, package):
     """Each package's own tests (ctest) in each stack's environment."""
-    proc = subprocess.run(
-        ["bash", "-ec", f'eval "$({ROOT}/h5stack env {stack})"\n'
-         f'ctest --test-dir {package["build_dir"]} --output-on-failure --timeout 600'],
-        capture_output=True, text=True, timeout=3600,
-    )  # fmt: skip
+    proc = in_stack(stack, f"ctest --test-dir {package['build_dir']} --output-on-failure --timeout 600", timeout=3600)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
 
 
@@ -58,11 +53,9 @@ def test_a_package_is_built_into_a_stack(tmp_path, monkeypatch):
     assert os.path.islink(home / "stacks" / "mpich-hdf5-1.14" / "plugins" / "libh5hello_plugin.so")
 
     env = dict(os.environ, H5STACK_HOME=str(home))
-    proc = subprocess.run(
-        ["bash", "-ec", f'eval "$({ROOT}/h5stack env mpich-hdf5-1.14)"\nmpiexec -n 3 h5hello\n'
-         f'ctest --test-dir {pkg["build_dir"]} --output-on-failure'],
-        capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+    proc = in_stack(
+        "mpich-hdf5-1.14", f"mpiexec -n 3 h5hello\nctest --test-dir {pkg['build_dir']} --output-on-failure", env=env
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"ranks=3 hdf5={desc['hdf5_version']}" in proc.stdout
     assert "100% tests passed" in proc.stdout

@@ -7,18 +7,10 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, Stacks
+from conftest import ROOT, Stacks, in_stack
 
 PROGRAM = os.path.join(ROOT, "tests", "programs", "hello_parallel_hdf5.c")
 STACK_NAMES = Stacks().names()
-
-
-def in_stack(stack, script, cwd):
-    """Run a bash script after `eval "$(./h5stack env STACK)"`."""
-    return subprocess.run(
-        ["bash", "-ec", f'eval "$({ROOT}/h5stack env {stack})"\n{script}'],
-        cwd=cwd, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
 
 
 def dumped_values(h5dump_output):

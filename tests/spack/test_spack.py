@@ -11,6 +11,7 @@ of an HDF5 release instead of the release tarball, set H5STACK_SPACK_NO_CHECKSUM
 (the installs then run with --no-checksum; see spack-repo/README.md).
 """
 
+import functools
 import json
 import os
 import shutil
@@ -42,6 +43,7 @@ def scope(tmp_path_factory):
     return [generic, str(d)]
 
 
+@functools.cache
 def _mpi_run_env():
     """This machine's MPI run settings (stacks.yaml: e.g. Open MPI as root, oversubscription)."""
     env = dict(os.environ)
