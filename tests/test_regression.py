@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import subprocess
 
 from conftest import ROOT, h5stack
@@ -29,7 +30,7 @@ def test_run_one_stack_selects_only_its_environment(stack_descriptions):
     name = "openmpi-hdf5-2"
     proc = h5stack("run", "--no-setup", "--stack", name, "hdf5_tutorial_hyperslab", "--", "-l")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "-p ^openmpi-hdf5-2$" in proc.stderr
+    assert "-p ^(openmpi-hdf5-2)$" in proc.stderr
 
 
 def test_wrong_launcher_starting_singletons_fails(stack_descriptions, tmp_path):
@@ -50,3 +51,23 @@ def test_wrong_launcher_starting_singletons_fails(stack_descriptions, tmp_path):
     assert case["result"] == "fail"
     assert case["fail_phase"] == "sanity"
     assert 'expected "rank R of 4"' in case["fail_reason"], case["fail_reason"]
+
+
+def test_run_on_a_missing_spack_environment_says_so(tmp_path):
+    proc = h5stack("run", "--spack-env", str(tmp_path / "nowhere"))
+    assert proc.returncode != 0
+    assert f"{tmp_path / 'nowhere' / 'spack.yaml'}: not a Spack environment" in proc.stderr, proc.stderr
+
+
+def test_run_on_an_uninstalled_spack_environment_says_so(tmp_path):
+    """An environment whose views were never populated (not installed) is refused up front."""
+    env = tmp_path / "mpich-hdf5-1.14"
+    shutil.copytree(
+        os.path.join(ROOT, "environments", "mpich-hdf5-1.14"),
+        env,
+        ignore=shutil.ignore_patterns("view*", "spack.lock", ".spack-env"),
+    )
+    proc = h5stack("run", "--spack-env", str(env))
+    assert proc.returncode != 0
+    assert f"{env / 'view'}: no HDF5 in this view of {env} (not installed?" in proc.stderr, proc.stderr
+    assert "running: reframe" not in proc.stderr  # refused before anything ran

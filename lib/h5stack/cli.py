@@ -55,6 +55,13 @@ def build_parser():
     p.add_argument("--system", default="generic", help="site config to use (default: generic)")
     p.add_argument("--stack", action="append", default=[], metavar="STACK", help="only these stacks (repeatable)")
     p.add_argument("checks", nargs="*", metavar="CHECK", help="only checks whose name matches (reframe -n)")
+    p.add_argument(
+        "--spack-env",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="run on the views of this installed Spack environment instead (repeatable; with --stack: both)",
+    )
     p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
 
     p = sub.add_parser("patches", help="regenerate patches/ (HDF5 with the multifile driver built in)")

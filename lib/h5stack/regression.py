@@ -2,6 +2,9 @@
 
 Sets up the requested local stacks (unless --no-setup), then runs
   reframe -C site-configs/<system>/reframe.py --system <system> -r [-p ^STACK$ ...] [-n CHECK ...]
+With --spack-env DIR (repeatable) it runs on the views of installed Spack environments
+instead (programming environments spack-<environment>[-<view>]; the site config reads
+them from $H5STACK_SPACK_ENVS), and on local stacks only where --stack names them.
 with its stage/output under $H5STACK_HOME/reframe/<system>/, perflogs under
 $H5STACK_HOME/perflogs/ and the JSON run report under $H5STACK_HOME/reports/.
 Afterwards it prints one row per test case (check, stack, result, key figures) and
@@ -33,13 +36,14 @@ def config_file(system):
     return os.path.join(paths.SITE_CONFIGS, system, "reframe.py")
 
 
-def reframe_command(system, stacks=(), checks=(), extra=(), report=None):
+def reframe_command(system, stacks=(), checks=(), extra=(), report=None, environs=()):
     cmd = ["reframe", "-C", ":" + config_file(system), "--system", system]  # ":" drops the builtin config
     cmd += ["--prefix", paths.sub("reframe", system), "--perflogdir", paths.sub("perflogs")]
     if report:
         cmd += ["--report-file", report]
-    for stack in stacks:
-        cmd += ["-p", f"^{reframe_environ_name(stack)}$"]
+    names = [reframe_environ_name(s) for s in stacks] + list(environs)
+    if names:
+        cmd += ["-p", "^(" + "|".join(names) + ")$"]
     for check in checks:
         cmd += ["-n", check]
     extra = list(extra)
@@ -91,19 +95,37 @@ def print_table(rows, title):
     )
 
 
+def spack_environs(env_dirs):
+    """ReFrame environment names of the views of installed Spack environments (checked now,
+    so a missing or uninstalled environment is an error before anything runs)."""
+    sys.path.insert(0, paths.SITE_CONFIGS)
+    import common
+
+    try:
+        return [e["name"] for e in common.spack_view_environments([], env_dirs)]
+    except (common.SpackViewError, OSError, ValueError, KeyError) as e:
+        raise StepError(f"--spack-env: {e}") from None
+
+
 def run(args):
     from .stacks import Stacks
 
     config_file(args.system)  # validate before building anything
     stacks = Stacks()
     names = [stacks.get(s).name for s in args.stack]
-    if args.system == "generic" and not args.no_setup:
+    env_dirs = [os.path.abspath(d) for d in args.spack_env]
+    environs = spack_environs(env_dirs)
+    if args.system == "generic" and not args.no_setup and (names or not env_dirs):
         stacks.setup(names or stacks.names())
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
-    cmd = reframe_command(args.system, names, args.checks, args.extra, report)
+    cmd = reframe_command(args.system, names, args.checks, args.extra, report, environs)
+    env = dict(os.environ)
+    if env_dirs:
+        env["H5STACK_SPACK_ENVS"] = os.pathsep.join(env_dirs)
+        info(f"Spack environments: {', '.join(env_dirs)} -> {', '.join(environs)}")
     info("running: " + " ".join(cmd))
     t0 = time.monotonic()
-    rc = subprocess.call(cmd, cwd=paths.ROOT)
+    rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
     if os.path.exists(report):
         rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()})
         print_table(rows, f"h5stack regression on {args.system} ({time.monotonic() - t0:.0f} s)")

@@ -181,6 +181,15 @@ class hdf5_tutorial_hyperslab(rfm.RunOnlyRegressionTest):
         expected = PATTERNS[self.pattern]['data']
         shape = [len(expected), len(expected[0])]
         all_ranks = [(r, nranks) for r in range(nranks)]
+        # the HDF5 the environment names is the one that ran (not another on the path)
+        hdf5_version = extras.get('hdf5_version')
+        if hdf5_version:
+            library_checks = [sn.assert_eq(
+                sn.extractsingle(r'^hdf5-library: (\S+)$', self.stdout, 1),
+                hdf5_version,
+                msg='the program ran with HDF5 {0}, the environment has {1}')]
+        else:
+            library_checks = []
         if self.driver == 'multifile':
             multifile = [
                 sn.assert_found(r'^multifile-directory: yes$', self.stdout,
@@ -190,7 +199,7 @@ class hdf5_tutorial_hyperslab(rfm.RunOnlyRegressionTest):
             ]
         else:
             multifile = []
-        return sn.all(multifile + [
+        return sn.all(library_checks + multifile + [
             # A launcher of the wrong MPI starts N singletons ("rank 0 of 1").
             sn.assert_eq(sn.sorted(ranks), all_ranks,
                          msg=f'expected "rank R of {nranks}" for R = 0..'

@@ -3,7 +3,9 @@
 One partition, `default`, runs jobs with the local scheduler and MPI programs with
 `mpirun`, which each programming environment resolves to its own MPI (the stack's
 bin/ comes first on PATH). Programming environments: one per local stack built by
-`./h5stack setup` (see site-configs/common.py), plus ReFrame's `builtin`.
+`./h5stack setup` (see site-configs/common.py), one per view of each installed Spack
+environment named in $H5STACK_SPACK_ENVS (`./h5stack run --spack-env DIR`; named
+spack-<environment>[-<view>]), plus ReFrame's `builtin`.
 
 Run: reframe -C site-configs/generic/reframe.py -r     (or ./h5stack run)
 """
@@ -13,8 +15,23 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402
+from h5stack.stacks import load_config  # noqa: E402
 
-stack_envs = common.local_stack_environments(["generic"])
+
+def mpi_settings():
+    """This machine's MPI settings from stacks.yaml (Open MPI: oversubscribe; as root)."""
+    settings = {}
+    for name, spec in load_config()["mpis"].items():
+        env = dict(spec.get("env") or {})
+        if os.geteuid() == 0:
+            env.update(spec.get("env_as_root") or {})
+        settings[name] = {"env": env, "signature": spec["library_signature"]}
+    return settings
+
+
+stack_envs = common.local_stack_environments(["generic"]) + common.spack_view_environments(
+    ["generic"], common.spack_environment_dirs(), mpi_settings()
+)
 
 site_configuration = {
     "systems": [

@@ -14,6 +14,7 @@ of an HDF5 release instead of the release tarball, set H5STACK_SPACK_NO_CHECKSUM
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,7 +144,7 @@ def test_environment_concretizes(scope, env, tmp_path):
 
 
 @pytest.mark.parametrize("env", INSTALLED)
-def test_environment_installs_and_passes_spack_test(scope, env, tmp_path):
+def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_path):
     copy, _ = _concretized(scope, env, tmp_path)
     extra = ["--no-checksum"] if os.environ.get("H5STACK_SPACK_NO_CHECKSUM") == "1" else []
     proc = spack(scope, "-e", str(copy), "install", *extra, timeout=7200)
@@ -151,3 +152,10 @@ def test_environment_installs_and_passes_spack_test(scope, env, tmp_path):
     proc = spack(scope, "-e", str(copy), "test", "run", "hdf5-vfd-multifile", timeout=3600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
     assert "1 passed" in proc.stdout, proc.stdout
+    # the harness's checks on the environment's views (plain + plugin, patched HDF5)
+    proc = h5stack("run", "--no-setup", "--spack-env", str(copy), "hdf5_tutorial_hyperslab")
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
+    assert "32 passed, 0 failed" in proc.stdout, proc.stdout[-3000:]
+    environ = "spack-" + env.replace(".", "_")
+    for name in (environ, environ + "-multifile"):
+        assert len(re.findall(rf"\b{re.escape(name)}\b(?!-)", proc.stdout)) == 16, name
