@@ -15,7 +15,9 @@ the same tree with
 
 import difflib
 import glob
+import hashlib
 import os
+import re
 import shutil
 import tempfile
 
@@ -121,6 +123,18 @@ def pristine(stacks, series, work):
     return src.unpack(os.path.join(work, series))
 
 
+RECIPE = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages", "hdf5", "package.py")
+
+
+def recipe_with_checksums(text, checksums):
+    """The hdf5 recipe with its PATCH_SHA256 entries set to `checksums` ({series: sha256})."""
+    for series, sha in checksums.items():
+        text, n = re.subn(rf'(\n    "{re.escape(series)}": ")[0-9a-f]*(",)', rf"\g<1>{sha}\g<2>", text)
+        if n != 1:
+            raise StepError(f"{RECIPE}: no PATCH_SHA256 entry for series {series!r}")
+    return text
+
+
 def run(args):
     from .stacks import Stacks
 
@@ -141,6 +155,22 @@ def run(args):
                     f.write(text)
                 info(f"{target}: written ({len(text.splitlines())} lines)")
             shutil.rmtree(os.path.join(work, series), ignore_errors=True)
+    checksums = {}
+    for series in stacks.series:
+        target = os.path.join(paths.PATCHES_DIR, patch_name(series))
+        if os.path.exists(target) and target not in stale:
+            with open(target, "rb") as f:
+                checksums[series] = hashlib.sha256(f.read()).hexdigest()
+    with open(RECIPE) as f:
+        recipe = f.read()
+    updated = recipe_with_checksums(recipe, checksums)
+    if updated != recipe:
+        if args.check:
+            stale.append(f"{RECIPE} (PATCH_SHA256)")
+        else:
+            with open(RECIPE, "w") as f:
+                f.write(updated)
+            info(f"{RECIPE}: patch checksums updated")
     if stale:
         raise StepError(
             "stale patches (packages/hdf5-vfd-multifile changed): " + ", ".join(stale) + "; run `./h5stack patches`"

@@ -5,6 +5,14 @@ from spack_repo.builtin.packages.hdf5.package import Hdf5 as BuiltinHdf5
 
 from spack.package import *
 
+# sha256 of the patches, written by `./h5stack patches`. Spack re-reads a repository's
+# patch index only when a recipe file changes: this keeps a changed patch from being
+# looked up under its old checksum ("Couldn't find patch ... with sha256").
+PATCH_SHA256 = {
+    "1.14": "42e56b443eb5f822402d51caf7178b70f1d2d3e9e941b2c76b472e09975968f8",
+    "2": "51e6925da29b5aa1c0eed86912ac7d97936dc54a39e499c2c2a100d0cbff3712",
+}
+
 
 class Hdf5(BuiltinHdf5):
     """HDF5 (Spack's builtin recipe: every version and variant) plus the variant
