@@ -107,7 +107,8 @@ def test_recipes_pass_spack_packages_ruff(scope, check):
 def _concretized(scope, env, tmp_path):
     copy = tmp_path / env
     shutil.copytree(os.path.join(ROOT, "environments", env), copy)
-    proc = spack(scope, "-e", str(copy), "concretize", "--force")
+    # --fresh: a changed patch or a new commit of main is built, not an installed spec reused
+    proc = spack(scope, "-e", str(copy), "concretize", "--force", "--fresh")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     with open(copy / "spack.lock") as f:
         return copy, json.load(f)
