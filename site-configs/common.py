@@ -16,7 +16,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
-from h5stack.stacks import reframe_environ_name  # noqa: E402
+from h5stack.stacks import load_config, reframe_environ_name  # noqa: E402
 
 
 def stacks_home():
@@ -42,7 +42,12 @@ def _has_multifile(desc):
     )
 
 
-def local_stack_environments(target_systems):
+def _env_vars(mpi, mpi_env_vars):
+    """ReFrame env_vars for an MPI: e.g. {'mpich': {'SLURM_MPI_TYPE': 'pmi2'}} (srun's PMI)."""
+    return [[k, str(v)] for k, v in (mpi_env_vars or {}).get(mpi, {}).items()]
+
+
+def local_stack_environments(target_systems, mpi_env_vars=None):
     """One programming environment per local stack, named like the stack with '.'
     replaced by '_' (ReFrame's rule for names): mpich-hdf5-1.14 -> mpich-hdf5-1_14.
 
@@ -50,14 +55,17 @@ def local_stack_environments(target_systems):
     compiles with h5pcc. Features let checks select by MPI, HDF5 series and the
     packages built into the stack (e.g. `+hdf5-vfd-multifile`):
     `valid_prog_environs = ['+hdf5-parallel']`, `['+mpich']`, `["+hdf5-2"]`, `["+hdf5-1_14"]`.
+    mpi_env_vars: variables per MPI that the system needs (e.g. srun's SLURM_MPI_TYPE).
     """
     envs = []
     for desc in local_stacks():
+        multifile_pkg = [p for p in desc.get("packages", []) if p["name"] == "hdf5-vfd-multifile"]
         envs.append(
             {
                 "name": reframe_environ_name(desc["name"]),
                 "target_systems": target_systems,
                 "prepare_cmds": [f". {os.path.join(desc['stack_dir'], 'env.sh')}"],
+                "env_vars": _env_vars(desc["mpi"], mpi_env_vars),
                 "cc": "h5pcc",
                 "features": [
                     "hdf5-parallel",
@@ -74,10 +82,135 @@ def local_stack_environments(target_systems):
                     "hdf5_version": desc["hdf5_version"],
                     "hdf5_series": desc["hdf5_series"],
                     "stack": desc["name"],
-                },
+                }
+                # where H5FDmultifile.h and libh5fd_multifile are (the package; not in a twin)
+                | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {}),
             }
         )
     return envs
+
+
+class SiteConfigError(Exception):
+    """A site config that cannot be used; the message names the file and the reason."""
+
+
+# File systems of a partition: extras['filesystems'], a list of
+#   {'name': 'scratch',                    # a label (test names, perflogs)
+#    'path': '/lus/scratch/$USER/h5stack', # where checks write ($VARS expanded on the node)
+#    'type': 'lustre',                     # what `findmnt -T PATH` must report there
+#    'kind': 'lustre' | 'gpfs' | 'posix',  # optional: derived from the type
+#    'mount_options': ['flock'],           # optional: must be among the mount's options
+#    'lustre': {'stripe_count': 8, 'stripe_size': '4M'},          # lfs setstripe on the directory
+#    'gpfs': {'block_size': '16M', 'largeblock_io': True},        # IBM_largeblock_io hint
+#    'alignment': 4194304,                 # H5Pset_alignment(fapl, threshold, alignment)
+#    'mpiio_hints': {'romio_cb_write': 'enable', 'striping_factor': '8'}}   # a ROMIO hints file
+# The kind is also a partition feature: valid_systems = ['+lustre'], ['+gpfs'], ['+posixfs'].
+FS_KINDS = {"lustre": "lustre", "gpfs": "gpfs", "posix": "posixfs"}
+FS_TYPES = {"lustre": "lustre", "gpfs": "gpfs"}  # every other type is kind posix
+FS_KEYS = {"name", "path", "type", "kind", "mount_options", "lustre", "gpfs", "alignment", "mpiio_hints", "descr"}
+
+
+def fs_kind(fs):
+    return fs.get("kind") or FS_TYPES.get(fs.get("type"), "posix")
+
+
+def _size(value, where):
+    """'4M', '1G', '65536' or an int -> bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = str(value).strip().upper()
+    try:
+        if text and text[-1] in units:
+            return int(text[:-1]) * units[text[-1]]
+        return int(text)
+    except ValueError:
+        raise SiteConfigError(f"{where}: {value!r} is not a size (bytes, or a number with K, M or G)") from None
+
+
+def check_filesystems(partition, where):
+    """Raise SiteConfigError unless extras['filesystems'] of the partition is well formed."""
+    filesystems = partition.get("extras", {}).get("filesystems", [])
+    if not isinstance(filesystems, list):
+        raise SiteConfigError(f"{where}: extras['filesystems'] must be a list")
+    names = set()
+    for i, fs in enumerate(filesystems):
+        at = f"{where}: filesystems[{i}]"
+        if not isinstance(fs, dict):
+            raise SiteConfigError(f"{at}: must be a dictionary")
+        unknown = set(fs) - FS_KEYS
+        if unknown:
+            raise SiteConfigError(f"{at}: unknown keys {sorted(unknown)}; known: {sorted(FS_KEYS)}")
+        for key in ("name", "path", "type"):
+            if not isinstance(fs.get(key), str) or not fs[key]:
+                raise SiteConfigError(f"{at}: {key!r} is missing (a non-empty string)")
+        if fs["name"] in names:
+            raise SiteConfigError(f"{at}: a second file system named {fs['name']!r}")
+        names.add(fs["name"])
+        if not (fs["path"].startswith("/") or fs["path"].startswith("$")):
+            raise SiteConfigError(f"{at}: path {fs['path']!r} is not absolute")
+        kind = fs_kind(fs)
+        if kind not in FS_KINDS:
+            raise SiteConfigError(f"{at}: kind {kind!r} is not one of {sorted(FS_KINDS)}")
+        if FS_TYPES.get(fs["type"], "posix") != kind:
+            raise SiteConfigError(f"{at}: type {fs['type']!r} is not a {kind} file system")
+        if FS_KINDS[kind] not in partition.get("features", []):
+            raise SiteConfigError(f"{at}: a {kind} file system, but the partition lacks the feature {FS_KINDS[kind]!r}")
+        lustre = fs.get("lustre")
+        if lustre is not None:
+            if kind != "lustre":
+                raise SiteConfigError(f"{at}: Lustre settings on a {fs['type']} file system")
+            count = lustre.get("stripe_count")
+            if not isinstance(count, int) or count < -1 or count == 0:
+                raise SiteConfigError(f"{at}: lustre.stripe_count must be -1 (all OSTs) or a positive integer")
+            _size(lustre.get("stripe_size", "1M"), f"{at}: lustre.stripe_size")
+        gpfs = fs.get("gpfs")
+        if gpfs is not None:
+            if kind != "gpfs":
+                raise SiteConfigError(f"{at}: GPFS settings on a {fs['type']} file system")
+            _size(gpfs.get("block_size", "0"), f"{at}: gpfs.block_size")
+        if "alignment" in fs and (_size(fs["alignment"], f"{at}: alignment") <= 0):
+            raise SiteConfigError(f"{at}: alignment must be positive")
+        hints = fs.get("mpiio_hints", {})
+        if not isinstance(hints, dict) or not all(isinstance(v, (str, int)) for v in hints.values()):
+            raise SiteConfigError(f"{at}: mpiio_hints must map hint names to strings or integers")
+        if not isinstance(fs.get("mount_options", []), list):
+            raise SiteConfigError(f"{at}: mount_options must be a list")
+
+
+def mount_type(path):
+    """The file-system type of the mount that holds `path` (from /proc/self/mounts), or None."""
+    path = os.path.realpath(path)
+    best, best_type = "", None
+    try:
+        with open("/proc/self/mounts") as f:
+            for line in f:
+                fields = line.split()
+                target = fields[1].replace("\\040", " ")
+                if (path == target or path.startswith(target.rstrip("/") + "/")) and len(target) >= len(best):
+                    best, best_type = target, fields[2]
+    except OSError:
+        return None
+    return best_type
+
+
+def this_machine_mpi_settings():
+    """The MPI settings of the machine h5stack runs on, from stacks.yaml (for Spack views
+    built with its MPIs): Open MPI oversubscribed, as root; the library signatures."""
+    settings = {}
+    for name, spec in load_config()["mpis"].items():
+        env = dict(spec.get("env") or {})
+        if os.geteuid() == 0:
+            env.update(spec.get("env_as_root") or {})
+        settings[name] = {"env": env, "signature": spec["library_signature"]}
+    return settings
+
+
+def this_machine_scratch():
+    """The scratch file system of this machine's partitions: $H5STACK_HOME/scratch, with
+    the type of the mount it is on (detected: the system is whatever machine this is)."""
+    path = os.path.join(stacks_home(), "scratch")
+    os.makedirs(path, exist_ok=True)
+    fs_type = mount_type(path) or "unknown"
+    return {"name": "scratch", "path": path, "type": fs_type, "alignment": 4096}
 
 
 SPACK_ENVS_VARIABLE = "H5STACK_SPACK_ENVS"
@@ -153,7 +286,7 @@ def spack_views(env_dir):
     return sorted(views.items(), key=lambda nv: (nv[0] != "default", nv[0]))
 
 
-def spack_view_environments(target_systems, env_dirs, mpi_settings=None):
+def spack_view_environments(target_systems, env_dirs, mpi_settings=None, mpi_env_vars=None):
     """One programming environment per view of each installed Spack environment, named
     `spack-<environment>` (its default view) or `spack-<environment>-<view>`, '.' -> '_':
     environments/mpich-hdf5-1.14 -> spack-mpich-hdf5-1_14 and spack-mpich-hdf5-1_14-multifile.
@@ -165,7 +298,7 @@ def spack_view_environments(target_systems, env_dirs, mpi_settings=None):
     the local stacks (read from the view's spec.json files), plus `spack-view`.
 
     mpi_settings: {mpi name: {"env": {VAR: value}, "signature": text}} (e.g. Open MPI's
-    settings for this machine, from stacks.yaml).
+    settings for this machine, from stacks.yaml); mpi_env_vars as for local stacks.
     """
     mpi_settings = mpi_settings or {}
     envs = []
@@ -210,6 +343,8 @@ def spack_view_environments(target_systems, env_dirs, mpi_settings=None):
                 "spack_environment": env_dir,
                 "spack_view": root,
             }
+            if "hdf5-vfd-multifile" in packages:
+                extras["multifile_prefix"] = root
             if settings.get("signature"):
                 extras["mpi_library_signature"] = settings["signature"]
             envs.append(
@@ -217,6 +352,7 @@ def spack_view_environments(target_systems, env_dirs, mpi_settings=None):
                     "name": reframe_environ_name(name),
                     "target_systems": target_systems,
                     "prepare_cmds": prepare,
+                    "env_vars": _env_vars(mpi["name"], mpi_env_vars),
                     "cc": "h5pcc",
                     "features": ["hdf5-parallel", "spack-view", mpi["name"], "hdf5-" + series.replace(".", "_")]
                     + packages
@@ -226,6 +362,42 @@ def spack_view_environments(target_systems, env_dirs, mpi_settings=None):
                 }
             )
     return envs
+
+
+def installed_stack_environment(
+    name, target_systems, prefix, mpi, hdf5_version, modules=(), multifile="plugin", env_vars=()
+):
+    """A programming environment for a stack installed on a cluster (a Spack view or any
+    prefix with HDF5 and h5stack's packages), written down instead of read from disk, for
+    site configs of systems this machine cannot see. multifile: "plugin" (the
+    hdf5-vfd-multifile package in the prefix), "builtin" (a patched HDF5) or None.
+
+    `modules` are loaded by a `module load` line in the job script (the system's
+    modules_system stays 'nomod', so the configuration also loads where neither Lmod nor
+    Environment Modules exist, e.g. for --dry-run on a workstation)."""
+    series = _hdf5_series(hdf5_version)
+    prepare = [f"module load {' '.join(modules)}"] if modules else []
+    prepare += [
+        f'export PATH="{prefix}/bin${{PATH:+:$PATH}}"',
+        f'export LD_LIBRARY_PATH="{prefix}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"',
+    ]
+    extras = {"mpi": mpi, "hdf5_version": hdf5_version, "hdf5_series": series, "stack": name}
+    features = ["hdf5-parallel", "installed-stack", mpi, "hdf5-" + series.replace(".", "_")]
+    if multifile == "plugin":
+        prepare.append(f'export HDF5_PLUGIN_PATH="{prefix}/lib/plugin${{HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}}"')
+        extras["multifile_prefix"] = prefix
+        features += ["hdf5-vfd-multifile", "multifile"]
+    elif multifile == "builtin":
+        features += ["multifile", "variant-multifile"]
+    return {
+        "name": reframe_environ_name(name),
+        "target_systems": target_systems,
+        "prepare_cmds": prepare,
+        "env_vars": [list(v) for v in env_vars],
+        "cc": "h5pcc",
+        "features": features,
+        "extras": extras,
+    }
 
 
 general = [

@@ -1,4 +1,4 @@
-"""The `h5stack` command line: setup, list, env, run, test.
+"""The `h5stack` command line: setup, list, env, run, test, patches, spack-config, slurm.
 
 build_parser() uses the standard library only (it runs before the virtual
 environment exists); each command imports what it needs when it runs.
@@ -63,12 +63,16 @@ def build_parser():
         help="run on the views of this installed Spack environment instead (repeatable; with --stack: both)",
     )
     p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
+    p.add_argument("--keep-slurm", action="store_true", help="slurm-local: leave Slurm running if this run started it")
 
     p = sub.add_parser("patches", help="regenerate patches/ (HDF5 with the multifile driver built in)")
     p.add_argument("--check", action="store_true", help="only check that the committed patches are current")
 
     p = sub.add_parser("spack-config", help="write this machine's Spack scope (externals, one prefix per MPI)")
     p.add_argument("--output", metavar="DIR", help="where (default: $H5STACK_HOME/spack/generic)")
+
+    p = sub.add_parser("slurm", help="a real Slurm on this machine (system slurm-local): start, stop, status")
+    p.add_argument("action", choices=["start", "stop", "status", "env"])
 
     sub.add_parser("test", help="run the project's own test suite")
     return parser
@@ -150,6 +154,12 @@ def cmd_spack_config(args):
     return spackconfig.run(args)
 
 
+def cmd_slurm(args):
+    from . import slurm
+
+    return slurm.run(args)
+
+
 def cmd_test(args):
     from . import testsuite
 
@@ -163,6 +173,7 @@ COMMANDS = {
     "run": cmd_run,
     "patches": cmd_patches,
     "spack-config": cmd_spack_config,
+    "slurm": cmd_slurm,
     "test": cmd_test,
 }
 

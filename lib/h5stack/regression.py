@@ -22,6 +22,9 @@ from . import paths
 from .stacks import reframe_environ_name
 from .ui import StepError, info
 
+#: systems that run on this machine with its local stacks (set up before a run)
+LOCAL_SYSTEMS = ("generic", "slurm-local")
+
 
 def systems():
     return sorted(
@@ -30,15 +33,27 @@ def systems():
 
 
 def config_file(system):
+    """The merged configuration of every system (site-configs/config.py), checked now: an
+    unknown system or a malformed site config is an error before anything runs."""
     names = systems()
     if system not in names:
         raise StepError(f"unknown system {system!r}; the systems are: {', '.join(names)}")
-    return os.path.join(paths.SITE_CONFIGS, system, "reframe.py")
+    sys.path.insert(0, paths.SITE_CONFIGS)
+    import common
+
+    try:
+        import config  # noqa: F401  (loads and checks every system, as ReFrame will)
+    except common.SiteConfigError as e:
+        raise StepError(str(e)) from None
+    return os.path.join(paths.SITE_CONFIGS, "config.py")
 
 
 def reframe_command(system, stacks=(), checks=(), extra=(), report=None, environs=()):
     cmd = ["reframe", "-C", ":" + config_file(system), "--system", system]  # ":" drops the builtin config
-    cmd += ["--prefix", paths.sub("reframe", system), "--perflogdir", paths.sub("perflogs")]
+    # a dry run writes job scripts and empty perflog rows: keep both apart from real runs
+    dry = "--dry-run" in extra
+    cmd += ["--prefix", paths.sub("reframe-dry-run" if dry else "reframe", system)]
+    cmd += ["--perflogdir", paths.sub("perflogs-dry-run" if dry else "perflogs")]
     if report:
         cmd += ["--report-file", report]
     names = [reframe_environ_name(s) for s in stacks] + list(environs)
@@ -52,7 +67,7 @@ def reframe_command(system, stacks=(), checks=(), extra=(), report=None, environ
     return cmd + extra
 
 
-def summarize(report_path, stack_names=None):
+def summarize(report_path, stack_names=None, dry_run=False):
     """Rows (check, stack, result, figures) from a ReFrame JSON run report.
 
     stack_names maps ReFrame environment names back to stack names.
@@ -73,6 +88,8 @@ def summarize(report_path, stack_names=None):
         if case.get("time_run") is not None and not case.get("fixture"):
             figures.append(f"run {case['time_run']:.1f} s")
         result = case["result"]
+        if dry_run and result == "pass":
+            result, figures = "generated", ["dry run: job script only"]
         if result == "fail" and case.get("fail_phase"):
             result = f"FAIL ({case['fail_phase']})"
         stack = stack_names.get(case.get("environ"), case.get("environ", ""))
@@ -88,7 +105,7 @@ def print_table(rows, title):
     for col in ("check", "stack", "result", "key figures"):
         table.add_column(col)
     for check, stack, result, figures in rows:
-        style = "green" if result == "pass" else "red"
+        style = "green" if result in ("pass", "generated") else "red"
         table.add_row(check, stack, f"[{style}]{result}[/{style}]", figures)
     Console(width=max(120, os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else 160)).print(
         table
@@ -115,21 +132,37 @@ def run(args):
     names = [stacks.get(s).name for s in args.stack]
     env_dirs = [os.path.abspath(d) for d in args.spack_env]
     environs = spack_environs(env_dirs)
-    if args.system == "generic" and not args.no_setup and (names or not env_dirs):
+    local = args.system in LOCAL_SYSTEMS
+    if local and not args.no_setup and (names or not env_dirs):
         stacks.setup(names or stacks.names())
+    started_slurm = False
+    if args.system == "slurm-local" and "--dry-run" not in args.extra:
+        from . import slurm
+
+        started_slurm = slurm.start()
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
     cmd = reframe_command(args.system, names, args.checks, args.extra, report, environs)
     env = dict(os.environ)
+    if args.system == "slurm-local":
+        from . import slurm
+
+        env["SLURM_CONF"] = slurm.conf_path()
     if env_dirs:
         env["H5STACK_SPACK_ENVS"] = os.pathsep.join(env_dirs)
         info(f"Spack environments: {', '.join(env_dirs)} -> {', '.join(environs)}")
     info("running: " + " ".join(cmd))
     t0 = time.monotonic()
-    rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
+    try:
+        rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
+    finally:
+        if started_slurm and not args.keep_slurm:
+            slurm.stop()
     if os.path.exists(report):
-        rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()})
+        dry = "--dry-run" in args.extra
+        rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()}, dry)
         print_table(rows, f"h5stack regression on {args.system} ({time.monotonic() - t0:.0f} s)")
-        passed = sum(r[2] == "pass" for r in rows)  # rows: checks and failed fixtures
-        print(f"{passed} passed, {len(rows) - passed} failed")
-        info(f"report: {report}; perflogs: {paths.sub('perflogs')}")
+        ok = "generated" if dry else "passed"
+        passed = sum(r[2] == ("generated" if dry else "pass") for r in rows)  # rows: checks and failed fixtures
+        print(f"{passed} {ok}, {len(rows) - passed} failed")
+        info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
     return rc

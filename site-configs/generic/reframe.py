@@ -7,7 +7,9 @@ bin/ comes first on PATH). Programming environments: one per local stack built b
 environment named in $H5STACK_SPACK_ENVS (`./h5stack run --spack-env DIR`; named
 spack-<environment>[-<view>]), plus ReFrame's `builtin`.
 
-Run: reframe -C site-configs/generic/reframe.py -r     (or ./h5stack run)
+File system: $H5STACK_HOME/scratch, of the type this machine has there.
+
+Run: ./h5stack run   (or reframe -C site-configs/config.py --system generic -r)
 """
 
 import os
@@ -15,23 +17,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402
-from h5stack.stacks import load_config  # noqa: E402
-
-
-def mpi_settings():
-    """This machine's MPI settings from stacks.yaml (Open MPI: oversubscribe; as root)."""
-    settings = {}
-    for name, spec in load_config()["mpis"].items():
-        env = dict(spec.get("env") or {})
-        if os.geteuid() == 0:
-            env.update(spec.get("env_as_root") or {})
-        settings[name] = {"env": env, "signature": spec["library_signature"]}
-    return settings
-
 
 stack_envs = common.local_stack_environments(["generic"]) + common.spack_view_environments(
-    ["generic"], common.spack_environment_dirs(), mpi_settings()
+    ["generic"], common.spack_environment_dirs(), common.this_machine_mpi_settings()
 )
+scratch = common.this_machine_scratch()
 
 site_configuration = {
     "systems": [
@@ -48,7 +38,8 @@ site_configuration = {
                     # MPI jobs oversubscribe 2 cores: one at a time keeps them from starving
                     "max_jobs": 1,
                     "environs": ["builtin"] + [e["name"] for e in stack_envs],
-                    "features": ["local"],
+                    "features": ["local", common.FS_KINDS[common.fs_kind(scratch)]],
+                    "extras": {"filesystems": [scratch]},
                 }
             ],
         }

@@ -6,15 +6,19 @@
  * be compared with an MPI-IO one by h5diff.
  *
  *   mpiexec -n N mf_workload FILE --driver mpio|multifile|default [--seed S] [--datasets K]
+ *                            [--alignment BYTES]
  *   mpiexec -n M mf_workload FILE --driver ... --check [--options "read=inplace"]
  *
  * MF_WORKLOAD_KILL=RANK:PHASE (RANK a number or "all"; PHASE before-flush, after-flush or
  * before-close) makes that rank SIGKILL itself there, for crash tests. --check-partial
- * verifies only what was written before the first flush.
+ * verifies only what was written before the first flush. Rank 0 first prints
+ * "mpi-ranks: N" and "mpi-library: <MPI_Get_library_version, first line>".
  *
  * --driver default leaves the fapl alone (HDF5_DRIVER selects the driver: the plugin
- * route). --check opens FILE read-only and verifies every value (any M). Rank 0
- * prints "workload: ok ..." on success; errors exit non-zero.
+ * route). --alignment sets H5Pset_alignment(fapl, 1, BYTES) (file-system block or
+ * stripe size: every object starts on such a boundary). --check opens FILE read-only
+ * and verifies every value (any M). Rank 0 prints "workload: wrote|checked FILE on N
+ * ranks with DRIVER: ok" on success; errors exit non-zero.
  */
 #include "H5FDmultifile.h"
 
@@ -158,6 +162,7 @@ int main(int argc, char **argv)
     const char *file = NULL, *driver = "multifile", *options = NULL;
     unsigned    seed = 1;
     int         ndsets = 40, check = 0, partial = 0;
+    hsize_t     alignment = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -171,6 +176,8 @@ int main(int argc, char **argv)
             ndsets = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--options") && i + 1 < argc)
             options = argv[++i];
+        else if (!strcmp(argv[i], "--alignment") && i + 1 < argc)
+            alignment = (hsize_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--check"))
             check = 1;
         else if (!strcmp(argv[i], "--check-partial"))
@@ -180,7 +187,7 @@ int main(int argc, char **argv)
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: %s FILE --driver mpio|multifile|default [--seed S] [--datasets K] "
-                                "[--check [--options OPTS]]\n", argv[0]);
+                                "[--alignment BYTES] [--check [--options OPTS]]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
@@ -191,8 +198,21 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    if (rank == 0) { /* for harnesses: which MPI ran, on how many ranks (N singletons print 1 N times) */
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int  len;
+        MPI_Get_library_version(version, &len);
+        version[strcspn(version, "\n")] = '\0';
+        printf("mpi-ranks: %d\nmpi-library: %s\n", size, version);
+    }
     hid_t fapl = make_fapl(driver, options);
     char  name[64];
+
+    if (alignment > 0) {
+        CHECK(H5Pset_alignment(fapl, 1, alignment));
+        if (rank == 0)
+            printf("alignment: %llu\n", (unsigned long long)alignment);
+    }
 
     if (!check) {
         long  rows = (long)size * ROWS_PER_RANK, r0 = (long)rank * ROWS_PER_RANK;

@@ -1,0 +1,205 @@
+"""A real Slurm on this machine alone (system `slurm-local`): `./h5stack slurm start|stop|status`.
+
+Debian's slurm-wlm and munge (requirements/debian.txt) run with their own
+configuration under $H5STACK_HOME/slurm/: munged on a private socket with a key made
+here, slurmctld and slurmd on loopback (ports from the environment or 6917/6918), as
+the user who starts them, with state, spool, pid and log files in that directory.
+site-configs/slurm-local/slurm.conf.in is the configuration template. Every Slurm
+command then needs SLURM_CONF=$H5STACK_HOME/slurm/slurm.conf (`./h5stack slurm env`
+prints it; `./h5stack run --system slurm-local` sets it and starts Slurm when needed).
+"""
+
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+from . import paths
+from .ui import StepError, info
+
+PROGRAMS = ["munged", "mungekey", "munge", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "srun", "scontrol"]
+TEMPLATE = os.path.join(paths.SITE_CONFIGS, "slurm-local", "slurm.conf.in")
+
+
+def slurm_dir():
+    return paths.sub("slurm")
+
+
+def conf_path():
+    return os.path.join(slurm_dir(), "slurm.conf")
+
+
+def munge_socket():
+    return os.path.join(slurm_dir(), "munge", "munge.socket")
+
+
+def env():
+    """The environment of Slurm commands for this Slurm."""
+    return dict(os.environ, SLURM_CONF=conf_path())
+
+
+def _check_programs():
+    missing = [p for p in PROGRAMS if not shutil.which(p, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")]
+    if missing:
+        raise StepError(
+            f"Slurm/munge programs missing: {', '.join(missing)} (Debian packages slurm-wlm and munge, "
+            "which `./h5stack` installs from requirements/debian.txt)"
+        )
+
+
+def _which(program):
+    return shutil.which(program, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+
+
+def write_config():
+    d = slurm_dir()
+    for sub in ("munge", "state", "spool", "run", "log"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    os.chmod(os.path.join(d, "munge"), 0o700)  # munged refuses a key or socket directory others can write
+    with open("/proc/meminfo") as f:
+        mem_kb = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:"))
+    values = {
+        "host": socket.gethostname().split(".")[0],
+        "ctld_port": os.environ.get("H5STACK_SLURMCTLD_PORT", "6917"),
+        "slurmd_port": os.environ.get("H5STACK_SLURMD_PORT", "6918"),
+        "user": getpass.getuser(),
+        "dir": d,
+        "cpus": os.cpu_count(),
+        "memory_mb": int(mem_kb / 1024 * 0.8),
+    }
+    with open(TEMPLATE) as f:
+        text = f.read().format(**values)
+    tmp = conf_path() + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, conf_path())
+
+
+def _munge_alive():
+    proc = subprocess.run([_which("munge"), "-n", "-S", munge_socket()], capture_output=True)
+    return proc.returncode == 0
+
+
+def _pid_alive(name):
+    try:
+        with open(os.path.join(slurm_dir(), "run", f"{name}.pid")) as f:
+            pid = int(f.read().split()[0])
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _node_state():
+    proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True, env=env(), timeout=30)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def is_running():
+    return bool(_pid_alive("slurmctld") and _pid_alive("slurmd") and _munge_alive())
+
+
+def _tail(path, n=15):
+    try:
+        with open(path) as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return "(no log)\n"
+
+
+def _start(cmd, log):
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env())
+    if proc.returncode != 0:
+        raise StepError(
+            f"`{' '.join(cmd)}` failed (exit {proc.returncode}): {proc.stderr.strip()}\n{log}:\n{_tail(log)}"
+        )
+
+
+def start(timeout=60):
+    """Start munged, slurmctld and slurmd (what is not running yet); wait until the node is idle.
+    Returns True if anything was started."""
+    _check_programs()
+    d = slurm_dir()
+    if is_running() and _node_state() in ("idle", "mixed", "allocated"):
+        return False
+    t0 = time.monotonic()
+    write_config()
+    key = os.path.join(d, "munge", "munge.key")
+    if not os.path.exists(key):
+        _start([_which("mungekey"), "--create", "--keyfile", key], os.path.join(d, "log", "munged.log"))
+    if not _munge_alive():
+        _start(
+            [
+                _which("munged"),
+                "--force",
+                f"--socket={munge_socket()}",
+                f"--key-file={key}",
+                f"--log-file={os.path.join(d, 'log', 'munged.log')}",
+                f"--pid-file={os.path.join(d, 'munge', 'munged.pid')}",
+                f"--seed-file={os.path.join(d, 'munge', 'munged.seed')}",
+            ],
+            os.path.join(d, "log", "munged.log"),
+        )
+    if not _pid_alive("slurmctld"):
+        _start([_which("slurmctld")], os.path.join(d, "log", "slurmctld.log"))
+    if not _pid_alive("slurmd"):
+        _start([_which("slurmd")], os.path.join(d, "log", "slurmd.log"))
+    state = None
+    while time.monotonic() - t0 < timeout:
+        state = _node_state()
+        if state in ("idle", "mixed", "allocated"):
+            info(f"Slurm is up ({state}) in {time.monotonic() - t0:.1f} s: SLURM_CONF={conf_path()}")
+            return True
+        time.sleep(0.5)
+    raise StepError(
+        f"Slurm did not come up in {timeout} s (node state {state!r}); logs in {os.path.join(d, 'log')}:\n"
+        + _tail(os.path.join(d, "log", "slurmctld.log"))
+        + _tail(os.path.join(d, "log", "slurmd.log"))
+    )
+
+
+def stop(timeout=30):
+    """Stop slurmd, slurmctld and munged (those of this Slurm only)."""
+    stopped = []
+    for name in ("slurmd", "slurmctld"):
+        pid = _pid_alive(name)
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+            t0 = time.monotonic()
+            while _pid_alive(name) and time.monotonic() - t0 < timeout:
+                time.sleep(0.2)
+            stopped.append(name)
+    if os.path.exists(munge_socket()) and _which("munged"):
+        if (
+            subprocess.run([_which("munged"), "--stop", f"--socket={munge_socket()}"], capture_output=True).returncode
+            == 0
+        ):
+            stopped.append("munged")
+    info(f"stopped: {', '.join(stopped) or 'nothing was running'}")
+
+
+def status():
+    if not os.path.exists(conf_path()):
+        return "not configured"
+    parts = [f"{n}: {'running' if _pid_alive(n) else 'stopped'}" for n in ("slurmctld", "slurmd")]
+    parts.append(f"munged: {'running' if _munge_alive() else 'stopped'}")
+    if _pid_alive("slurmctld"):
+        parts.append(f"node: {_node_state()}")
+    return ", ".join(parts)
+
+
+def run(args):
+    if args.action == "start":
+        start()
+        print(f"export SLURM_CONF={conf_path()}")
+    elif args.action == "stop":
+        stop()
+    elif args.action == "status":
+        print(status())
+        return 0 if is_running() else 3
+    elif args.action == "env":
+        print(f"export SLURM_CONF={conf_path()}")
+    return 0

@@ -1,0 +1,53 @@
+"""ReFrame configuration of `slurm-local`: this machine under a real Slurm.
+
+Debian's Slurm 22.05 and munge, started on loopback by `./h5stack slurm start` (which
+`./h5stack run --system slurm-local` does when Slurm is not up) with the configuration
+site-configs/slurm-local/slurm.conf.in; every Slurm command needs SLURM_CONF
+(`eval "$(./h5stack slurm env)"`).
+
+One partition, `local`: jobs go through sbatch, ReFrame polls them with squeue (its
+`squeue` backend: the `slurm` one needs sacct and a slurmdbd), MPI programs start with
+srun. 4 ranks on 2 CPUs need `--overcommit`. srun's PMI differs per MPI: pmi2 for
+Debian's MPICH, pmix for Debian's Open MPI (SLURM_MPI_TYPE in each environment).
+Programming environments: those of `generic` (local stacks, Spack views).
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+
+SYSTEM = "slurm-local"
+SRUN_MPI = {"mpich": {"SLURM_MPI_TYPE": "pmi2"}, "openmpi": {"SLURM_MPI_TYPE": "pmix"}}
+
+stack_envs = common.local_stack_environments([SYSTEM], SRUN_MPI) + common.spack_view_environments(
+    [SYSTEM], common.spack_environment_dirs(), common.this_machine_mpi_settings(), SRUN_MPI
+)
+scratch = common.this_machine_scratch()
+
+site_configuration = {
+    "systems": [
+        {
+            "name": SYSTEM,
+            "descr": "This machine under Slurm (./h5stack slurm start), local stacks",
+            "hostnames": [".*"],
+            "partitions": [
+                {
+                    "name": "local",
+                    "descr": "the one node of the local Slurm",
+                    "scheduler": "squeue",
+                    "launcher": "srun",
+                    "access": ["--partition=local", "--overcommit"],
+                    "max_jobs": 2,
+                    "environs": ["builtin"] + [e["name"] for e in stack_envs],
+                    "features": ["slurm", common.FS_KINDS[common.fs_kind(scratch)]],
+                    "extras": {"filesystems": [scratch]},
+                }
+            ],
+        }
+    ],
+    "environments": stack_envs + [{"name": "builtin", "cc": "cc", "cxx": "c++", "ftn": "", "target_systems": [SYSTEM]}],
+    "general": common.general,
+    "logging": common.logging,
+}
