@@ -6,24 +6,37 @@ import re
 import shutil
 import subprocess
 
+import pytest
+
 from conftest import ROOT, h5stack
 
-CHECKS_PER_STACK = 16  # 4 tutorial programs x {collective, independent} x {mpio, multifile}
+TUTORIAL_PER_STACK = 16  # 4 tutorial programs x {collective, independent} x {mpio, multifile}
+MULTIFILE_PER_STACK = 2  # multifile workload: write, then read back (posix file system here)
 SINGLETONS_CONFIG = os.path.join(ROOT, "tests", "data", "singletons_launcher.py")
 
 
-def test_run_passes_every_tutorial_check_on_every_stack(stack_descriptions):
-    proc = h5stack("run", "--no-setup", "hdf5_tutorial_hyperslab")
+@pytest.mark.parametrize("system", ["generic", "slurm-local"])
+def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
+    """The regression as users run it, on this machine with and without Slurm."""
+    if system == "slurm-local":
+        h5stack("slurm", "stop", check=True)  # the run must start (and then stop) it
+    proc = h5stack("run", "--system", system, "--no-setup", timeout=3600)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
-    total = CHECKS_PER_STACK * len(stack_descriptions)
+    per_stack = TUTORIAL_PER_STACK + MULTIFILE_PER_STACK
+    total = per_stack * len(stack_descriptions)
     assert f"{total} passed, 0 failed" in proc.stdout, proc.stdout[-3000:]
     for name in stack_descriptions:  # the table names each stack
-        assert len(re.findall(rf"\b{re.escape(name)}\b", proc.stdout)) >= CHECKS_PER_STACK, name
+        rows = re.findall(rf"^│ (\S+) .*│ {re.escape(name)} +│ pass +│", proc.stdout, re.M)
+        assert sorted(set(rows)) == ["hdf5_tutorial_hyperslab", "multifile_workload_read", "multifile_workload_write"]
+        assert len(rows) == per_stack, (name, rows)
     report = re.search(r"report: (\S+);", proc.stderr).group(1)
     cases = [c for c in json.load(open(report))["runs"][-1]["testcases"] if not c["fixture"]]
     assert len(cases) == total
     assert {c["result"] for c in cases} == {"pass"}
+    assert {c["system"] for c in cases} == {system}
+    if system == "slurm-local":  # started for the run, stopped after it
+        assert "Slurm is up" in proc.stderr and "stopped: slurmd, slurmctld, munged" in proc.stderr, proc.stderr[-2000:]
 
 
 def test_run_one_stack_selects_only_its_environment(stack_descriptions):

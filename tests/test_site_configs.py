@@ -1,0 +1,182 @@
+"""The ReFrame harness itself: site configs load (and malformed ones are refused with
+the file and the reason), every system is accepted by ReFrame, dry runs on the Lustre
+and GPFS templates write job scripts with the configured striping, hints and
+alignment, and the file-system checks fail on a wrong type and skip an absent mount."""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+
+from conftest import ROOT, h5stack
+
+SITE_CONFIGS = os.path.join(ROOT, "site-configs")
+SYSTEMS = sorted(os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(SITE_CONFIGS, "*", "reframe.py")))
+FS_CONFIG = os.path.join(ROOT, "tests", "data", "generic_filesystem.py")
+
+
+@pytest.fixture(scope="module")
+def loader():
+    import sys
+
+    sys.path.insert(0, SITE_CONFIGS)
+    import config
+
+    return config
+
+
+def test_the_four_systems_exist():
+    assert SYSTEMS == ["generic", "gpfs-cluster", "lustre-cluster", "slurm-local"]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_every_site_config_loads(loader, system):
+    config = loader.load_system(os.path.join(SITE_CONFIGS, system, "reframe.py"))
+    assert config["systems"][0]["name"] == system
+    for part in config["systems"][0]["partitions"]:
+        if part["scheduler"] != "local" or system in ("generic", "slurm-local"):
+            assert part["extras"]["filesystems"], f"{system}:{part['name']} has no file system"
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_reframe_accepts_every_system(system, tmp_path):
+    proc = subprocess.run(
+        ["reframe", "-C", ":" + os.path.join(SITE_CONFIGS, "config.py"), "--system", system, "-l",
+         "--prefix", str(tmp_path), "--perflogdir", str(tmp_path / "perflogs")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Found" in proc.stdout and "check(s)" in proc.stdout, proc.stdout[-2000:]
+
+
+BASE = """
+import common
+site_configuration = {{"systems": [{{
+    "name": {name!r}, "hostnames": [".*"],
+    "partitions": [{{"name": "p", "scheduler": "local", "launcher": "local", "environs": {environs!r},
+                    "features": {features!r}, "extras": {{"filesystems": [{fs}]}}}}]}}],
+    "environments": [{{"name": "builtin", "cc": "cc"}}]}}
+"""
+GOOD_FS = (
+    "{'name': 'scratch', 'path': '/lus/scratch', 'type': 'lustre', 'lustre': {'stripe_count': 4, 'stripe_size': '1M'}}"
+)
+MALFORMED = {
+    "wrong-name": ({"name": "elsewhere"}, "the system is named 'elsewhere', its folder 'bad'"),
+    "unknown-environ": ({"environs": ["builtin", "nosuch"]}, "environment 'nosuch' is not defined for this system"),
+    "missing-feature": ({"features": []}, "a lustre file system, but the partition lacks the feature 'lustre'"),
+    "relative-path": ({"fs": GOOD_FS.replace("/lus/scratch", "scratch")}, "path 'scratch' is not absolute"),
+    "stripe-count": ({"fs": GOOD_FS.replace("'stripe_count': 4", "'stripe_count': 0")}, "lustre.stripe_count must be"),
+    "stripe-size": ({"fs": GOOD_FS.replace("'1M'", "'big'")}, "'big' is not a size"),
+    "lustre-on-ext4": (
+        {"fs": GOOD_FS.replace("'type': 'lustre'", "'type': 'ext4'"), "features": ["posixfs"]},
+        "Lustre settings on a ext4 file system",
+    ),
+    "unknown-key": ({"fs": GOOD_FS.replace("'name'", "'stripes': 2, 'name'")}, "unknown keys ['stripes']"),
+    "missing-type": ({"fs": "{'name': 'scratch', 'path': '/x'}"}, "'type' is missing"),
+    "syntax": ({"extra": "site_configuration = {"}, "cannot be loaded: SyntaxError"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_loader_rejects_malformed_site_config(loader, tmp_path, case):
+    changes, message = MALFORMED[case]
+    values = {"name": "bad", "environs": ["builtin"], "features": ["lustre"], "fs": GOOD_FS} | changes
+    path = tmp_path / "bad" / "reframe.py"
+    path.parent.mkdir()
+    extra = values.pop("extra", "")
+    path.write_text(textwrap.dedent(BASE.format(**values)) + extra)
+    with pytest.raises(loader.SiteConfigError) as err:
+        loader.load_system(str(path))
+    assert str(err.value).startswith(str(path)), err.value
+    assert message in str(err.value), err.value
+
+
+def test_loader_accepts_the_good_variant(loader, tmp_path):
+    path = tmp_path / "bad" / "reframe.py"
+    path.parent.mkdir()
+    path.write_text(BASE.format(name="bad", environs=["builtin"], features=["lustre"], fs=GOOD_FS))
+    assert loader.load_system(str(path))["systems"][0]["name"] == "bad"
+
+
+def _dry_run(system):
+    shutil.rmtree(os.path.join(os.path.expanduser("~/.cache/h5stack"), "reframe-dry-run", system), ignore_errors=True)
+    proc = h5stack("run", "--system", system, "multifile_workload", "--", "--dry-run")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "failed" in proc.stdout and " 0 failed" in proc.stdout, proc.stdout[-3000:]
+    report = re.search(r"report: (\S+);", proc.stderr).group(1)
+    cases = [c for c in json.load(open(report))["runs"][-1]["testcases"] if not c["fixture"]]
+    scripts = {}
+    for case in cases:
+        with open(os.path.join(case["stagedir"], "rfm_job.sh")) as f:
+            scripts[(case["name"], case["environ"])] = f.read()
+    assert "perflogs-dry-run" in proc.stderr
+    return cases, scripts
+
+
+def test_dry_run_on_lustre_template_applies_striping_hints_alignment():
+    cases, scripts = _dry_run("lustre-cluster")
+    writes = {k: v for k, v in scripts.items() if k[0].startswith("multifile_workload_write")}
+    assert len(writes) == 3 and len(scripts) == 6, sorted(scripts)  # 3 stacks x write, read
+    for script in writes.values():
+        assert "#SBATCH --account=project_000000" in script
+        assert "module load PrgEnv-gnu cray-mpich" in script
+        assert 'fsdir="/lus/scratch/$USER/h5stack/' in script
+        assert 'lfs setstripe -c 8 -S 4M "$fsdir"' in script
+        assert (
+            'MPICH_MPIIO_HINTS="*:cb_nodes=8:romio_cb_write=enable:romio_ds_write=disable:striping_factor=8:striping_unit=4194304"'
+            in script
+        )
+        assert script.count("--alignment 4194304") == 2  # the MPI-IO reference and multifile
+        assert re.search(r"^srun .*mf_workload \"\$fsdir/mf.h5\" --driver multifile", script, re.M)
+    stagedir = next(c["stagedir"] for c in cases if c["name"].startswith("multifile_workload_write"))
+    with open(os.path.join(stagedir, "romio-hints")) as f:
+        assert f.read() == (
+            "cb_nodes 8\nromio_cb_write enable\nromio_ds_write disable\nstriping_factor 8\nstriping_unit 4194304\n"
+        )
+    reads = [v for k, v in scripts.items() if k[0].startswith("multifile_workload_read")]
+    assert all("lfs setstripe" not in s and "srun h5mf merge" in s for s in reads)
+
+
+def test_dry_run_on_gpfs_template_applies_largeblock_hint_alignment():
+    cases, scripts = _dry_run("gpfs-cluster")
+    writes = {k: v for k, v in scripts.items() if k[0].startswith("multifile_workload_write")}
+    assert len(writes) == 4, sorted(writes)
+    for (_name, environ), script in writes.items():
+        assert 'fsdir="/gpfs/work/$USER/h5stack/' in script
+        assert "lfs setstripe" not in script
+        assert "IBM_largeblock_io=true" in script and "cb_buffer_size=16777216" in script
+        assert script.count("--alignment 16777216") == 2
+        mpi = "pmix" if environ.startswith("openmpi") else "pmi2"
+        assert f"export SLURM_MPI_TYPE={mpi}" in script
+
+
+def _fs_run(tmp_path, **env):
+    cmd = [
+        "reframe", "-C", ":" + FS_CONFIG, "--system", "generic", "-r", "-p", "^mpich-hdf5-1_14$",
+        "-c", os.path.join(ROOT, "reframe-tests", "multifile", "workload.py"), "-n", "multifile_workload_write",
+        "--prefix", str(tmp_path), "--perflogdir", str(tmp_path / "perflogs"),
+        "--report-file", str(tmp_path / "report.json"),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, **env), timeout=600)
+    cases = json.load(open(tmp_path / "report.json"))["runs"][-1]["testcases"]
+    return proc, [c for c in cases if not c["fixture"]]
+
+
+def test_file_system_of_another_type_fails_with_both_named(tmp_path):
+    proc, cases = _fs_run(tmp_path, H5STACK_TEST_FS_TYPE="xfs")
+    assert proc.returncode != 0
+    (case,) = cases
+    assert case["result"] == "fail" and case["fail_phase"] == "sanity", case
+    assert re.search(r"is on a \S+ file system; the site config says xfs", case["fail_reason"]), case["fail_reason"]
+
+
+def test_absent_file_system_is_skipped_with_the_reason(tmp_path):
+    proc, cases = _fs_run(tmp_path, H5STACK_TEST_FS_PATH="/h5stack-absent-mount/scratch")
+    (case,) = cases
+    assert case["result"] == "skip", case
+    assert "/h5stack-absent-mount does not exist" in proc.stdout, proc.stdout[-3000:]  # the report has no reason
