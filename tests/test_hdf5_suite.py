@@ -103,3 +103,16 @@ def test_readme_lists_every_exclusion():
         readme = f.read()
     for name in EXCLUSIONS["serial"]:
         assert f"`{name}`" in readme, f"the package README does not list the excluded test {name}"
+
+
+@pytest.mark.parametrize("stack, build_dir", CASES)
+def test_testphdf5_with_the_stacks_mpi(stack, build_dir):
+    """HDF5's main parallel test (testpar/testphdf5, MPI-IO driver) as HDF5's own ctest
+    entries run it, with the stack's MPI. With Debian's MPICH 4.0.2 this is the evidence
+    behind dropping the builtin Spack recipe's conflict with MPICH 4.0.0-4.0.3
+    (spack-repo/README.md)."""
+    proc = in_stack(stack, f"ctest --test-dir {build_dir} -R 'testphdf5' --timeout 1200 --output-on-failure", ROOT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-8000:]
+    assert re.search(r"100% tests passed, 0 tests failed out of (\d+)", out), out[-3000:]
+    assert int(re.search(r"out of (\d+)", out).group(1)) >= 14, out[-3000:]  # testphdf5 and its split-out cases

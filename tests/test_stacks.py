@@ -122,7 +122,7 @@ def test_original_mpiposix_program_runs_unchanged(stack, stack_descriptions, tmp
     assert stack_descriptions[stack]["hdf5_patches"] == [
         f"hdf5-{stack_descriptions[stack]['hdf5_series']}-multifile.patch"
     ]
-    program = os.path.join(ROOT, "tests", "programs", "mpiposix_original.c")
+    program = os.path.join(ROOT, "reframe-tests", "multifile", "src", "mpiposix_original.c")
     proc = in_stack(
         stack,
         f"h5pcc {program} -o original\n"

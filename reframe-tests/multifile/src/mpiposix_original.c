@@ -5,12 +5,16 @@
  * patched HDF5's plain h5pcc (no extra library) and run.
  *
  * usage: mpiexec -n N mpiposix_original FILE
+ *
+ * For test harnesses, rank 0 also prints "mpi-ranks: N" and "mpi-library: ..." (the
+ * only lines that are not the original's).
  */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define COLS 16
 
@@ -20,6 +24,13 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0) {
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int  len;
+        MPI_Get_library_version(version, &len);
+        version[strcspn(version, "\n")] = '\0';
+        printf("mpi-ranks: %d\nmpi-library: %s\n", size, version);
+    }
     if (argc != 2) {
         if (rank == 0)
             fprintf(stderr, "usage: %s FILE\n", argv[0]);
