@@ -90,6 +90,8 @@ def summarize(report_path, stack_names=None, dry_run=False):
         result = case["result"]
         if dry_run and result == "pass":
             result, figures = "generated", ["dry run: job script only"]
+        if result == "skip":
+            figures = ["skipped: the reason is in ReFrame's output above"]
         if result == "fail" and case.get("fail_phase"):
             result = f"FAIL ({case['fail_phase']})"
         stack = stack_names.get(case.get("environ"), case.get("environ", ""))
@@ -105,7 +107,7 @@ def print_table(rows, title):
     for col in ("check", "stack", "result", "key figures"):
         table.add_column(col)
     for check, stack, result, figures in rows:
-        style = "green" if result in ("pass", "generated") else "red"
+        style = {"pass": "green", "generated": "green", "skip": "yellow"}.get(result, "red")
         table.add_row(check, stack, f"[{style}]{result}[/{style}]", figures)
     Console(width=max(120, os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else 160)).print(
         table
@@ -161,8 +163,9 @@ def run(args):
         dry = "--dry-run" in args.extra
         rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()}, dry)
         print_table(rows, f"h5stack regression on {args.system} ({time.monotonic() - t0:.0f} s)")
-        ok = "generated" if dry else "passed"
-        passed = sum(r[2] == ("generated" if dry else "pass") for r in rows)  # rows: checks and failed fixtures
-        print(f"{passed} {ok}, {len(rows) - passed} failed")
+        ok = "generated" if dry else "pass"
+        passed = sum(r[2] == ok for r in rows)  # rows: checks and failed fixtures
+        skipped = sum(r[2] == "skip" for r in rows)
+        print(f"{passed} {'generated' if dry else 'passed'}, {skipped} skipped, {len(rows) - passed - skipped} failed")
         info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
     return rc

@@ -40,6 +40,7 @@ site_configuration = {
                     "environs": ["builtin"] + [e["name"] for e in stack_envs],
                     "features": ["local", common.FS_KINDS[common.fs_kind(scratch)]],
                     "extras": {"filesystems": [scratch]},
+                    "processor": {"num_cpus": os.cpu_count()},
                 }
             ],
         }

@@ -20,7 +20,8 @@
  *   read-inplace     H5Dread of each slab from the directory vs read-merged: from the merged file
  * Without --fsync nothing is forced to stable storage (the page cache counts, as an
  * application's close does); with it raw kernels fsync and multifile uses sync=on.
- * Output: a table and "ratio" lines on stdout, all figures as JSON with --json.
+ * Output: a header (with "mpi-ranks: N" and "mpi-library: ..."), a table and "ratio"
+ * lines on stdout, all figures as JSON with --json.
  */
 #include "H5FDmultifile.h"
 #include "mf_merge.h"
@@ -410,6 +411,13 @@ int main(int argc, char **argv)
         printf("h5mf-bench: %d ranks x %llu MiB in %llu KiB blocks, %d repetitions, %s, in %s\n", size,
                (unsigned long long)(per_rank >> 20), (unsigned long long)(block >> 10), repeat,
                do_fsync ? "fsync at close" : "no fsync (page cache counts)", dir);
+    if (rank == 0) { /* for harnesses: which MPI ran, on how many ranks */
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int  len;
+        MPI_Get_library_version(version, &len);
+        version[strcspn(version, "\n")] = '\0';
+        printf("mpi-ranks: %d\nmpi-library: %s\n", size, version);
+    }
 
     for (int rep = 0; rep < repeat; rep++) {
         posix_fpp();

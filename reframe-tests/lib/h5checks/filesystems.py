@@ -53,7 +53,7 @@ def mpiio_hints(fs):
     return hints
 
 
-class FileSystemMixin(rfm.RegressionMixin):
+class FileSystemMixin(rfm.RegressionTestPlugin):
     #: the kind of file system this variant writes on
     fs_kind = parameter(list(FS_FEATURES))
 
