@@ -400,6 +400,25 @@ def installed_stack_environment(
     }
 
 
+PERFLOG_FIELDS = [
+    "%(check_job_completion_time)s",
+    "%(check_system)s",
+    "%(check_partition)s",
+    "%(check_environ)s",
+    "%(check_num_tasks)s",
+    "%(check_jobid)s",
+    "%(check_display_name)s",
+]
+PERFLOG_PERFVAR_FIELDS = [
+    "%(check_perf_var)s",
+    "%(check_perf_value)s",
+    "%(check_perf_unit)s",
+    "%(check_perf_ref)s",
+    "%(check_perf_lower_thres)s",
+    "%(check_perf_upper_thres)s",
+    "%(check_perf_result)s",
+]
+
 general = [
     {
         "check_search_path": [os.path.join(os.path.dirname(HERE), "reframe-tests")],
@@ -421,17 +440,15 @@ logging = [
                 "append": False,
             },
         ],
+        # one line per test: PERFLOG_FIELDS, then 7 fields per performance variable
+        # (PERFLOG_PERFVAR_FIELDS), all separated by '|': what `./h5stack report` reads
         "handlers_perflog": [
             {
                 "type": "filelog",
                 "prefix": "%(check_system)s/%(check_partition)s",
                 "level": "info",
-                "format": (
-                    "%(check_job_completion_time)s|reframe %(version)s|%(check_info)s|"
-                    "jobid=%(check_jobid)s|%(check_perf_var)s=%(check_perf_value)s|"
-                    "ref=%(check_perf_ref)s (l=%(check_perf_lower_thres)s, u=%(check_perf_upper_thres)s)|"
-                    "%(check_perf_unit)s"
-                ),
+                "format": "|".join(PERFLOG_FIELDS) + "|%(check_perfvalues)s",
+                "format_perfvars": "|".join(PERFLOG_PERFVAR_FIELDS) + "|",  # ReFrame drops the last character
                 "append": True,
             }
         ],

@@ -83,10 +83,11 @@ def run_logged(cmd, log, env=None):
         )
 
 
-def ensure_debian_packages():
+def ensure_debian_packages(requirements=None):
+    """Install what requirements/debian.txt (or another such list) names and is missing."""
     if os.environ.get("H5STACK_NO_APT") == "1":
         return
-    missing = missing_debian_packages(read_debian_requirements(paths.DEBIAN_REQUIREMENTS))
+    missing = missing_debian_packages(read_debian_requirements(requirements or paths.DEBIAN_REQUIREMENTS))
     if not missing:
         return
     sudo = []

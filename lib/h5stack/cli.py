@@ -1,4 +1,5 @@
-"""The `h5stack` command line: setup, list, env, run, test, patches, spack-config, slurm.
+"""The `h5stack` command line: setup, list, env, run, test, report, patches,
+spack-config, slurm.
 
 build_parser() uses the standard library only (it runs before the virtual
 environment exists); each command imports what it needs when it runs.
@@ -70,6 +71,10 @@ def build_parser():
 
     p = sub.add_parser("spack-config", help="write this machine's Spack scope (externals, one prefix per MPI)")
     p.add_argument("--output", metavar="DIR", help="where (default: $H5STACK_HOME/spack/generic)")
+
+    p = sub.add_parser("report", help="an HTML page with plots from the perflogs (written by run, too)")
+    p.add_argument("--perflogs", metavar="DIR", help="perflog directory (default: $H5STACK_HOME/perflogs)")
+    p.add_argument("--output", metavar="FILE", help="the page (default: $H5STACK_HOME/reports/report.html)")
 
     p = sub.add_parser("slurm", help="a real Slurm on this machine (system slurm-local): start, stop, status")
     p.add_argument("action", choices=["start", "stop", "status", "env"])
@@ -154,6 +159,12 @@ def cmd_spack_config(args):
     return spackconfig.run(args)
 
 
+def cmd_report(args):
+    from . import report
+
+    return report.run(args)
+
+
 def cmd_slurm(args):
     from . import slurm
 
@@ -173,6 +184,7 @@ COMMANDS = {
     "run": cmd_run,
     "patches": cmd_patches,
     "spack-config": cmd_spack_config,
+    "report": cmd_report,
     "slurm": cmd_slurm,
     "test": cmd_test,
 }

@@ -7,6 +7,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 DEBIAN_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian.txt")
+DEBIAN_TEST_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian-test.txt")
 PYTHON_REQUIREMENTS = os.path.join(ROOT, "requirements", "python.txt")
 STACKS_FILE = os.path.join(ROOT, "stacks.yaml")
 PACKAGES_DIR = os.path.join(ROOT, "packages")

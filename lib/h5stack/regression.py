@@ -168,4 +168,12 @@ def run(args):
         skipped = sum(r[2] == "skip" for r in rows)
         print(f"{passed} {'generated' if dry else 'passed'}, {skipped} skipped, {len(rows) - passed - skipped} failed")
         info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
+        if not dry:
+            from . import report as html_report
+
+            try:
+                page, nfigs, _ = html_report.write_report()
+                info(f"performance report: {page} ({nfigs} plots)")
+            except StepError as e:
+                info(f"no performance report: {e}")
     return rc

@@ -1,6 +1,7 @@
 """`h5stack test`: the project's own test suite (what CI runs).
 
-Sets up every local stack first (the tests use them; cached after the first run)
+Installs what only the tests need (requirements/debian-test.txt: Chromium, to render
+the performance report), sets up every local stack first (the tests use them; cached after the first run)
 and HDF5's own test programs beside the stacks whose source has them (stacks.yaml
 `hdf5_test_builds`), then runs pytest on tests/ (or on what follows `--`, e.g. `./h5stack test -- tests/test_cli.py -x`). pytest prints the summary; the exit status is pytest's,
 except that "no tests collected" (5) counts as a failure.
@@ -10,12 +11,16 @@ import os
 import subprocess
 import sys
 
-from . import paths
+from . import bootstrap, paths
 from .stacks import Stacks
-from .ui import info
+from .ui import StepError, info
 
 
 def run(args):
+    try:  # what only the tests need (requirements/debian-test.txt)
+        bootstrap.ensure_debian_packages(paths.DEBIAN_TEST_REQUIREMENTS)
+    except bootstrap.BootstrapError as e:
+        raise StepError(str(e)) from None
     stacks = Stacks()
     stacks.setup()
     stacks.setup_hdf5_tests()

@@ -1,0 +1,247 @@
+"""`h5stack report`: an HTML page with plots from ReFrame's perflogs.
+
+Reads every `<perflogs>/<system>/<partition>/<check>.log` (the format of
+site-configs/common.py: PERFLOG_FIELDS, then 7 fields per performance variable, all
+separated by '|'), and writes one self-contained page (plotly.js inline, so it opens
+offline): for each check and system:partition, the latest value of every performance
+variable per programming environment and parameter set (one chart per unit: bandwidths
+in MiB/s, ratios against the limit measured in the same run, with their references),
+the history of every ratio, and a table of the latest values with reference, bounds
+and result. `./h5stack run` writes it after each run; `./h5stack report` rebuilds it.
+"""
+
+import html
+import os
+import time
+from collections import defaultdict
+
+from . import paths
+from .ui import StepError, info
+
+PREFIX = ["time", "system", "partition", "environ", "num_tasks", "jobid", "display_name"]
+PERFVAR = ["var", "value", "unit", "ref", "lower", "upper", "result"]
+
+
+def _number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_line(line):
+    """Records (one per performance variable) of one perflog line; [] for lines without any."""
+    fields = line.rstrip("\n").split("|")
+    if len(fields) < len(PREFIX) or fields[0] == "job_completion_time":
+        return []
+    head = dict(zip(PREFIX, fields[: len(PREFIX)]))
+    rest = [f for f in fields[len(PREFIX) :] if f != ""]
+    if not rest or rest == ["null"]:
+        return []  # a check without performance variables
+    if len(rest) % len(PERFVAR):
+        raise ValueError(f"{len(rest)} performance fields, not a multiple of {len(PERFVAR)}")
+    check, *params = head["display_name"].split(" ")
+    head["check"] = check
+    head["params"] = dict(p.lstrip("%").split("=", 1) for p in params if p.startswith("%") and "=" in p)
+    records = []
+    for i in range(0, len(rest), len(PERFVAR)):
+        rec = dict(head, **dict(zip(PERFVAR, rest[i : i + len(PERFVAR)])))
+        rec["value"] = _number(rec["value"])
+        for key in ("ref", "lower", "upper"):
+            rec[key] = _number(rec[key])
+        if rec["value"] is not None:
+            records.append(rec)
+    return records
+
+
+def read_perflogs(root):
+    """All records under root; malformed lines are reported (file:line: reason) and skipped."""
+    records, problems = [], []
+    for dirpath, _, files in os.walk(root):
+        for name in sorted(files):
+            if not name.endswith(".log"):
+                continue  # ReFrame keeps perflogs of an older format as <check>.log.h<N>
+            path = os.path.join(dirpath, name)
+            with open(path, errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    try:
+                        records += parse_line(line)
+                    except ValueError as e:
+                        problems.append(f"{path}:{number}: {e}")
+    return records, problems
+
+
+def _params_label(params):
+    return " ".join(f"{k}={v}" for k, v in sorted(params.items())) or "-"
+
+
+def latest(records):
+    """The newest record per (check, system, partition, environ, params, var)."""
+    newest = {}
+    for rec in records:
+        key = (rec["check"], rec["system"], rec["partition"], rec["environ"], _params_label(rec["params"]), rec["var"])
+        if key not in newest or rec["time"] >= newest[key]["time"]:
+            newest[key] = rec
+    return list(newest.values())
+
+
+def figures(records):
+    """[(title, plotly figure)]: latest values per check/system/unit, then ratio histories."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    out = []
+    groups = defaultdict(list)
+    for rec in latest(records):
+        groups[(rec["check"], f"{rec['system']}:{rec['partition']}", rec["unit"])].append(rec)
+    for (check, where, unit), recs in sorted(groups.items()):
+        param_sets = sorted({_params_label(r["params"]) for r in recs})
+        fig = make_subplots(rows=len(param_sets), cols=1, subplot_titles=param_sets, shared_xaxes=False)
+        shown = set()
+        for row, pset in enumerate(param_sets, 1):
+            mine = [r for r in recs if _params_label(r["params"]) == pset]
+            variables = sorted({r["var"] for r in mine})
+            for environ in sorted({r["environ"] for r in mine}):
+                by_var = {r["var"]: r for r in mine if r["environ"] == environ}
+                fig.add_trace(
+                    go.Bar(
+                        name=environ,
+                        legendgroup=environ,
+                        showlegend=environ not in shown,
+                        x=variables,
+                        y=[by_var[v]["value"] if v in by_var else None for v in variables],
+                        hovertext=[by_var[v]["time"] if v in by_var else "" for v in variables],
+                    ),
+                    row=row,
+                    col=1,
+                )
+                shown.add(environ)
+            refs = [(v, next((r["ref"] for r in mine if r["var"] == v and r["ref"]), None)) for v in variables]
+            refs = [(v, ref) for v, ref in refs if ref]
+            if refs:
+                fig.add_trace(
+                    go.Scatter(
+                        name="reference",
+                        legendgroup="reference",
+                        showlegend="reference" not in shown,
+                        x=[v for v, _ in refs],
+                        y=[ref for _, ref in refs],
+                        mode="markers",
+                        marker={"symbol": "line-ew-open", "size": 24, "color": "black"},
+                    ),
+                    row=row,
+                    col=1,
+                )
+                shown.add("reference")
+            fig.update_yaxes(title_text=unit, type="log" if unit == "ratio" else None, row=row, col=1)
+        fig.update_layout(barmode="group", height=320 * len(param_sets) + 80, title=f"{check} on {where} ({unit})")
+        out.append((f"{check} on {where}: {unit}", fig))
+    history = defaultdict(list)
+    for rec in records:
+        if rec["unit"] == "ratio":
+            history[(rec["check"], f"{rec['system']}:{rec['partition']}")].append(rec)
+    for (check, where), recs in sorted(history.items()):
+        fig = go.Figure()
+        for series in sorted({(r["environ"], _params_label(r["params"]), r["var"]) for r in recs}):
+            points = sorted((r for r in recs if (r["environ"], _params_label(r["params"]), r["var"]) == series),
+                            key=lambda r: r["time"])  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    name=" ".join(series),
+                    x=[r["time"] for r in points],
+                    y=[r["value"] for r in points],
+                    mode="lines+markers",
+                )
+            )
+        fig.update_layout(
+            title=f"{check} on {where}: ratios over time", yaxis_title="ratio", yaxis_type="log", height=480
+        )
+        out.append((f"{check} on {where}: ratio history", fig))
+    return out
+
+
+def _table(records):
+    rows = []
+    for r in sorted(latest(records), key=lambda r: (r["check"], r["system"], r["environ"], str(r["params"]), r["var"])):
+        bounds = ""
+        if r["ref"]:
+            lo = f"{r['ref'] * (1 + r['lower']):.4g}" if r["lower"] is not None else "-"
+            hi = f"{r['ref'] * (1 + r['upper']):.4g}" if r["upper"] is not None else "-"
+            bounds = f"{r['ref']:.4g} [{lo}, {hi}]"
+        cells = [r["check"], f"{r['system']}:{r['partition']}", r["environ"], _params_label(r["params"]), r["var"],
+                 f"{r['value']:.4g} {r['unit']}", bounds, r["result"], r["time"]]  # fmt: skip
+        css = "" if r["result"] in ("pass", "null") else ' class="fail"'
+        rows.append(f"<tr{css}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "check",
+            "system",
+            "environment",
+            "parameters",
+            "variable",
+            "value",
+            "reference [bounds]",
+            "result",
+            "time",
+        )
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def render(records, problems, source):
+    from plotly.offline import get_plotlyjs
+
+    figs = figures(records)
+    systems = sorted({f"{r['system']}:{r['partition']}" for r in records})
+    times = sorted(r["time"] for r in records)
+    parts = [
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>h5stack performance report</title>",
+        f"<script type='text/javascript'>{get_plotlyjs()}</script>",
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:90%}"
+        "td,th{border:1px solid #ccc;padding:2px 6px}tr.fail{background:#fdd}.problems{color:#a00}</style>",
+        "</head><body>",
+        "<h1>h5stack performance report</h1>",
+        f"<p>{len(records)} values from the perflogs in <code>{html.escape(source)}</code>; systems: "
+        f"{html.escape(', '.join(systems))}; runs from {html.escape(times[0])} to {html.escape(times[-1])}; "
+        f"written {time.strftime('%Y-%m-%dT%H:%M:%S')}. Figures of one run compare with each other; "
+        "ratios are against the limit measured in the same run.</p>",
+    ]
+    if problems:
+        parts.append(
+            "<div class='problems'><p>Lines that could not be read:</p><ul>"
+            + "".join(f"<li>{html.escape(p)}</li>" for p in problems[:50])
+            + "</ul></div>"
+        )
+    for title, fig in figs:
+        parts.append(f"<h2>{html.escape(title)}</h2>")
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
+    parts += ["<h2>Latest values</h2>", _table(records), "</body></html>"]
+    return "\n".join(parts), len(figs)
+
+
+def write_report(perflogs=None, output=None):
+    """Write the page; return (path, number of figures, number of values)."""
+    perflogs = perflogs or paths.sub("perflogs")
+    output = output or os.path.join(paths.sub("reports"), "report.html")
+    if not os.path.isdir(perflogs):
+        raise StepError(f"{perflogs}: no such directory (run `./h5stack run` first, or give --perflogs)")
+    records, problems = read_perflogs(perflogs)
+    for p in problems:
+        info(f"warning: {p}")
+    if not records:
+        raise StepError(f"{perflogs}: no performance values in any perflog (run the performance checks first)")
+    page, nfigs = render(records, problems, perflogs)
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    tmp = output + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(page)
+    os.replace(tmp, output)
+    return output, nfigs, len(records)
+
+
+def run(args):
+    path, nfigs, nvalues = write_report(args.perflogs, args.output)
+    info(f"report: {path} ({nfigs} plots, {nvalues} values)")
+    print(path)
+    return 0

@@ -1,0 +1,80 @@
+"""`./h5stack report`: the performance page from real perflogs, rendered in headless
+Chromium (the plots must be drawn), and clear errors for missing or bad perflogs."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT, h5stack
+from h5stack import report
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def perflogs(tmp_path_factory):
+    """Perflogs of one real multifile_bench run (2 ranks) on one stack."""
+    d = tmp_path_factory.mktemp("report")
+    cmd = [
+        "reframe", "-C", ":" + os.path.join(ROOT, "site-configs", "config.py"), "--system", "generic", "-r",
+        "-n", "multifile_bench", "-p", "^mpich-hdf5-1_14$", "-x", "multifile_bench%ranks=4",
+        "--prefix", str(d / "rfm"), "--perflogdir", str(d / "perflogs"), "--report-file", str(d / "run.json"),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return d / "perflogs"
+
+
+def test_perflog_lines_parse_into_one_record_per_variable(perflogs):
+    records, problems = report.read_perflogs(str(perflogs))
+    assert problems == []
+    names = {r["var"] for r in records}
+    assert {"posix_fpp", "hdf5_multifile", "ratio_multifile_posix_fpp", "ratio_merge_copy_serial"} <= names
+    ratio = next(r for r in records if r["var"] == "ratio_multifile_posix_fpp")
+    assert ratio["unit"] == "ratio" and ratio["ref"] == 0.8 and ratio["result"] == "pass"
+    assert ratio["params"] == {"fs_kind": "posix", "ranks": "2"} and ratio["environ"] == "mpich-hdf5-1_14"
+    assert ratio["system"] == "generic" and ratio["partition"] == "default" and ratio["num_tasks"] == "2"
+
+
+def test_report_renders_its_plots_in_chromium(perflogs, tmp_path):
+    assert CHROMIUM, "chromium is missing (requirements/debian-test.txt)"
+    page = tmp_path / "report.html"
+    proc = h5stack("report", "--perflogs", str(perflogs), "--output", str(page))
+    assert proc.returncode == 0, proc.stderr
+    assert "(3 plots," in proc.stderr  # MiB/s, ratios, ratio history
+    text = page.read_text()
+    assert "<script src=" not in text  # self-contained: plotly.js inline, opens offline
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--virtual-time-budget=15000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=180,
+    ).stdout  # fmt: skip
+    assert dom.count('class="plotly-graph-div') == 3, dom[:2000]
+    assert dom.count('class="main-svg"') >= 3  # plotly drew each figure (JavaScript ran)
+    assert len(re.findall(r'class="point"', dom)) >= 13, "no bars drawn"
+    assert "ratio_multifile_posix_fpp" in dom and "hdf5_multifile" in dom
+
+
+def test_report_without_perflogs_says_so(tmp_path):
+    proc = h5stack("report", "--perflogs", str(tmp_path / "none"))
+    assert proc.returncode != 0
+    assert f"{tmp_path / 'none'}: no such directory" in proc.stderr
+    (tmp_path / "empty" / "generic" / "default").mkdir(parents=True)
+    proc = h5stack("report", "--perflogs", str(tmp_path / "empty"))
+    assert proc.returncode != 0
+    assert "no performance values in any perflog" in proc.stderr
+
+
+def test_a_malformed_line_is_reported_with_file_and_line(perflogs, tmp_path):
+    bad = tmp_path / "perflogs"
+    shutil.copytree(perflogs, bad)
+    log = next(bad.rglob("multifile_bench.log"))
+    with open(log, "a") as f:
+        f.write("2026-01-01T00:00:00|generic|default|env|2|1|multifile_bench %ranks=2|only_three|1.0|MiB/s\n")
+    proc = h5stack("report", "--perflogs", str(bad), "--output", str(tmp_path / "r.html"))
+    assert proc.returncode == 0, proc.stderr
+    n = len(log.read_text().splitlines())
+    assert f"warning: {log}:{n}: 3 performance fields, not a multiple of 7" in proc.stderr
