@@ -161,3 +161,31 @@ def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_p
     for name in (environ, environ + "-multifile"):
         rows = re.findall(rf"^│ hdf5_tutorial_hyperslab .*│ {re.escape(name)} +│ pass +│", proc.stdout, re.M)
         assert len(rows) == 16, (name, proc.stdout[-6000:])
+
+
+CLUSTER_SCOPES = {
+    # system: (environment, its MPI in this system's spelling, the MPI prefix of the scope)
+    "gpfs-cluster": ("openmpi-hdf5-1.14", "openmpi", "/sw/openmpi/4.1.6-gcc-12"),
+    "lustre-cluster": ("mpich-hdf5-1.14", "cray-mpich", "/opt/cray/pe/mpich/8.1.29/ofi/gnu/12.3"),
+}
+
+
+@pytest.mark.parametrize("system", sorted(CLUSTER_SCOPES))
+def test_cluster_template_scope_concretizes_with_its_externals(scope, system, tmp_path):
+    """The Spack scope of a cluster template (site-configs/<system>/spack): an h5stack
+    environment concretizes against the site's MPI and compiler as externals (paper
+    only here: nothing is installed, the prefixes exist on the cluster)."""
+    env, mpi, prefix = CLUSTER_SCOPES[system]
+    with open(os.path.join(ROOT, "environments", env, "spack.yaml")) as f:
+        manifest = f.read().replace("^mpich", f"^{mpi}")
+    (tmp_path / "spack.yaml").write_text(manifest)
+    cluster = [os.path.join(ROOT, "site-configs", system, "spack"), scope[1]]
+    proc = spack(cluster, "-e", str(tmp_path), "concretize", "--fresh")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    with open(tmp_path / "spack.lock") as f:
+        lock = json.load(f)
+    externals = {n["name"]: n["external"]["path"] for n in lock["concrete_specs"].values() if n.get("external")}
+    assert externals.get(mpi) == prefix, externals
+    assert "gcc" in externals, externals
+    mpis = _mpi_of_roots(lock)
+    assert mpis and set(mpis.values()) == {mpi}, mpis
