@@ -67,6 +67,9 @@ class multifile_bench(FileSystemMixin, rfm.RunOnlyRegressionTest):
     mib_per_rank = variable(int, value=16)
     repeat = variable(int, value=3)
     executable = "h5mf-bench"
+    #: the node to itself (sbatch --exclusive): a job beside it on the same cores makes
+    #: MPI ranks busy-wait (seen on slurm-local: ratios fell to 0.05)
+    exclusive_access = True
     reference = {
         "generic:default": {k: (*v, "ratio") for k, v in LOCAL.items()},
         "slurm-local:local": {k: (*v, "ratio") for k, v in LOCAL.items()},
