@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import shlex
+import subprocess
 import sys
 
 import yaml
@@ -176,20 +177,17 @@ def check_filesystems(partition, where):
             raise SiteConfigError(f"{at}: mount_options must be a list")
 
 
-def mount_type(path):
-    """The file-system type of the mount that holds `path` (from /proc/self/mounts), or None."""
-    path = os.path.realpath(path)
-    best, best_type = "", None
-    try:
-        with open("/proc/self/mounts") as f:
-            for line in f:
-                fields = line.split()
-                target = fields[1].replace("\\040", " ")
-                if (path == target or path.startswith(target.rstrip("/") + "/")) and len(target) >= len(best):
-                    best, best_type = target, fields[2]
-    except OSError:
-        return None
-    return best_type
+def detect_fs_type(path):
+    """The file-system type at `path` as the checks' job scripts read it: `findmnt -T`,
+    else `stat -f` (e.g. in a chroot, where findmnt finds no mount for the path)."""
+    for cmd in (["findmnt", "-n", "-o", "FSTYPE", "-T", path], ["stat", "-f", "-c", "%T", path]):
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.split()[0]
+    return None
 
 
 def this_machine_mpi_settings():
@@ -209,7 +207,7 @@ def this_machine_scratch():
     the type of the mount it is on (detected: the system is whatever machine this is)."""
     path = os.path.join(stacks_home(), "scratch")
     os.makedirs(path, exist_ok=True)
-    fs_type = mount_type(path) or "unknown"
+    fs_type = detect_fs_type(path) or "unknown"
     return {"name": "scratch", "path": path, "type": fs_type, "alignment": 4096}
 
 

@@ -82,7 +82,8 @@ def summarize(report_path, stack_names=None, dry_run=False):
         figures = []
         for key, pv in (case.get("perfvalues") or {}).items():
             value, unit = pv[0], pv[4] if len(pv) > 4 else ""
-            figures.append(f"{key.rsplit(':', 1)[-1]}={value:.4g} {unit}".rstrip())
+            shown = f"{value:.4g}" if isinstance(value, (int, float)) else "none"  # a failed extraction
+            figures.append(f"{key.rsplit(':', 1)[-1]}={shown} {unit}".rstrip())
         if case.get("num_tasks"):
             figures.append(f"{case['num_tasks']} ranks")
         if case.get("time_run") is not None and not case.get("fixture"):
