@@ -24,6 +24,9 @@ from .ui import StepError, info
 
 #: systems that run on this machine with its local stacks (set up before a run)
 LOCAL_SYSTEMS = ("generic", "slurm-local")
+#: systems whose runs go one test at a time: on slurm-local ReFrame's local builds of the
+#: next tests ran beside the benchmark's exclusive job on the same 2 cores (ratios 0.03)
+SERIAL_SYSTEMS = ("slurm-local",)
 
 
 def systems():
@@ -62,6 +65,8 @@ def reframe_command(system, stacks=(), checks=(), extra=(), report=None, environ
     for check in checks:
         cmd += ["-n", check]
     extra = list(extra)
+    if system in SERIAL_SYSTEMS and not any(a.startswith("--exec-policy") for a in extra):
+        cmd += ["--exec-policy", "serial"]
     if not any(a in ("-r", "--run", "-l", "-L", "--list", "--list-detailed", "--dry-run") for a in extra):
         cmd.append("-r")
     return cmd + extra
