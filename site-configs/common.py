@@ -17,7 +17,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
-from h5stack.stacks import load_config, reframe_environ_name  # noqa: E402
+from h5stack.stacks import MPI, load_config, reframe_environ_name  # noqa: E402
 
 
 def stacks_home():
@@ -193,13 +193,8 @@ def detect_fs_type(path):
 def this_machine_mpi_settings():
     """The MPI settings of the machine h5stack runs on, from stacks.yaml (for Spack views
     built with its MPIs): Open MPI oversubscribed, as root; the library signatures."""
-    settings = {}
-    for name, spec in load_config()["mpis"].items():
-        env = dict(spec.get("env") or {})
-        if os.geteuid() == 0:
-            env.update(spec.get("env_as_root") or {})
-        settings[name] = {"env": env, "signature": spec["library_signature"]}
-    return settings
+    mpis = [MPI(name, spec) for name, spec in load_config()["mpis"].items()]
+    return {mpi.name: {"env": mpi.run_env(), "signature": mpi.signature} for mpi in mpis}
 
 
 def this_machine_scratch():
