@@ -56,6 +56,7 @@ typedef struct {
     mf_options_t opt;
     dev_t        dev; /* identity of the directory or file on disk (cmp, ALIAS) */
     ino_t        ino;
+    bool         in_vector; /* inside mf_write_vector: entries are plain byte ranges */
     haddr_t      eoa;
     haddr_t      eof; /* as HDF5's mpio driver: known at open and at each commit only, the same on
                          every rank (HDF5 takes decisions on it, e.g. "empty file: create") */
@@ -941,7 +942,47 @@ static int read_map(const mf_extents_t *map, const int *fds, haddr_t addr, size_
     return 0;
 }
 
+/*
+ * HDF5 hands a collective raw-data transfer to a driver as MPI derived datatypes (kept
+ * in its private API context, readable by its built-in drivers only) whenever selection
+ * I/O is off for it: switched off by the application, or, for reads, because the
+ * chunks fit in the dataset's chunk cache (no_selection_io_cause H5D_SEL_IO_CHUNK_CACHE,
+ * HDF5 1.14 and 2.x). Such a transfer reaches read/write with a byte count of 1 for the
+ * whole selection. With selection I/O, raw data comes through the vector callbacks
+ * instead, so a 1-byte raw-data read or write outside them under a collective transfer
+ * property list is that case: refuse it rather than move one byte and report success.
+ */
+static bool derived_type_transfer(hid_t dxpl, H5FD_mem_t type, size_t size)
+{
+    if (type != H5FD_MEM_DRAW || size != 1 || dxpl == H5P_DEFAULT)
+        return false;
+    H5FD_mpio_xfer_t xfer = H5FD_MPIO_INDEPENDENT;
+    herr_t           got  = -1;
+    H5E_BEGIN_TRY
+    {
+        got = H5Pget_dxpl_mpio(dxpl, &xfer);
+    }
+    H5E_END_TRY
+    return got >= 0 && xfer == H5FD_MPIO_COLLECTIVE;
+}
+
+static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+
 static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    if (derived_type_transfer(dxpl, type, size)) {
+        MF_ERROR("%s: HDF5 passed a collective read as MPI derived datatypes, which only its built-in drivers "
+                 "can read (it does so when selection I/O is off, e.g. for chunks that fit in the chunk cache): "
+                 "read independently, or give the dataset no chunk cache (H5Pset_chunk_cache(dapl, 0, 0, 1.0))",
+                 f->path);
+        return -1;
+    }
+    return read_at(_file, type, dxpl, addr, size, buf);
+}
+
+/* a read at a file address, whatever the mode (also one entry of a vector read) */
+static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     mf_err_t          err;
@@ -1004,7 +1045,7 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
         }
         return 0;
     }
-    if (type == H5FD_MEM_DRAW) {
+    if (type == H5FD_MEM_DRAW && !f->in_vector) {
         /* collective I/O with selection I/O switched off passes MPI derived datatypes, which
          * HDF5 hands only to its built-in drivers: refuse rather than write wrong bytes */
         H5D_selection_io_mode_t sel  = H5D_SELECTION_IO_MODE_DEFAULT;
@@ -1016,7 +1057,8 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
                 got = H5Pget_dxpl_mpio(dxpl, &xfer);
         }
         H5E_END_TRY
-        if (got >= 0 && sel == H5D_SELECTION_IO_MODE_OFF && xfer == H5FD_MPIO_COLLECTIVE) {
+        if ((got >= 0 && sel == H5D_SELECTION_IO_MODE_OFF && xfer == H5FD_MPIO_COLLECTIVE) ||
+            derived_type_transfer(dxpl, type, size)) {
             MF_ERROR("%s: collective transfers need selection I/O (do not call H5Pset_selection_io(..., "
                      "H5D_SELECTION_IO_MODE_OFF)), or use independent transfers",
                      f->path);
@@ -1083,17 +1125,22 @@ static herr_t write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t add
     return mf_write(file, type, dxpl, addr, size, buf);
 }
 
+/* vector entries are plain byte ranges: no derived-datatype check (see derived_type_transfer) */
 static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                              size_t sizes[], void *bufs[])
 {
-    return for_each_vector_entry(mf_read, file, dxpl, count, types, addrs, sizes, bufs);
+    return for_each_vector_entry(read_at, file, dxpl, count, types, addrs, sizes, bufs);
 }
 
 static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                               size_t sizes[], const void *bufs[])
 {
+    H5FD_multifile_t *f = (H5FD_multifile_t *)file;
+    f->in_vector        = true;
     /* the entries are only read from: the cast serves the shared loop */
-    return for_each_vector_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
+    herr_t ret   = for_each_vector_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
+    f->in_vector = false;
+    return ret;
 }
 
 static herr_t mf_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)

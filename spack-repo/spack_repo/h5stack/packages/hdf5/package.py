@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "42e56b443eb5f822402d51caf7178b70f1d2d3e9e941b2c76b472e09975968f8",
-    "2": "51e6925da29b5aa1c0eed86912ac7d97936dc54a39e499c2c2a100d0cbff3712",
+    "1.14": "5373c5b252d23dfa4088057fdc6c1d7084ea11357ad0b64e8861f8a80a2c99a3",
+    "2": "a7677f119ba81a9531a32afd781764c12e7c28058a7d411b3e9496a0815c179a",
 }
 
 
