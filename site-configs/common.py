@@ -9,6 +9,7 @@ those of installed Spack environments (their views; see spack_view_environments)
 import glob
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -41,6 +42,12 @@ def _has_multifile(desc):
     return desc.get("variant") == "multifile" or any(
         p["name"] == "hdf5-vfd-multifile" for p in desc.get("packages", [])
     )
+
+
+def _tools_version(desc):
+    """The HDF5 version of a local stack's tools: its own, or the series it borrows them from."""
+    m = re.match(r"HDF5 (\S+)", desc.get("tools", ""))
+    return m.group(1) if m else desc["hdf5_version"]
 
 
 def _env_vars(mpi, mpi_env_vars):
@@ -83,6 +90,8 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                     "hdf5_version": desc["hdf5_version"],
                     "hdf5_series": desc["hdf5_series"],
                     "stack": desc["name"],
+                    # the HDF5 that the stack's tools (h5dump, h5perf, ...) belong to
+                    "hdf5_tools_version": _tools_version(desc),
                 }
                 # where H5FDmultifile.h and libh5fd_multifile are (the package; not in a twin)
                 | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {}),
@@ -326,7 +335,7 @@ def spack_view_environments(target_systems, env_dirs, mpi_settings=None, mpi_env
             if os.path.isdir(os.path.join(root, "lib", "plugin")):
                 prepare.append(f'export HDF5_PLUGIN_PATH="{root}/lib/plugin${{HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}}"')
             prepare += [f"export {k}={shlex.quote(str(v))}" for k, v in settings.get("env", {}).items()]
-            packages = sorted(n for n in specs if n.startswith("hdf5-"))
+            packages = sorted(n for n in specs if n.startswith("hdf5-") or n == "h5pwrite3dc")
             multifile = bool(hdf5.get("parameters", {}).get("multifile")) or "hdf5-vfd-multifile" in packages
             extras = {
                 "mpi": mpi["name"],
@@ -375,7 +384,8 @@ def installed_stack_environment(
         f'export LD_LIBRARY_PATH="{prefix}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"',
     ]
     extras = {"mpi": mpi, "hdf5_version": hdf5_version, "hdf5_series": series, "stack": name}
-    features = ["hdf5-parallel", "installed-stack", mpi, "hdf5-" + series.replace(".", "_")]
+    # h5stack's environments install h5pwrite3dc beside HDF5
+    features = ["hdf5-parallel", "installed-stack", mpi, "hdf5-" + series.replace(".", "_"), "h5pwrite3dc"]
     if multifile == "plugin":
         prepare.append(f'export HDF5_PLUGIN_PATH="{prefix}/lib/plugin${{HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}}"')
         extras["multifile_prefix"] = prefix

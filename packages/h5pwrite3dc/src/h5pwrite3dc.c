@@ -1,0 +1,463 @@
+/* h5pwrite3dc: a series of 2-D images written as 3-D HDF5 datasets by an MPI program,
+ * after MAX IV's hdf_pwrite3dc (Fortran): same arguments, same constraints, same
+ * checkpoints and summary lines, so its users recognise it.
+ *
+ *   mpiexec -n N h5pwrite3dc FILE NSETS NDSETS [PARAMFILE] [options]      (--help)
+ *
+ * NSETS images of g_N x g_N 64-bit floats go into NDSETS datasets data_0000... of shape
+ * (NSETS/NDSETS, g_N, g_N), chunked 1 x ch_N x ch_N. In each dataset rank r writes
+ * images r, r+N, r+2N, ... (one H5Dwrite per image, collective by default), every pixel
+ * holding r. Timed as the original: create phase (barrier, H5Dcreate of every dataset,
+ * barrier) and write phase (barrier, H5Dopen/H5Dwrite.../H5Dclose, barrier). Then, in
+ * the same run, the same bytes written with raw MPI-IO and raw POSIX (pw_limits.h), and
+ * rate(write) printed as ratios to them. --verify reads every pixel back.
+ */
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pw_hints.h"
+#include "pw_limits.h"
+#include "pw_options.h"
+
+#define PW_VERSION "0.1.0"
+
+static int g_rank, g_np, g_quiet;
+static const char *g_file;
+
+static void checkpoint(int k)
+{
+    if (!g_quiet)
+        fprintf(stderr, "Process: %d, chckpoint: %d\n", g_rank, k);
+}
+
+/* an HDF5 call that failed: say what and where, print HDF5's stack, stop the job */
+static void h5_fail(const char *what)
+{
+    fprintf(stderr, "h5pwrite3dc: %s: %s failed on rank %d (HDF5's error stack above)\n", g_file, what, g_rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+#define PW_H5(call, what)                                                                                            \
+    do {                                                                                                               \
+        if ((call) < 0)                                                                                                \
+            h5_fail(what);                                                                                             \
+    } while (0)
+
+/* every rank learns whether one failed (its message printed by itself) */
+static int any_failed(int failed)
+{
+    int any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
+static hid_t make_fapl(const pw_options *o, MPI_Info info)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    PW_H5(fapl, "H5Pcreate(file access)");
+    if (!strcmp(o->driver, "mpio")) {
+        PW_H5(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, info), "H5Pset_fapl_mpio");
+    } else if (!strcmp(o->driver, "subfiling")) {
+#ifdef H5_HAVE_SUBFILING_VFD
+        PW_H5(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, info), "H5Pset_mpi_params");
+        PW_H5(H5Pset_fapl_subfiling(fapl, NULL), "H5Pset_fapl_subfiling");
+#else
+        h5_fail("--driver subfiling (this HDF5 was built without the subfiling driver)");
+#endif
+    } else {
+        /* a driver plugin by name (multifile, dsm): HDF5 loads it from HDF5_PLUGIN_PATH,
+         * or finds it built in (the patched HDF5 has multifile) */
+        PW_H5(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, info), "H5Pset_mpi_params");
+        if (H5Pset_driver_by_name(fapl, o->driver, o->driver_config) < 0) {
+            fprintf(stderr, "h5pwrite3dc: %s: no HDF5 driver named '%s' (a plugin must be on HDF5_PLUGIN_PATH)\n",
+                    g_file, o->driver);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    if (o->alignment)
+        PW_H5(H5Pset_alignment(fapl, o->alignment_threshold, o->alignment), "H5Pset_alignment");
+    if (o->latest_format)
+        PW_H5(H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
+    if (o->meta_block_size >= 0)
+        PW_H5(H5Pset_meta_block_size(fapl, (hsize_t)o->meta_block_size), "H5Pset_meta_block_size");
+    if (o->coll_metadata) {
+        PW_H5(H5Pset_all_coll_metadata_ops(fapl, 1), "H5Pset_all_coll_metadata_ops");
+        PW_H5(H5Pset_coll_metadata_write(fapl, 1), "H5Pset_coll_metadata_write");
+    }
+    return fapl;
+}
+
+/* --chunk-cache, else HDF5's default cache, or (for_verify) none: --verify reads each
+ * chunk once, and HDF5 reads cacheable chunks collectively through MPI derived datatypes
+ * that only its built-in drivers understand (see the multifile driver's README) */
+static hid_t make_dapl(const pw_options *o, int for_verify)
+{
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    PW_H5(dapl, "H5Pcreate(dataset access)");
+    if (o->chunk_cache >= 0 || for_verify)
+        PW_H5(H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, o->chunk_cache >= 0 ? (size_t)o->chunk_cache : 0,
+                                 H5D_CHUNK_CACHE_W0_DEFAULT), "H5Pset_chunk_cache");
+    return dapl;
+}
+
+static void dataset_name(long long d, char *buf, size_t len) { snprintf(buf, len, "/data_%04lld", d); }
+
+typedef struct {
+    double create, write, close, verify;
+    long long pixels_checked, pixels_wrong;
+} pw_times;
+
+/* The original's phases. Returns 0, or 1 when the file could not be created. */
+static int write_file(const pw_options *o, MPI_Info info, double *image, pw_times *t)
+{
+    hid_t fapl = make_fapl(o, info);
+    checkpoint(2);
+    hid_t f = H5Fcreate(o->file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (any_failed(f < 0)) {
+        if (g_rank == 0)
+            fprintf(stderr, "h5pwrite3dc: %s: Unable to open (H5Fcreate failed; HDF5's error stack above)\n", o->file);
+        if (f >= 0)
+            H5Fclose(f);
+        H5Pclose(fapl);
+        return 1;
+    }
+    /* the local image, generated after the file is open as in the original */
+    for (size_t k = 0, npix = (size_t)o->g_n * (size_t)o->g_n; k < npix; k++)
+        image[k] = (double)g_rank;
+    checkpoint(3);
+    const long long per_dset = o->nsets / o->ndsets, mine = per_dset / g_np;
+    hsize_t mdims[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
+    hid_t mspace = H5Screate_simple(3, mdims, NULL);
+    PW_H5(mspace, "H5Screate_simple(memory)");
+    checkpoint(4);
+    hsize_t fdims[3] = {(hsize_t)per_dset, (hsize_t)o->g_n, (hsize_t)o->g_n};
+    hid_t fspace = H5Screate_simple(3, fdims, NULL);
+    PW_H5(fspace, "H5Screate_simple(file)");
+    checkpoint(5);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    PW_H5(dcpl, "H5Pcreate(dataset create)");
+    checkpoint(7);
+    hsize_t cdims[3] = {1, (hsize_t)o->ch_n, (hsize_t)o->ch_n};
+    PW_H5(H5Pset_chunk(dcpl, 3, cdims), "H5Pset_chunk");
+    H5D_fill_time_t fill = o->fill == PW_FILL_NEVER   ? H5D_FILL_TIME_NEVER
+                           : o->fill == PW_FILL_ALLOC ? H5D_FILL_TIME_ALLOC
+                                                      : H5D_FILL_TIME_IFSET;
+    PW_H5(H5Pset_fill_time(dcpl, fill), "H5Pset_fill_time");
+    hid_t dapl = make_dapl(o, 0);
+    checkpoint(8);
+
+    char name[64];
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long long d = 0; d < o->ndsets; d++) {
+        dataset_name(d, name, sizeof name);
+        hid_t ds = H5Dcreate2(f, name, H5T_IEEE_F64LE, fspace, H5P_DEFAULT, dcpl, dapl);
+        PW_H5(ds, "H5Dcreate");
+        PW_H5(H5Dclose(ds), "H5Dclose");
+    }
+    checkpoint(9);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t1 = MPI_Wtime();
+
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    PW_H5(dxpl, "H5Pcreate(transfer)");
+    PW_H5(H5Pset_dxpl_mpio(dxpl, o->independent ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE),
+            "H5Pset_dxpl_mpio");
+    for (long long d = 0; d < o->ndsets; d++) {
+        dataset_name(d, name, sizeof name);
+        hid_t ds = H5Dopen2(f, name, dapl);
+        PW_H5(ds, "H5Dopen");
+        for (long long i = 0; i < mine; i++) {
+            hsize_t start[3] = {(hsize_t)(g_rank + i * g_np), 0, 0};
+            hsize_t count[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
+            PW_H5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL), "H5Sselect_hyperslab");
+            PW_H5(H5Dwrite(ds, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, image), "H5Dwrite");
+        }
+        PW_H5(H5Dclose(ds), "H5Dclose");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t2 = MPI_Wtime();
+    checkpoint(10);
+
+    H5Pclose(dxpl);
+    H5Pclose(dapl);
+    H5Pclose(dcpl);
+    H5Sclose(fspace);
+    H5Sclose(mspace);
+    PW_H5(H5Fclose(f), "H5Fclose");
+    H5Pclose(fapl);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t3 = MPI_Wtime();
+    t->create = t1 - t0;
+    t->write = t2 - t1;
+    t->close = t3 - t2;
+    return 0;
+}
+
+/* Read every image back through the same driver; each rank checks its own images. */
+static void verify_file(const pw_options *o, MPI_Info info, double *buf, pw_times *t)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    hid_t fapl = make_fapl(o, info);
+    hid_t f = H5Fopen(o->file, H5F_ACC_RDONLY, fapl);
+    PW_H5(f, "H5Fopen (--verify)");
+    const long long per_dset = o->nsets / o->ndsets, mine = per_dset / g_np;
+    const size_t npix = (size_t)o->g_n * (size_t)o->g_n;
+    hsize_t mdims[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
+    hid_t mspace = H5Screate_simple(3, mdims, NULL);
+    hid_t dapl = make_dapl(o, 1);
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    PW_H5(H5Pset_dxpl_mpio(dxpl, o->independent ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE),
+            "H5Pset_dxpl_mpio");
+    long long checked = 0, wrong = 0;
+    char name[64];
+    for (long long d = 0; d < o->ndsets; d++) {
+        dataset_name(d, name, sizeof name);
+        hid_t ds = H5Dopen2(f, name, dapl);
+        PW_H5(ds, "H5Dopen (--verify)");
+        hid_t fspace = H5Dget_space(ds);
+        hsize_t dims[3] = {0, 0, 0};
+        if (H5Sget_simple_extent_ndims(fspace) != 3 || H5Sget_simple_extent_dims(fspace, dims, NULL) != 3 ||
+            dims[0] != (hsize_t)per_dset || dims[1] != (hsize_t)o->g_n || dims[2] != (hsize_t)o->g_n) {
+            fprintf(stderr, "h5pwrite3dc: %s: %s has shape %llu x %llu x %llu, expected %lld x %lld x %lld\n", o->file,
+                    name, (unsigned long long)dims[0], (unsigned long long)dims[1], (unsigned long long)dims[2],
+                    per_dset, o->g_n, o->g_n);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (long long i = 0; i < mine; i++) {
+            long long plane = g_rank + i * g_np;
+            hsize_t start[3] = {(hsize_t)plane, 0, 0};
+            hsize_t count[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
+            PW_H5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL), "H5Sselect_hyperslab");
+            for (size_t k = 0; k < npix; k++)
+                buf[k] = -1.0;
+            PW_H5(H5Dread(ds, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, buf), "H5Dread (--verify)");
+            for (size_t k = 0; k < npix; k++)
+                if (buf[k] != (double)g_rank) {
+                    if (!wrong)
+                        fprintf(stderr, "h5pwrite3dc: %s: %s image %lld pixel (%zu, %zu) is %g, expected %d\n",
+                                o->file, name, plane, k / (size_t)o->g_n, k % (size_t)o->g_n, buf[k], g_rank);
+                    wrong++;
+                }
+            checked += (long long)npix;
+        }
+        H5Sclose(fspace);
+        PW_H5(H5Dclose(ds), "H5Dclose");
+    }
+    H5Pclose(dxpl);
+    H5Pclose(dapl);
+    H5Sclose(mspace);
+    PW_H5(H5Fclose(f), "H5Fclose (--verify)");
+    H5Pclose(fapl);
+    MPI_Allreduce(&checked, &t->pixels_checked, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&wrong, &t->pixels_wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    t->verify = MPI_Wtime() - t0;
+}
+
+static void json_string(FILE *j, const char *s)
+{
+    fputc('"', j);
+    for (; s && *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(j, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(j, "\\u%04x", *s);
+        else
+            fputc(*s, j);
+    }
+    fputc('"', j);
+}
+
+static void write_json(const pw_options *o, const char *mpi_library, const pw_times *t, double mb,
+                       const pw_limit *mpiio, const pw_limit *posix)
+{
+    FILE *j = fopen(o->json, "w");
+    if (!j) {
+        perror(o->json);
+        return;
+    }
+    unsigned maj, min, rel;
+    H5get_libversion(&maj, &min, &rel);
+    fprintf(j, "{\n  \"program\": \"h5pwrite3dc\", \"version\": \"%s\",\n  \"file\": ", PW_VERSION);
+    json_string(j, o->file);
+    fprintf(j, ",\n  \"ranks\": %d, \"nsets\": %lld, \"ndsets\": %lld, \"g_n\": %lld, \"ch_n\": %lld,\n", g_np,
+            o->nsets, o->ndsets, o->g_n, o->ch_n);
+    fprintf(j, "  \"driver\": ");
+    json_string(j, o->driver);
+    fprintf(j, ", \"transfer\": \"%s\", \"fill_time\": \"%s\", \"alignment\": %llu, \"alignment_threshold\": %llu,\n",
+            o->independent ? "independent" : "collective", pw_fill_name(o->fill), o->alignment,
+            o->alignment_threshold);
+    fprintf(j, "  \"latest_format\": %s, \"coll_metadata\": %s, \"chunk_cache\": %lld, \"meta_block_size\": %lld,\n",
+            o->latest_format ? "true" : "false", o->coll_metadata ? "true" : "false", o->chunk_cache,
+            o->meta_block_size);
+    fprintf(j, "  \"hdf5_version\": \"%u.%u.%u\", \"mpi_library\": ", maj, min, rel);
+    json_string(j, mpi_library);
+    fprintf(j, ",\n  \"saved_mb\": %.3f, \"time_create_s\": %.6f, \"time_write_s\": %.6f, \"time_close_s\": %.6f,\n",
+            mb, t->create, t->write, t->close);
+    fprintf(j, "  \"rate_create_mb_s\": %.3f, \"rate_write_mb_s\": %.3f", mb / t->create, mb / t->write);
+    if (o->limits) {
+        fprintf(j, ",\n  \"limits\": {\"mpiio\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}, "
+                   "\"posix_fpp\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}},\n",
+                mpiio->seconds, mb / mpiio->seconds, posix->seconds, mb / posix->seconds);
+        fprintf(j, "  \"ratios\": {\"write/mpiio\": %.4f, \"write/posix_fpp\": %.4f}", mpiio->seconds / t->write,
+                posix->seconds / t->write);
+    }
+    if (o->verify)
+        fprintf(j, ",\n  \"verify\": {\"pixels\": %lld, \"wrong\": %lld, \"time_s\": %.6f}", t->pixels_checked,
+                t->pixels_wrong, t->verify);
+    fprintf(j, "\n}\n");
+    if (fclose(j))
+        perror(o->json);
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_np);
+
+    pw_options o;
+    char err[4096];
+    int rc = pw_parse(argc, argv, g_np, &o, err, sizeof err);
+    if (rc) {
+        if (g_rank == 0)
+            fprintf(rc == 2 ? stdout : stderr, rc == 2 ? "%s" : "h5pwrite3dc: %s\n", err);
+        MPI_Finalize();
+        return rc == 2 ? 0 : 2;
+    }
+    g_quiet = o.quiet;
+    g_file = o.file;
+    if (!strcmp(o.driver, "subfiling") && provided < MPI_THREAD_MULTIPLE) {
+        if (g_rank == 0)
+            fprintf(stderr, "h5pwrite3dc: --driver subfiling needs MPI_THREAD_MULTIPLE, this MPI gives level %d\n",
+                    provided);
+        MPI_Finalize();
+        return 2;
+    }
+
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int hlen = 0;
+    MPI_Get_processor_name(host, &hlen);
+    if (!o.quiet)
+        fprintf(stderr, "Process: %d, chckpoint: 1, hostname: %s\n", g_rank, host);
+
+    /* hints: the original's two, then the hints file */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_write", o.romio_cb_write);
+    MPI_Info_set(info, "romio_ds_write", o.romio_ds_write);
+    if (o.hints_file && pw_hints_load(o.hints_file, info, err, sizeof err)) {
+        if (g_rank == 0)
+            fprintf(stderr, "h5pwrite3dc: %s\n", err);
+        MPI_Finalize();
+        return 2;
+    }
+
+    char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int llen = 0;
+    MPI_Get_library_version(mpi_library, &llen);
+    mpi_library[strcspn(mpi_library, "\n")] = '\0';
+    if (g_rank == 0) {
+        unsigned maj, min, rel;
+        H5get_libversion(&maj, &min, &rel);
+        printf("mpi-ranks: %d\nmpi-library: %s\nhdf5-library: %u.%u.%u\n", g_np, mpi_library, maj, min, rel);
+        printf(" np: %d, nsets: %lld, ndsets: %lld, g_N: %lld, ch_N: %lld\n", g_np, o.nsets, o.ndsets, o.g_n, o.ch_n);
+        printf(" romio_cb_write: %s, romio_ds_write: %s, filling: %s\n", o.romio_cb_write, o.romio_ds_write,
+               pw_fill_name(o.fill));
+        printf(" driver: %s, transfer: %s, alignment: %llu (threshold %llu), latest format: %s, collective "
+               "metadata: %s\n", o.driver, o.independent ? "independent" : "collective", o.alignment,
+               o.alignment_threshold, o.latest_format ? "yes" : "no", o.coll_metadata ? "yes" : "no");
+        if (o.hints_file) {
+            printf(" MPI-IO hints (%s):\n", o.hints_file);
+            pw_hints_print(info);
+        }
+        double per_rank = pw_bytes_per_rank_per_dataset(&o, g_np);
+        if (per_rank > 2e9)
+            fprintf(stderr, "h5pwrite3dc: warning: each rank writes %.2f GB into each dataset (%lld images of %.1f MB), "
+                            "more than ~2 GB per process\n", per_rank / 1e9, o.nsets / (o.ndsets * g_np),
+                    (double)o.g_n * o.g_n * 8 / 1e6);
+        fflush(stdout);
+    }
+
+    /* one image, every pixel this rank's id (the original's local array; filled once
+     * the file is open, so a refused file costs no memory) */
+    size_t npix = (size_t)o.g_n * (size_t)o.g_n;
+    double *image = malloc(npix * sizeof *image);
+    if (!image)
+        fprintf(stderr, "h5pwrite3dc: rank %d: Unable to allocate local data array (%.1f MB)\n", g_rank,
+                npix * 8.0 / 1e6);
+    if (any_failed(!image)) {
+        free(image);
+        MPI_Finalize();
+        return 1;
+    }
+
+    pw_times t = {0};
+    if (write_file(&o, info, image, &t)) {
+        free(image);
+        MPI_Finalize();
+        return 1;
+    }
+    const double mb = (double)o.g_n / 1e3 * (double)o.g_n / 1e3 * (double)o.nsets * 8.0; /* as the original */
+    if (g_rank == 0) {
+        printf(" elapsed time(create): %.6f\n", t.create);
+        printf(" elapsed time( write): %.6f\n", t.write);
+        printf(" elapsed time( close): %.6f\n", t.close);
+        printf(" saved %.3f (MB), rate(create): %.3f (MB/s), rate(write): %.3f (MB/s)\n", mb, mb / t.create,
+               mb / t.write);
+        fflush(stdout);
+    }
+
+    int status = 0;
+    if (o.verify) {
+        double *buf = malloc(npix * sizeof *buf);
+        if (any_failed(!buf)) {
+            fprintf(stderr, "h5pwrite3dc: rank %d: no memory for --verify\n", g_rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        verify_file(&o, info, buf, &t);
+        free(buf);
+        if (g_rank == 0) {
+            if (t.pixels_wrong)
+                printf(" verify: FAILED: %lld of %lld pixels wrong (first one above)\n", t.pixels_wrong,
+                       t.pixels_checked);
+            else
+                printf(" verify: ok, %lld pixels read back, each its writer's rank; elapsed time(verify): %.6f\n",
+                       t.pixels_checked, t.verify);
+        }
+        status = t.pixels_wrong ? 1 : 0;
+    }
+
+    pw_limit mpiio = {0}, posix = {0};
+    if (o.limits) {
+        if (pw_limit_mpiio(&o, MPI_COMM_WORLD, info, image, &mpiio, err, sizeof err) ||
+            pw_limit_posix(&o, MPI_COMM_WORLD, image, &posix, err, sizeof err)) {
+            fprintf(stderr, "h5pwrite3dc: limit: %s\n", err);
+            status = 1;
+            o.limits = 0;
+        } else if (g_rank == 0) {
+            printf(" limit mpiio (%s, shared file): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
+                   o.independent ? "MPI_File_write_at" : "MPI_File_write_at_all", mpiio.seconds, mb / mpiio.seconds);
+            printf(" limit posix-fpp (pwrite, file per process): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
+                   posix.seconds, mb / posix.seconds);
+            printf(" ratio rate(write)/mpiio: %.4f\n", mpiio.seconds / t.write);
+            printf(" ratio rate(write)/posix-fpp: %.4f\n", posix.seconds / t.write);
+        }
+        if (!o.keep_limits)
+            pw_limits_remove(&o, g_rank);
+    }
+    if (g_rank == 0 && o.json)
+        write_json(&o, mpi_library, &t, mb, &mpiio, &posix);
+    if (g_rank == 0)
+        fflush(stdout);
+
+    free(image);
+    MPI_Info_free(&info);
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,191 @@
+#!/bin/bash
+# h5pwrite3dc's test cases: cases.sh CASE MPIEXEC H5PWRITE3DC
+# Results are checked with HDF5's own tools (h5dump, h5diff) where they can be.
+# Exit 0 = pass, 77 = skipped (with the reason on stdout), anything else = fail.
+set -u
+case_name=$1 mpiexec=$2 prog=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+fail() { echo "FAIL: $*"; exit 1; }
+run() { echo "+ $*"; "$@"; }
+# the value h5dump prints for one pixel: h5dump -d DSET -s I,Y,X -c 1,1,1 FILE
+pixel() { h5dump -d "$2" -s "$3" -c 1,1,1 "$1" | sed -n 's/^ *([0-9,]*): *\([-0-9.e+]*\).*/\1/p' | head -1; }
+# is the multifile driver there (a plugin on HDF5_PLUGIN_PATH, or built into libhdf5)?
+have_multifile() {
+    local d
+    for d in ${HDF5_PLUGIN_PATH//:/ }; do
+        [ -e "$d/libh5fd_multifile.so" ] && return 0
+    done
+    local lib
+    lib=$(ldd "$prog" | awk '/libhdf5\.so/ {print $3; exit}')
+    [ -n "$lib" ] && nm -D --defined-only "$lib" 2>/dev/null | grep -q ' H5Pset_fapl_multifile$'
+}
+# expect_error "what the message says" ARGS...: non-zero exit and the message on stderr
+expect_error() {
+    local want=$1
+    shift
+    "$mpiexec" -n 2 "$prog" "$@" >out.txt 2>err.txt
+    local rc=$?
+    [ $rc -ne 0 ] || fail "exit 0 for: $* (stdout: $(cat out.txt))"
+    grep -qF -- "$want" err.txt || fail "for: $*: expected '$want' on stderr, got: $(cat err.txt)"
+    echo "ok (exit $rc): $* -> $(grep -F -- "$want" err.txt | head -1)"
+}
+
+case $case_name in
+usage_errors)
+    expect_error "Must supply a filename"
+    expect_error "Must supply a total nb of 2d datasets" f.h5
+    expect_error "Must supply a nb of hdf5 datasets" f.h5 4
+    expect_error "NSETS must be a positive integer, got 'x'" f.h5 x 2
+    expect_error "NDSETS must be a positive integer, got '0'" f.h5 4 0
+    expect_error "Must use divisible number of hdf5 datasets (10/4)" f.h5 10 4 --size 8 --chunk 4
+    expect_error "Must use divisible number of proc and hdf5 datasets (6/2/2)" f.h5 6 2 --size 8 --chunk 4
+    expect_error "the chunk edge (16) must not exceed the image edge (8)" f.h5 4 2 --size 8 --chunk 16
+    expect_error "--fill-time must be never, alloc or ifset, got 'sometimes'" f.h5 4 2 --fill-time sometimes
+    expect_error "--size must be a positive integer, got '12q'" f.h5 4 2 --size 12q
+    expect_error "unknown option '--bogus'" f.h5 4 2 --bogus
+    expect_error "missing.hints: cannot open the hints file" f.h5 4 2 --size 8 --chunk 4 --hints missing.hints
+    printf 'romio_cb_write enable\nstriping_unit\n' >bad.hints
+    expect_error "bad.hints:2: hint 'striping_unit' has no value" f.h5 4 2 --size 8 --chunk 4 --hints bad.hints
+    expect_error "missing.par: cannot open the parameter file" f.h5 4 2 missing.par
+    expect_error "no HDF5 driver named 'nosuchdriver'" f.h5 4 2 --size 8 --chunk 4 --driver nosuchdriver
+    expect_error "Unable to open" nodir/f.h5 4 2 --size 8 --chunk 4 --quiet
+    [ ! -e f.h5 ] || fail "a refused run left f.h5 behind"
+    # the original's ~2 GB per process warning (this run then fails to create its file)
+    expect_error "more than ~2 GB per process" nodir/f.h5 40 1 --quiet
+    ;;
+original_examples)
+    # the original's usage examples, with small images
+    run "$mpiexec" -n 1 "$prog" f.h5 400 100 --size 64 --chunk 32 --verify --quiet >one.txt || fail "1 rank"
+    cat one.txt
+    grep -q "^ verify: ok, 1638400 pixels" one.txt || fail "1 rank: verify"
+    run "$mpiexec" -n 5 "$prog" g.h5 400 20 --size 64 --chunk 32 --verify >five.txt 2>five.err || fail "5 ranks"
+    cat five.txt
+    grep -q "^ verify: ok, 1638400 pixels" five.txt || fail "5 ranks: verify"
+    grep -qE "^ saved 13\.107 \(MB\), rate\(create\): [0-9.]+ \(MB/s\), rate\(write\): [0-9.]+ \(MB/s\)$" five.txt ||
+        fail "summary line"
+    grep -qE "^ elapsed time\(create\): [0-9.]+$" five.txt && grep -qE "^ elapsed time\( write\): [0-9.]+$" five.txt ||
+        fail "elapsed lines"
+    for k in 1 8 9 10; do
+        n=$(grep -c "chckpoint: $k\b" five.err)
+        [ "$n" = 5 ] || fail "checkpoint $k printed $n times, expected once per rank (5)"
+    done
+    # independently: h5dump's view of shape and of who wrote which image
+    h5dump -H g.h5 | grep -c 'DATASET "data_' | grep -qx 20 || fail "expected 20 datasets"
+    h5dump -H -d /data_0019 g.h5 | grep -q "DATASPACE  SIMPLE { ( 20, 64, 64 ) / ( 20, 64, 64 ) }" || fail "shape"
+    h5dump -p -H -d /data_0000 g.h5 | grep -q "CHUNKED ( 1, 32, 32 )" || fail "chunks"
+    h5dump -H -d /data_0000 g.h5 | grep -q "H5T_IEEE_F64LE" || fail "pixel type"
+    for spec in "/data_0000 0,0,0 0" "/data_0000 7,63,63 2" "/data_0013 19,5,40 4" "/data_0019 10,0,1 0"; do
+        set -- $spec
+        v=$(pixel g.h5 "$1" "$2")
+        [ "$v" = "$3" ] || fail "h5dump: $1 ($2) = '$v', expected $3"
+    done
+    echo "h5dump agrees: image i of a dataset holds rank i mod 5"
+    ;;
+parameter_file)
+    # the original's parameter file: g_N, ch_N, romio_cb_write, romio_ds_write, filling
+    printf '48\n16\n"disable"\n"enable"\n1\n' >params.txt
+    run "$mpiexec" -n 2 "$prog" f.h5 8 2 params.txt --verify --quiet >out.txt || fail "run"
+    cat out.txt
+    grep -q "g_N: 48, ch_N: 16" out.txt || fail "g_N/ch_N from the parameter file"
+    grep -q "romio_cb_write: disable, romio_ds_write: enable, filling: alloc" out.txt || fail "hints and filling"
+    h5dump -p -H -d /data_0001 f.h5 | grep -q "FILL_TIME H5D_FILL_TIME_ALLOC" || fail "h5dump: fill time not alloc"
+    # an option wins over the file
+    run "$mpiexec" -n 2 "$prog" f.h5 8 2 params.txt --size 32 --no-fill --quiet >out.txt || fail "run 2"
+    grep -q "g_N: 32, ch_N: 16" out.txt && grep -q "filling: never" out.txt || fail "options over the file"
+    printf '48\n16\n' >short.txt
+    expect_error "short.txt: the parameter file needs 5 lines" f.h5 8 2 short.txt
+    ;;
+json)
+    run "$mpiexec" -n 2 "$prog" f.h5 8 2 --size 64 --chunk 32 --verify --json r.json --quiet >out.txt || fail "run"
+    python3 - r.json <<'PY' || fail "JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ranks"] == 2 and r["nsets"] == 8 and r["ndsets"] == 2 and r["g_n"] == 64, r
+assert r["driver"] == "mpio" and r["transfer"] == "collective" and r["fill_time"] == "never", r
+assert abs(r["saved_mb"] - 64 * 64 * 8 * 8 / 1e6) < 1e-3, r
+for key in ("rate_create_mb_s", "rate_write_mb_s"):
+    assert r[key] > 0, key
+assert r["limits"]["mpiio"]["rate_mb_s"] > 0 and r["limits"]["posix_fpp"]["rate_mb_s"] > 0, r
+w = r["rate_write_mb_s"]
+assert abs(r["ratios"]["write/mpiio"] - w / r["limits"]["mpiio"]["rate_mb_s"]) < 1e-3 * max(1, w), r
+assert r["verify"] == {"pixels": 32768, "wrong": 0, "time_s": r["verify"]["time_s"]}, r
+print("JSON ok:", {k: r[k] for k in ("rate_write_mb_s", "ratios")})
+PY
+    ;;
+drivers_agree)
+    # every driver writes the same file: h5diff against the MPI-IO (collective) one
+    run "$mpiexec" -n 2 "$prog" ref.h5 8 2 --size 40 --chunk 20 --quiet --no-limits >/dev/null || fail "mpio"
+    run "$mpiexec" -n 2 "$prog" ind.h5 8 2 --size 40 --chunk 20 --independent --verify --quiet --no-limits >out.txt ||
+        fail "mpio independent"
+    grep -q "transfer: independent" out.txt || fail "independent not reported"
+    run h5diff ref.h5 ind.h5 || fail "h5diff: independent differs"
+    if have_multifile; then
+        run "$mpiexec" -n 2 "$prog" mf.h5 8 2 --size 40 --chunk 20 --driver multifile --quiet --no-limits >/dev/null ||
+            fail "multifile"
+        [ -f mf.h5/metafile ] || fail "multifile: no directory with a metafile"
+        # --verify reads through the driver: the directory becomes the merged file
+        run "$mpiexec" -n 2 "$prog" mf2.h5 8 2 --size 40 --chunk 20 --driver multifile --verify --quiet --no-limits \
+            >out.txt || fail "multifile --verify"
+        grep -q "verify: ok" out.txt || fail "multifile: verify"
+        [ -f mf2.h5 ] || fail "multifile: not merged into a file by the read"
+        run h5diff ref.h5 mf2.h5 || fail "h5diff: multifile differs"
+        # chunks that fit the chunk cache make HDF5 read collectively through MPI derived
+        # datatypes: the driver must refuse that with its reason, never return stale bytes
+        "$mpiexec" -n 2 "$prog" mf3.h5 8 2 --size 40 --chunk 20 --driver multifile --verify --chunk-cache 1m \
+            --quiet --no-limits >out.txt 2>err.txt && fail "a collective read through derived datatypes succeeded"
+        grep -q "MPI derived datatypes, which only its built-in drivers can read" err.txt ||
+            fail "no clear error for derived datatypes: $(tail -5 err.txt)"
+        echo "ok: the driver refuses collective reads through MPI derived datatypes"
+    else
+        echo "multifile driver absent here (no plugin on HDF5_PLUGIN_PATH, not in libhdf5): its part not run"
+        exit 77
+    fi
+    ;;
+tuning_knobs)
+    printf '# a comment\nromio_cb_write disable\ncb_buffer_size 1048576\n' >h.hints
+    run "$mpiexec" -n 2 "$prog" f.h5 8 2 --size 64 --chunk 32 --alignment 64k --alignment-threshold 1k --hints h.hints \
+        --latest-format --coll-metadata --fill-time alloc --chunk-cache 1m --meta-block-size 64k --verify --quiet \
+        >out.txt || fail "run"
+    cat out.txt
+    grep -q "  cb_buffer_size = 1048576" out.txt || fail "hints not shown"
+    grep -q "romio_cb_write = disable" out.txt || fail "the hints file does not win"
+    grep -q "alignment: 65536 (threshold 1024), latest format: yes, collective metadata: yes" out.txt || fail "knobs"
+    grep -q "verify: ok" out.txt || fail "verify"
+    # h5dump sees the knobs: superblock version of the latest format, aligned chunk addresses
+    h5dump -B -H f.h5 | grep -qE "SUPERBLOCK_VERSION [23]" || fail "latest format: superblock"
+    run h5dump -p -H -d /data_0000 f.h5 | grep -q "FILL_TIME H5D_FILL_TIME_ALLOC" || fail "fill time"
+    ;;
+subfiling)
+    out=$("$mpiexec" -n 2 "$prog" s.h5 8 2 --size 64 --chunk 32 --driver subfiling --verify --quiet --no-limits 2>&1)
+    rc=$?
+    echo "$out"
+    if [ $rc -ne 0 ] && grep -q "built without the subfiling driver" <<<"$out"; then
+        echo "this HDF5 has no subfiling driver"
+        exit 77
+    fi
+    [ $rc -eq 0 ] && grep -q "verify: ok, 32768 pixels" <<<"$out" || fail "subfiling"
+    ls s.h5.subfile_* >/dev/null 2>&1 || fail "no subfiles written"
+    ;;
+limits_cleanup)
+    run "$mpiexec" -n 2 "$prog" f.h5 8 2 --size 64 --chunk 32 --quiet >out.txt || fail "run"
+    cat out.txt
+    grep -qE "^ limit mpiio \(MPI_File_write_at_all, shared file\): elapsed time\( write\): [0-9.]+, rate\(write\): [0-9.]+ \(MB/s\)$" out.txt ||
+        fail "mpiio limit line"
+    grep -qE "^ ratio rate\(write\)/mpiio: [0-9.]+$" out.txt && grep -qE "^ ratio rate\(write\)/posix-fpp: [0-9.]+$" out.txt ||
+        fail "ratio lines"
+    [ -z "$(ls f.h5.limit-* 2>/dev/null)" ] || fail "limit files left: $(ls f.h5.limit-*)"
+    run "$mpiexec" -n 2 "$prog" k.h5 8 2 --size 64 --chunk 32 --quiet --keep-limits >/dev/null || fail "run --keep-limits"
+    # the same bytes: the shared limit file is the size of the raw data, each per-rank file half of it
+    [ "$(stat -c %s k.h5.limit-mpiio)" = $((8 * 64 * 64 * 8)) ] || fail "mpiio limit size"
+    [ "$(stat -c %s k.h5.limit-posix.1)" = $((4 * 64 * 64 * 8)) ] || fail "posix limit size"
+    cmp -s k.h5.limit-posix.1 <(python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<d', 1.0) * (4*64*64))") ||
+        fail "rank 1's posix limit file does not hold 1.0 pixels"
+    ;;
+*)
+    fail "unknown case $case_name"
+    ;;
+esac
+echo "PASS: $case_name"

@@ -1,0 +1,108 @@
+"""h5perf, HDF5's own parallel I/O benchmark (tools/h5perf of HDF5's source), on each
+stack and file-system kind of the partition: POSIX, MPI-IO and parallel HDF5 (MPI-IO
+driver) write and read the same bytes in one job, and the check records each API's
+average write and read throughput and the ratios of parallel HDF5 to MPI-IO and POSIX.
+
+h5perf must be the stack's own: a stack whose HDF5 tools come from another HDF5 (here
+the 2.x stacks: the 2.x sources of the local builder ship no tools/, so its tools are
+the 1.14 build's) is skipped with that reason, and the sanity checks that h5perf
+reports the environment's HDF5 version. Files go to the file system under test
+(HDF5_PARAPREFIX). References only catch a collapse locally; PLACEHOLDERS on clusters.
+"""
+
+import os
+import re
+import sys
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.filesystems import FileSystemMixin  # noqa: E402
+
+#: h5perf's section titles -> performance-variable prefix
+APIS = {"POSIX": "posix", "MPIO": "mpiio", "PHDF5 (w/MPI-IO driver)": "phdf5"}
+LOCAL = {"ratio_phdf5_mpiio_write": (1.0, -0.8, None)}
+CLUSTER = {"ratio_phdf5_mpiio_write": (0.9, -0.2, None)}  # PLACEHOLDER: calibrate on the system
+
+
+def _section(api, op):
+    """The average throughput of one API and operation in h5perf's report."""
+    return (rf"IO API = {re.escape(api)}\n(?:.*\n)*?"
+            rf"\s+{op} \(\d+ iteration\(s\)\):\n\s+Maximum Throughput:\s+[\d.]+ MB/s\n"
+            rf"\s+Average Throughput:\s+([\d.]+) MB/s")  # fmt: skip
+
+
+@rfm.simple_test
+class h5perf_check(FileSystemMixin, rfm.RunOnlyRegressionTest):
+    valid_prog_environs = ["+hdf5-parallel"]
+    tags = {"h5perf", "performance"}
+    executable = "h5perf"
+    num_tasks = 2
+    time_limit = "20m"
+    exclusive_access = True
+    #: bytes per process per dataset, transfer size and block size (h5perf's -e, -x/-X, -B)
+    bytes_per_process = variable(str, value="16M")
+    transfer_size = variable(str, value="4M")
+    block_size = variable(str, value="1M")
+    iterations = variable(int, value=3)
+    reference = {
+        "generic:default": {k: (*v, "ratio") for k, v in LOCAL.items()},
+        "slurm-local:local": {k: (*v, "ratio") for k, v in LOCAL.items()},
+        "lustre-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
+        "gpfs-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
+    }
+
+    @run_after("setup")
+    def own_h5perf_only(self):
+        extras = self.current_environ.extras
+        tools = extras.get("hdf5_tools_version")
+        self.skip_if(
+            tools is not None and tools != extras.get("hdf5_version"),
+            f"h5perf of {self.current_environ.name} is HDF5 {tools}'s, not the stack's HDF5 "
+            f"{extras.get('hdf5_version')} (this HDF5 source ships no tools)",
+        )
+
+    @run_before("run")
+    def set_commands(self):
+        self.descr = f"h5perf on {self.fs.get('name')}"
+        self.executable_opts = [
+            "-A", "posix,mpiio,phdf5", "-C", "-e", self.bytes_per_process, "-x", self.transfer_size,
+            "-X", self.transfer_size, "-B", self.block_size, "-i", str(self.iterations),
+            "-p", str(self.num_tasks), "-P", str(self.num_tasks),
+        ]  # fmt: skip
+        if self.fs_alignment:
+            self.executable_opts += ["-a", str(self.fs_alignment)]
+        self.prerun_cmds = self.fs_setup_cmds() + ['export HDF5_PARAPREFIX="$fsdir"']
+        self.postrun_cmds = ["status=$?", 'echo "launcher-status: $status"', 'rm -rf "$fsdir"', "exit $status"]
+
+    @sanity_function
+    def validate(self):
+        version = self.current_environ.extras.get("hdf5_version")
+        checks = self.fs_sanity() + [
+            sn.assert_found(r"^launcher-status: 0$", self.stdout, msg="h5perf failed"),
+            sn.assert_found(rf"^HDF5 Library: Version {version}$", self.stdout,
+                            msg=f"h5perf did not run with the environment's HDF5 {version}"),
+            sn.assert_found(rf"^rank 0: Number of processes={self.num_tasks}:{self.num_tasks}$", self.stdout,
+                            msg=f"h5perf did not run on {self.num_tasks} processes"),
+            sn.assert_not_found(r"must be a multiple", self.stdout, msg="h5perf refused its parameters"),
+        ]  # fmt: skip
+        for api in APIS:
+            for op in ("Write", "Read"):
+                checks.append(sn.assert_gt(sn.extractsingle(_section(api, op), self.stdout, 1, float), 0,
+                                           msg=f"h5perf: {api} {op.lower()} at {{0}} MB/s"))  # fmt: skip
+        return sn.all(checks)
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        self.perf_variables = {}
+        for api, name in APIS.items():
+            for op in ("Write", "Read"):
+                self.perf_variables[f"{name}_{op.lower()}"] = sn.make_performance_function(
+                    sn.extractsingle(_section(api, op), self.stdout, 1, float), "MB/s"
+                )
+        write = {name: sn.extractsingle(_section(api, "Write"), self.stdout, 1, float) for api, name in APIS.items()}
+        phdf5, mpiio, posix = write["phdf5"], write["mpiio"], write["posix"]
+        self.perf_variables["ratio_phdf5_mpiio_write"] = sn.make_performance_function(phdf5 / mpiio, "ratio")
+        self.perf_variables["ratio_phdf5_posix_write"] = sn.make_performance_function(phdf5 / posix, "ratio")

@@ -1,0 +1,183 @@
+"""h5pwrite3dc (packages/h5pwrite3dc): the image-series benchmark after MAX IV's
+hdf_pwrite3dc, on each file-system kind of the partition (FileSystemMixin: striping,
+MPI-IO hints and H5Pset_alignment from the site config; the real type is checked).
+
+- `h5pwrite3dc_verify`: correctness per driver (MPI-IO collective and independent,
+  multifile, subfiling): 2 ranks write 8 images into 2 datasets, `--verify` reads every
+  pixel back through the same driver, and HDF5's h5dump checks independently who wrote
+  which image (image i of a dataset holds rank i mod ranks).
+- `h5pwrite3dc_bench`: performance per driver (MPI-IO collective, multifile): the
+  original's rate(write) and rate(create) in MB/s and rate(write) as ratios to raw
+  MPI-IO (MPI_File_write_at_all, one shared file) and raw POSIX (file per process)
+  writes of the same bytes measured in the same job.
+
+References: ratios, not absolute rates (those only compare within one run). On
+`generic` and `slurm-local` (2 shared cores, page cache) the bounds only catch a
+collapse; on the cluster templates they are PLACEHOLDERS for the site to calibrate
+(target of issue 6: HDF5 at >= 0.90 of raw MPI-IO).
+"""
+
+import os
+import sys
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, performance_function, run_after, run_before, sanity_function, variable
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.filesystems import FileSystemMixin, mpiio_hints  # noqa: E402
+from h5checks.mpi import mpi_sanity  # noqa: E402
+
+#: driver variant -> h5pwrite3dc options
+DRIVERS = {
+    "mpio": [],
+    "mpio-independent": ["--independent"],
+    "multifile": ["--driver", "multifile"],
+    "subfiling": ["--driver", "subfiling"],
+}
+
+
+class H5pwrite3dcBase(FileSystemMixin, rfm.RunOnlyRegressionTest):
+    valid_prog_environs = ["+h5pwrite3dc"]
+    executable = "h5pwrite3dc"
+    num_tasks = 2
+    #: images, datasets, image edge and chunk edge (pixels)
+    nsets = variable(int, value=8)
+    ndsets = variable(int, value=2)
+    size = variable(int, value=256)
+    chunk = variable(int, value=128)
+    driver = parameter(list(DRIVERS))
+
+    @run_after("setup")
+    def need_driver(self):
+        features = self.current_environ.features
+        self.skip_if(self.driver == "multifile" and "multifile" not in features,
+                     f"{self.current_environ.name} has no multifile driver (feature +multifile)")
+
+    def h5pwrite3dc_opts(self, *extra):
+        opts = ['"$fsdir/series.h5"', str(self.nsets), str(self.ndsets), "--size", str(self.size),
+                "--chunk", str(self.chunk), "--quiet", "--json", "h5pwrite3dc.json", *DRIVERS[self.driver], *extra]
+        if self.fs_alignment:
+            opts += ["--alignment", str(self.fs_alignment)]
+        if mpiio_hints(self.fs):  # the file FileSystemMixin writes into the stage directory
+            opts += ["--hints", self.hints_file]
+        return opts
+
+    def common_sanity(self):
+        return (
+            self.fs_sanity()
+            + [
+                sn.assert_found(r"^launcher-status: 0$", self.stdout, msg="h5pwrite3dc failed"),
+                sn.assert_found(rf"^ np: {self.num_tasks}, nsets: {self.nsets}, ndsets: {self.ndsets}, "
+                                rf"g_N: {self.size}, ch_N: {self.chunk}$", self.stdout,
+                                msg="h5pwrite3dc did not report the parameters it was given"),
+                sn.assert_found(r"^ saved [\d.]+ \(MB\), rate\(create\): [\d.]+ \(MB/s\), rate\(write\): [\d.]+ \(MB/s\)$",
+                                self.stdout, msg="no summary line"),
+            ]
+            + mpi_sanity(self)
+        )
+
+
+@rfm.simple_test
+class h5pwrite3dc_verify(H5pwrite3dcBase):
+    tags = {"h5pwrite3dc", "correctness"}
+    time_limit = "10m"
+
+    @run_before("run")
+    def set_commands(self):
+        self.descr = f"h5pwrite3dc --verify with {self.driver} on {self.fs.get('name')}"
+        self.executable_opts = self.h5pwrite3dc_opts("--verify", "--no-limits")
+        self.prerun_cmds = self.fs_setup_cmds()
+        # h5dump reads what --verify left: an ordinary HDF5 file (a multifile directory is
+        # merged by the read); subfiling's file is a stub that only the driver reads
+        dump = [] if self.driver == "subfiling" else [
+            'h5dump -d /data_0001 -s 3,0,0 -c 1,1,4 "$fsdir/series.h5" | sed -n "s/^ *(3,0,0): /h5dump-pixels: /p"',
+            'h5dump -H "$fsdir/series.h5" | grep -c "DATASET \\"data_" | sed "s/^/h5dump-datasets: /"',
+        ]  # fmt: skip
+        self.postrun_cmds = ["status=$?", 'echo "launcher-status: $status"', *dump, 'rm -rf "$fsdir"', "exit $status"]
+        self.keep_files = ["h5pwrite3dc.json"]
+
+    @sanity_function
+    def validate(self):
+        pixels = self.nsets * self.size * self.size
+        checks = self.common_sanity() + [
+            sn.assert_found(rf"^ verify: ok, {pixels} pixels read back", self.stdout,
+                            msg=f"--verify did not read back {pixels} correct pixels"),
+            sn.assert_found(rf"^ driver: {self.driver.split('-')[0]}, transfer: "
+                            rf"{'independent' if self.driver.endswith('independent') else 'collective'}",
+                            self.stdout, msg="h5pwrite3dc did not use the driver and transfer asked for"),
+        ]  # fmt: skip
+        if self.driver != "subfiling":
+            # image 3 of a dataset is written by rank 3 mod 2 = 1
+            checks += [
+                sn.assert_eq(sn.extractsingle(r"^h5dump-pixels: (.*?)\s*$", self.stdout, 1), "1, 1, 1, 1",
+                             msg="h5dump: image 3 of data_0001 holds {0}, expected rank 1's pixels"),
+                sn.assert_eq(sn.extractsingle(r"^h5dump-datasets: (\d+)$", self.stdout, 1, int), self.ndsets,
+                             msg="h5dump counts {0} datasets, expected {1}"),
+            ]  # fmt: skip
+        return sn.all(checks)
+
+
+#: local machines: only a collapse fails (value, lower, upper as fractions; a busy-waiting
+#: MPI gave 0.03, the multifile twins without ISA-L 0.13-0.25 on 2 cores). The POSIX
+#: limit is a page-cache memory copy here (ratios 0.07-0.6 measured): reported, not judged
+LOCAL = {"ratio_write_mpiio": (1.0, -0.95, None)}
+#: PLACEHOLDERS for the cluster templates: calibrate on the system (see the docstring)
+CLUSTER = {"ratio_write_mpiio": (0.9, -0.1, None), "ratio_write_posix_fpp": (0.8, -0.3, None)}
+
+
+@rfm.simple_test
+class h5pwrite3dc_bench(H5pwrite3dcBase):
+    tags = {"h5pwrite3dc", "performance"}
+    time_limit = "20m"
+    driver = parameter(["mpio", "multifile"])
+    #: 32 images of 1024 x 1024 x 8 bytes = 268 MB per run (2 ranks)
+    nsets = 32
+    size = 1024
+    chunk = 512
+    #: the node to itself: a job beside it on the same cores makes MPI ranks busy-wait
+    exclusive_access = True
+    reference = {
+        "generic:default": {k: (*v, "ratio") for k, v in LOCAL.items()},
+        "slurm-local:local": {k: (*v, "ratio") for k, v in LOCAL.items()},
+        "lustre-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
+        "gpfs-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
+    }
+
+    @run_before("run")
+    def set_commands(self):
+        self.descr = f"h5pwrite3dc performance with {self.driver} on {self.fs.get('name')}"
+        self.executable_opts = self.h5pwrite3dc_opts()
+        self.prerun_cmds = self.fs_setup_cmds()
+        self.postrun_cmds = ["status=$?", 'echo "launcher-status: $status"', 'rm -rf "$fsdir"', "exit $status"]
+        self.keep_files = ["h5pwrite3dc.json"]
+
+    @sanity_function
+    def validate(self):
+        return sn.all(self.common_sanity() + [
+            sn.assert_found(r"^ ratio rate\(write\)/mpiio: [\d.]+$", self.stdout, msg="no ratio to raw MPI-IO"),
+        ])  # fmt: skip
+
+    @performance_function("MB/s")
+    def rate_write(self):
+        return sn.extractsingle(r"^ saved .*rate\(write\): ([\d.]+) \(MB/s\)$", self.stdout, 1, float)
+
+    @performance_function("MB/s")
+    def rate_create(self):
+        return sn.extractsingle(r"^ saved .*rate\(create\): ([\d.]+) \(MB/s\)", self.stdout, 1, float)
+
+    @performance_function("MB/s")
+    def rate_write_mpiio(self):
+        return sn.extractsingle(r"^ limit mpiio .*rate\(write\): ([\d.]+) \(MB/s\)$", self.stdout, 1, float)
+
+    @performance_function("MB/s")
+    def rate_write_posix_fpp(self):
+        return sn.extractsingle(r"^ limit posix-fpp .*rate\(write\): ([\d.]+) \(MB/s\)$", self.stdout, 1, float)
+
+    @performance_function("ratio")
+    def ratio_write_mpiio(self):
+        return sn.extractsingle(r"^ ratio rate\(write\)/mpiio: ([\d.]+)$", self.stdout, 1, float)
+
+    @performance_function("ratio")
+    def ratio_write_posix_fpp(self):
+        return sn.extractsingle(r"^ ratio rate\(write\)/posix-fpp: ([\d.]+)$", self.stdout, 1, float)
