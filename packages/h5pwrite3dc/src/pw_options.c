@@ -35,6 +35,8 @@ static const char USAGE[] =
     "  --verify               read every pixel back and check it (non-zero exit if wrong)\n"
     "  --no-limits            skip the raw MPI-IO and POSIX writes of the same bytes\n"
     "  --keep-limits          keep the limit files (FILE.limit-mpiio, FILE.limit-posix.R)\n"
+    "  --no-sync              no sync(2) between the timed phases (default: each phase starts\n"
+    "                         without the previous one's dirty pages)\n"
     "  --json FILE            write parameters and results as JSON\n"
     "  --quiet                no per-rank checkpoint lines\n"
     "  --help\n"
@@ -138,7 +140,7 @@ static int read_paramfile(const char *path, pw_options *o, char *err, size_t len
 enum {
     OPT_SIZE = 256, OPT_CHUNK, OPT_DRIVER, OPT_DRIVER_CONFIG, OPT_INDEPENDENT, OPT_FILL_TIME, OPT_NO_FILL,
     OPT_ALIGNMENT, OPT_ALIGNMENT_THRESHOLD, OPT_HINTS, OPT_LATEST, OPT_CHUNK_CACHE, OPT_META_BLOCK,
-    OPT_COLL_META, OPT_VERIFY, OPT_NO_LIMITS, OPT_KEEP_LIMITS, OPT_JSON, OPT_QUIET, OPT_HELP
+    OPT_COLL_META, OPT_VERIFY, OPT_NO_LIMITS, OPT_KEEP_LIMITS, OPT_NO_SYNC, OPT_JSON, OPT_QUIET, OPT_HELP
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -159,6 +161,7 @@ static const struct option LONG_OPTIONS[] = {
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"no-limits", no_argument, NULL, OPT_NO_LIMITS},
     {"keep-limits", no_argument, NULL, OPT_KEEP_LIMITS},
+    {"no-sync", no_argument, NULL, OPT_NO_SYNC},
     {"json", required_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"help", no_argument, NULL, OPT_HELP},
@@ -187,6 +190,7 @@ int pw_parse(int argc, char **argv, int nprocs, pw_options *o, char *err, size_t
     o->chunk_cache = -1;
     o->meta_block_size = -1;
     o->limits = 1;
+    o->sync = 1;
     long long size = -1, chunk = -1, fill = -1;
     long long v;
 
@@ -230,6 +234,7 @@ int pw_parse(int argc, char **argv, int nprocs, pw_options *o, char *err, size_t
         case OPT_VERIFY: o->verify = 1; break;
         case OPT_NO_LIMITS: o->limits = 0; break;
         case OPT_KEEP_LIMITS: o->keep_limits = 1; break;
+        case OPT_NO_SYNC: o->sync = 0; break;
         case OPT_JSON: o->json = optarg; break;
         case OPT_QUIET: o->quiet = 1; break;
         case 'h':

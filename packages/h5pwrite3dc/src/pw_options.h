@@ -33,6 +33,7 @@ typedef struct {
     int verify;                 /* read every pixel back and check it */
     int limits;                 /* measure raw MPI-IO and POSIX writes of the same bytes */
     int keep_limits;            /* leave the limit files behind */
+    int sync;                   /* sync(2) between the timed phases (default on) */
     const char *json;           /* machine-readable results (rank 0 writes it) */
     int quiet;                  /* no per-rank checkpoint lines */
 } pw_options;
