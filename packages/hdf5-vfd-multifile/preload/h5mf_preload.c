@@ -1,0 +1,64 @@
+/*
+ * h5mf_preload: multifile for applications that choose HDF5's MPI-IO driver themselves.
+ *
+ * HDF5_DRIVER=multifile selects the driver for files opened with a default file access
+ * property list. Applications that call H5Pset_fapl_mpio() explicitly (IOR's HDF5
+ * backend, the original hdf_pwrite3dc, most MPI codes) override that. Preloaded, this
+ * library interposes H5Pset_fapl_mpio and H5Pget_fapl_mpio: while HDF5_DRIVER is
+ * "multifile", a call for MPI-IO sets the multifile driver instead, with the same
+ * communicator and info (H5Pset_mpi_params) and HDF5_DRIVER_CONFIG as its options;
+ * otherwise both pass through to libhdf5. Preload it per rank, not into the launcher:
+ *
+ *   mpiexec -n 4 env LD_PRELOAD=<prefix>/lib/libh5mf_preload.so HDF5_DRIVER=multifile \
+ *           HDF5_PLUGIN_PATH=<prefix>/lib/plugin ior -a HDF5 ...
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef herr_t (*set_fapl_mpio_fn)(hid_t, MPI_Comm, MPI_Info);
+typedef herr_t (*get_fapl_mpio_fn)(hid_t, MPI_Comm *, MPI_Info *);
+
+static int multifile_requested(void)
+{
+    const char *driver = getenv("HDF5_DRIVER");
+    return driver && !strcmp(driver, "multifile");
+}
+
+static void *next_symbol(const char *name)
+{
+    void *fn = dlsym(RTLD_NEXT, name);
+    if (!fn)
+        fprintf(stderr, "h5mf_preload: %s not found after the preloaded library: %s\n", name, dlerror());
+    return fn;
+}
+
+herr_t H5Pset_fapl_mpio(hid_t fapl, MPI_Comm comm, MPI_Info info)
+{
+    if (multifile_requested()) {
+        if (H5Pset_mpi_params(fapl, comm, info) < 0)
+            return -1;
+        return H5Pset_driver_by_name(fapl, "multifile", getenv("HDF5_DRIVER_CONFIG"));
+    }
+    static set_fapl_mpio_fn real;
+    if (!real && !(real = (set_fapl_mpio_fn)next_symbol("H5Pset_fapl_mpio")))
+        return -1;
+    return real(fapl, comm, info);
+}
+
+/* applications read back what they set: for a list that is not MPI-IO's (the
+ * substitution above), answer with its communicator and info as MPI-IO would */
+herr_t H5Pget_fapl_mpio(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
+{
+    if (multifile_requested() && H5Pget_driver(fapl) != H5FD_MPIO)
+        return H5Pget_mpi_params(fapl, comm, info);
+    static get_fapl_mpio_fn real;
+    if (!real && !(real = (get_fapl_mpio_fn)next_symbol("H5Pget_fapl_mpio")))
+        return -1;
+    return real(fapl, comm, info);
+}
