@@ -347,6 +347,8 @@ def spack_view_environments(target_systems, env_dirs, mpi_settings=None, mpi_env
             }
             if "hdf5-vfd-multifile" in packages:
                 extras["multifile_prefix"] = root
+            if os.path.isfile(os.path.join(root, "bin", "ior")):  # `ior +hdf5` in the environment
+                extras["ior"] = os.path.join(root, "bin", "ior")
             if settings.get("signature"):
                 extras["mpi_library_signature"] = settings["signature"]
             envs.append(
@@ -383,7 +385,8 @@ def installed_stack_environment(
         f'export PATH="{prefix}/bin${{PATH:+:$PATH}}"',
         f'export LD_LIBRARY_PATH="{prefix}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"',
     ]
-    extras = {"mpi": mpi, "hdf5_version": hdf5_version, "hdf5_series": series, "stack": name}
+    # IOR: Spack's builtin `ior +hdf5`, added to the environment by the site
+    extras = {"mpi": mpi, "hdf5_version": hdf5_version, "hdf5_series": series, "stack": name, "ior": f"{prefix}/bin/ior"}
     # h5stack's environments install h5pwrite3dc beside HDF5
     features = ["hdf5-parallel", "installed-stack", mpi, "hdf5-" + series.replace(".", "_"), "h5pwrite3dc"]
     if multifile == "plugin":
