@@ -386,7 +386,13 @@ def installed_stack_environment(
         f'export LD_LIBRARY_PATH="{prefix}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"',
     ]
     # IOR: Spack's builtin `ior +hdf5`, added to the environment by the site
-    extras = {"mpi": mpi, "hdf5_version": hdf5_version, "hdf5_series": series, "stack": name, "ior": f"{prefix}/bin/ior"}
+    extras = {
+        "mpi": mpi,
+        "hdf5_version": hdf5_version,
+        "hdf5_series": series,
+        "stack": name,
+        "ior": f"{prefix}/bin/ior",
+    }
     # h5stack's environments install h5pwrite3dc beside HDF5
     features = ["hdf5-parallel", "installed-stack", mpi, "hdf5-" + series.replace(".", "_"), "h5pwrite3dc"]
     if multifile == "plugin":
