@@ -38,6 +38,10 @@ static void checkpoint(int k)
 static void h5_fail(const char *what)
 {
     fprintf(stderr, "h5pwrite3dc: %s: %s failed on rank %d (HDF5's error stack above)\n", g_file, what, g_rank);
+    fflush(NULL);
+    /* let the launcher forward this rank's messages before MPI_Abort tears the job down
+     * (MPICH's launcher lost them now and then when every rank aborted at once) */
+    usleep(300000);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 #define PW_H5(call, what)                                                                                            \
