@@ -34,15 +34,21 @@ static void checkpoint(int k)
         fprintf(stderr, "Process: %d, chckpoint: %d\n", g_rank, k);
 }
 
+/* stop the job after an error message: let the launcher forward this rank's messages
+ * before MPI_Abort tears the job down (MPICH's launcher lost them now and then when
+ * every rank aborted at once) */
+static void abort_job(void)
+{
+    fflush(NULL);
+    usleep(300000);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 /* an HDF5 call that failed: say what and where, print HDF5's stack, stop the job */
 static void h5_fail(const char *what)
 {
     fprintf(stderr, "h5pwrite3dc: %s: %s failed on rank %d (HDF5's error stack above)\n", g_file, what, g_rank);
-    fflush(NULL);
-    /* let the launcher forward this rank's messages before MPI_Abort tears the job down
-     * (MPICH's launcher lost them now and then when every rank aborted at once) */
-    usleep(300000);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort_job();
 }
 #define PW_H5(call, what)                                                                                            \
     do {                                                                                                               \
@@ -78,7 +84,7 @@ static hid_t make_fapl(const pw_options *o, MPI_Info info)
         if (H5Pset_driver_by_name(fapl, o->driver, o->driver_config) < 0) {
             fprintf(stderr, "h5pwrite3dc: %s: no HDF5 driver named '%s' (a plugin must be on HDF5_PLUGIN_PATH)\n",
                     g_file, o->driver);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            abort_job();
         }
     }
     if (o->alignment)
@@ -241,7 +247,7 @@ static void verify_file(const pw_options *o, MPI_Info info, double *buf, pw_time
             fprintf(stderr, "h5pwrite3dc: %s: %s has shape %llu x %llu x %llu, expected %lld x %lld x %lld\n", o->file,
                     name, (unsigned long long)dims[0], (unsigned long long)dims[1], (unsigned long long)dims[2],
                     per_dset, o->g_n, o->g_n);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            abort_job();
         }
         for (long long i = 0; i < mine; i++) {
             long long plane = g_rank + i * g_np;
@@ -437,7 +443,7 @@ int main(int argc, char **argv)
         double *buf = malloc(npix * sizeof *buf);
         if (any_failed(!buf)) {
             fprintf(stderr, "h5pwrite3dc: rank %d: no memory for --verify\n", g_rank);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            abort_job();
         }
         verify_file(&o, info, buf, &t);
         free(buf);
