@@ -18,7 +18,7 @@ static int fail(char *err, size_t len, const char *fmt, ...)
 }
 
 /* a positive size with an optional k/m/g suffix (powers of 1024); 0 on bad text */
-static uint64_t parse_size(const char *s, const char **end_out)
+uint64_t dsm_parse_size(const char *s, const char **end_out)
 {
     char *end;
     if (!s || *s < '0' || *s > '9')
@@ -68,7 +68,7 @@ int dsm_layout_parse(const char *text, dsm_kind_t *kind, uint64_t *block, uint64
     if (*rest != ':' || !rest[1])
         return fail(err, len, "'%s' needs a block size, e.g. %.12s:1m", text, text);
     const char *end = NULL;
-    *block = parse_size(rest + 1, &end);
+    *block = dsm_parse_size(rest + 1, &end);
     if (!*block || (*end && *end != ':'))
         return fail(err, len, "bad block size in '%s' (a positive number of bytes, suffixes k, m, g)", text);
     if (*end == ':') {

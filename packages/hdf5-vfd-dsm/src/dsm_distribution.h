@@ -36,6 +36,10 @@ typedef struct {
     uint64_t  *inverse;
 } dsm_layout_t;
 
+/* A positive size with an optional k/m/g suffix (powers of 1024); 0 on bad text, else
+ * *end points after it. */
+uint64_t dsm_parse_size(const char *s, const char **end);
+
 /* Parse "linear", "mask", "block-cyclic:<size>", "random-block:<size>[:seed]" (sizes
  * with k/m/g suffixes, powers of 1024). 0, or -1 with err saying why. */
 int dsm_layout_parse(const char *text, dsm_kind_t *kind, uint64_t *block, uint64_t *seed, char *err, size_t errlen);

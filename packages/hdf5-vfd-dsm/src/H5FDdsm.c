@@ -1,0 +1,693 @@
+/*
+ * H5FDdsm.c - the DSM virtual file driver: the HDF5 side.
+ *
+ * A file's addresses are the DSM's addresses: a write of n bytes at a is an MPI_Put of
+ * those bytes to the servers the layout maps [a, a+n) to (dsm_store.h), a read an
+ * MPI_Get. One connection per process (dsm_link.h), made at the first open (contact
+ * file) or by H5FD_dsm_mpmd_clients, closed at MPI_Finalize. Every open asks server 0
+ * for the file (OPEN/GRANT), every close hands it back (CLOSE): the servers run their
+ * action on it before the next open is granted.
+ * Modes of an open file:
+ *   CLIENT  a client program's file: create (size 0), read-write or read-only (the size
+ *           of the file the DSM holds); collective over the client ranks
+ *   HOST    on a server rank, while an action runs: the file the DSM holds, read-only,
+ *           on that rank alone
+ * Errors go to the HDF5 error stack under the driver's own class as "dsm: <name>: <reason>";
+ * all client ranks of a collective call fail together.
+ */
+#include "H5FDdsm.h"
+
+#include "dsm_driver.h"
+#include "dsm_link.h"
+
+#include <H5FDdevelop.h>
+#include <H5PLextern.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DSM_MAXADDR   ((haddr_t)((1ULL << 62) - 1))
+#define DSM_ERR_SIZE  1024
+#define DSM_CONFIG_SZ 1024
+
+typedef enum { MODE_CLIENT, MODE_HOST } dsm_mode_t;
+
+typedef struct {
+    H5FD_t     pub; /* public part, must be first */
+    MPI_Comm   comm;
+    MPI_Info   info;
+    int        rank, size;
+    char      *name;
+    dsm_mode_t mode;
+    int        writable;
+    bool       in_vector; /* inside dsm_write_vector/read_vector: entries are plain byte ranges */
+    haddr_t    eoa, eof;
+    uint64_t   step;
+    dsm_link_t *link;
+} H5FD_dsm_t;
+
+/* options of a fapl: by H5Pset_fapl_dsm (driver info) or the configuration string */
+typedef struct {
+    uint32_t magic;
+    char     contact[DSM_NAME_MAX];
+    double   timeout;
+} dsm_options_t;
+#define DSM_OPTIONS_MAGIC 0x44534d31u /* "DSM1" */
+
+static hid_t      H5FD_DSM_g           = H5I_INVALID_HID;
+static hid_t      dsm_err_class_g      = H5I_INVALID_HID;
+static hid_t      dsm_err_major_g      = H5I_INVALID_HID;
+static hid_t      dsm_err_minor_g      = H5I_INVALID_HID;
+static int        dsm_initialized_mpi_g = 0;
+static dsm_link_t client_link_g;          /* this process's connection as a client */
+static int        client_linked_g = 0;
+static int        file_open_g     = 0;    /* the DSM holds one file at a time */
+static dsm_link_t *host_link_g    = NULL; /* set by the host while its action runs */
+static char        host_name_g[DSM_NAME_MAX];
+static uint64_t    host_size_g = 0;
+
+/* ---------------------------------------------------------------- errors */
+
+static void dsm_push(const char *func, int line, const char *fmt, ...)
+{
+    char    msg[DSM_ERR_SIZE + 64];
+    va_list ap;
+    if (dsm_err_class_g == H5I_INVALID_HID) {
+        dsm_err_class_g = H5Eregister_class("dsm", "h5stack DSM VFD", "1.0");
+        dsm_err_major_g = H5Ecreate_msg(dsm_err_class_g, H5E_MAJOR, "DSM driver");
+        dsm_err_minor_g = H5Ecreate_msg(dsm_err_class_g, H5E_MINOR, "operation failed");
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    H5Epush2(H5E_DEFAULT, __FILE__, func, (unsigned)line, dsm_err_class_g, dsm_err_major_g, dsm_err_minor_g,
+             "dsm: %s", msg);
+}
+#define DSM_ERROR(...) dsm_push(__func__, __LINE__, __VA_ARGS__)
+
+/* ---------------------------------------------------------------- class */
+
+static herr_t  dsm_term(void);
+static void   *dsm_fapl_get(H5FD_t *file);
+static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr);
+static herr_t  dsm_close(H5FD_t *file);
+static int     dsm_cmp(const H5FD_t *f1, const H5FD_t *f2);
+static herr_t  dsm_query(const H5FD_t *file, unsigned long *flags);
+static haddr_t dsm_get_eoa(const H5FD_t *file, H5FD_mem_t type);
+static herr_t  dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
+static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type);
+static herr_t  dsm_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+static herr_t  dsm_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+static herr_t  dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                               size_t sizes[], void *bufs[]);
+static herr_t  dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                                size_t sizes[], const void *bufs[]);
+static herr_t  dsm_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
+static herr_t  dsm_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
+
+static const H5FD_class_t H5FD_dsm_g = {
+    H5FD_CLASS_VERSION,    /* struct version       */
+    H5FD_DSM_VALUE,        /* value                */
+    H5FD_DSM_NAME,         /* name                 */
+    DSM_MAXADDR,           /* maxaddr              */
+    H5F_CLOSE_SEMI,        /* fc_degree            */
+    dsm_term,              /* terminate            */
+    NULL,                  /* sb_size              */
+    NULL,                  /* sb_encode            */
+    NULL,                  /* sb_decode            */
+    sizeof(dsm_options_t), /* fapl_size            */
+    dsm_fapl_get,          /* fapl_get             */
+    NULL,                  /* fapl_copy            */
+    NULL,                  /* fapl_free            */
+    0,                     /* dxpl_size            */
+    NULL,                  /* dxpl_copy            */
+    NULL,                  /* dxpl_free            */
+    dsm_open,              /* open                 */
+    dsm_close,             /* close                */
+    dsm_cmp,               /* cmp                  */
+    dsm_query,             /* query                */
+    NULL,                  /* get_type_map         */
+    NULL,                  /* alloc                */
+    NULL,                  /* free                 */
+    dsm_get_eoa,           /* get_eoa              */
+    dsm_set_eoa,           /* set_eoa              */
+    dsm_get_eof,           /* get_eof              */
+    NULL,                  /* get_handle           */
+    dsm_read,              /* read                 */
+    dsm_write,             /* write                */
+    dsm_read_vector,       /* read_vector          */
+    dsm_write_vector,      /* write_vector         */
+    NULL,                  /* read_selection       */
+    NULL,                  /* write_selection      */
+    NULL,                  /* flush                */
+    dsm_truncate,          /* truncate             */
+    NULL,                  /* lock                 */
+    NULL,                  /* unlock               */
+    NULL,                  /* del                  */
+    dsm_ctl,               /* ctl                  */
+    H5FD_FLMAP_DICHOTOMY   /* fl_map               */
+};
+
+H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
+const void *H5PLget_plugin_info(void) { return &H5FD_dsm_g; }
+
+/* ---------------------------------------------------------------- options */
+
+static void options_default(dsm_options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->magic   = DSM_OPTIONS_MAGIC;
+    o->timeout = 60.0;
+}
+
+/* "contact=<file>;timeout=<seconds>" (also ',' between items); 0, or -1 with err */
+static int options_parse(dsm_options_t *o, const char *text, char *err, size_t len)
+{
+    char  copy[DSM_CONFIG_SZ];
+    char *save = NULL;
+    if (strlen(text) >= sizeof copy) {
+        snprintf(err, len, "the configuration is longer than %zu characters", sizeof copy - 1);
+        return -1;
+    }
+    strcpy(copy, text);
+    for (char *item = strtok_r(copy, ";,", &save); item; item = strtok_r(NULL, ";,", &save)) {
+        while (*item == ' ')
+            item++;
+        if (!*item)
+            continue;
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            snprintf(err, len, "'%s' is not key=value (keys: contact, timeout)", item);
+            return -1;
+        }
+        *eq               = '\0';
+        const char *value = eq + 1;
+        if (!strcmp(item, "contact")) {
+            if (!*value || strlen(value) >= sizeof o->contact) {
+                snprintf(err, len, "contact: an empty or too long file name");
+                return -1;
+            }
+            strcpy(o->contact, value);
+        }
+        else if (!strcmp(item, "timeout")) {
+            char  *end = NULL;
+            double t   = strtod(value, &end);
+            if (!*value || *end || !(t > 0)) {
+                snprintf(err, len, "timeout must be a positive number of seconds, got '%s'", value);
+                return -1;
+            }
+            o->timeout = t;
+        }
+        else {
+            snprintf(err, len, "unknown key '%s' (keys: contact, timeout)", item);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void get_options(hid_t fapl_id, dsm_options_t *o)
+{
+    const dsm_options_t *cur = NULL;
+    H5E_BEGIN_TRY { cur = H5Pget_driver_info(fapl_id); } /* NULL without error: by name or HDF5_DRIVER */
+    H5E_END_TRY
+    if (cur && cur->magic == DSM_OPTIONS_MAGIC)
+        *o = *cur;
+    else
+        options_default(o);
+}
+
+/* ---------------------------------------------------------------- public API */
+
+hid_t H5FD_dsm_init(void)
+{
+    if (H5FD_DSM_g != H5I_INVALID_HID && H5Iis_valid(H5FD_DSM_g) > 0)
+        return H5FD_DSM_g;
+    if (H5FDis_driver_registered_by_value(H5FD_DSM_VALUE) > 0) {
+        /* registered already (e.g. loaded as a plugin): find its ID through a fapl */
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        if (fapl >= 0 && H5Pset_driver_by_value(fapl, H5FD_DSM_VALUE, NULL) >= 0)
+            H5FD_DSM_g = H5Pget_driver(fapl);
+        if (fapl >= 0) {
+            if (H5FD_DSM_g >= 0)
+                H5Iinc_ref(H5FD_DSM_g);
+            H5Pclose(fapl);
+        }
+    }
+    else
+        H5FD_DSM_g = H5FDregister(&H5FD_dsm_g);
+    return H5FD_DSM_g;
+}
+
+herr_t H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
+{
+    dsm_options_t o;
+    char          err[DSM_ERR_SIZE];
+    options_default(&o);
+    if (comm == MPI_COMM_NULL) {
+        DSM_ERROR("H5Pset_fapl_dsm: the communicator is MPI_COMM_NULL");
+        return -1;
+    }
+    if (config && options_parse(&o, config, err, sizeof err) < 0) {
+        DSM_ERROR("H5Pset_fapl_dsm: configuration '%s': %s", config, err);
+        return -1;
+    }
+    hid_t id = H5FD_dsm_init();
+    if (id < 0) {
+        DSM_ERROR("cannot register the driver");
+        return -1;
+    }
+    if (H5Pset_mpi_params(fapl_id, comm, MPI_INFO_NULL) < 0)
+        return -1;
+    return H5Pset_driver(fapl_id, id, &o);
+}
+
+/* the clients leave the servers at MPI_Finalize (MPI_COMM_SELF's attributes are deleted
+ * first thing there, while collective calls still work) */
+static int disconnect_at_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    if (client_linked_g) {
+        char      err[DSM_ERR_SIZE];
+        dsm_msg_t bye = {.type = DSM_MSG_BYE};
+        MPI_Barrier(client_link_g.local);
+        if (client_link_g.rank == 0 && dsm_link_send(&client_link_g, &bye, err, sizeof err) < 0)
+            fprintf(stderr, "dsm: %s\n", err);
+        dsm_link_close(&client_link_g);
+        client_linked_g = 0;
+    }
+    return MPI_SUCCESS;
+}
+
+static void remember_link(void)
+{
+    int keyval;
+    client_linked_g = 1;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, disconnect_at_finalize, &keyval, NULL);
+    MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
+}
+
+int H5FD_dsm_mpmd_clients(MPI_Comm *clients)
+{
+    char err[DSM_ERR_SIZE];
+    if (client_linked_g) {
+        MPI_Comm_dup(client_link_g.local, clients);
+        return 0;
+    }
+    if (dsm_link_connect(&client_link_g, MPI_COMM_WORLD, NULL, 60.0, err, sizeof err) < 0) {
+        fprintf(stderr, "dsm: cannot join the DSM servers: %s\n", err);
+        return -1;
+    }
+    remember_link();
+    MPI_Comm_dup(client_link_g.local, clients);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+void dsm_driver_set_host(dsm_link_t *link, const char *name, uint64_t size)
+{
+    host_link_g = link;
+    snprintf(host_name_g, sizeof host_name_g, "%s", name ? name : "");
+    host_size_g = size;
+}
+
+static herr_t dsm_term(void)
+{
+    int finalized = 0;
+    if (dsm_err_class_g != H5I_INVALID_HID) {
+        H5Eclose_msg(dsm_err_minor_g);
+        H5Eclose_msg(dsm_err_major_g);
+        H5Eunregister_class(dsm_err_class_g);
+        dsm_err_class_g = H5I_INVALID_HID;
+    }
+    H5FD_DSM_g = H5I_INVALID_HID;
+    if (dsm_initialized_mpi_g && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
+        MPI_Finalize();
+    dsm_initialized_mpi_g = 0;
+    return 0;
+}
+
+static void *dsm_fapl_get(H5FD_t *file)
+{
+    (void)file;
+    dsm_options_t *o = malloc(sizeof *o);
+    if (o)
+        options_default(o);
+    return o;
+}
+
+static void free_file(H5FD_dsm_t *f)
+{
+    if (!f)
+        return;
+    if (f->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&f->comm);
+    if (f->info != MPI_INFO_NULL)
+        MPI_Info_free(&f->info);
+    free(f->name);
+    free(f);
+}
+
+/* on a server rank while the action runs: the file held, read-only, this rank alone */
+static H5FD_t *open_host(H5FD_dsm_t *f, unsigned flags)
+{
+    if (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) {
+        DSM_ERROR("%s: a server opens the DSM's file read-only", f->name);
+        free_file(f);
+        return NULL;
+    }
+    if (strcmp(f->name, host_name_g) != 0) {
+        DSM_ERROR("%s: the DSM holds '%s'", f->name, host_name_g);
+        free_file(f);
+        return NULL;
+    }
+    f->mode = MODE_HOST;
+    f->link = host_link_g;
+    f->eof = f->eoa = host_size_g;
+    MPI_Comm_dup(MPI_COMM_SELF, &f->comm);
+    f->rank = 0;
+    f->size = 1;
+    return (H5FD_t *)f;
+}
+
+static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
+{
+    H5FD_dsm_t   *f = NULL;
+    dsm_options_t o;
+    char          err[DSM_ERR_SIZE] = "", config[DSM_CONFIG_SZ];
+    int           initialized       = 0;
+
+    if (!name || !*name || strlen(name) >= DSM_NAME_MAX || maxaddr == 0) {
+        DSM_ERROR("invalid file name (empty or longer than %d characters) or maximum address", DSM_NAME_MAX - 1);
+        return NULL;
+    }
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        int provided;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+            DSM_ERROR("%s: cannot initialise MPI", name);
+            return NULL;
+        }
+        dsm_initialized_mpi_g = 1;
+    }
+    if (!(f = calloc(1, sizeof *f)) || !(f->name = strdup(name))) {
+        free(f);
+        DSM_ERROR("%s: out of memory", name);
+        return NULL;
+    }
+    f->comm = MPI_COMM_NULL;
+    f->info = MPI_INFO_NULL;
+    MPI_Info_create(&f->info); /* HDF5 takes a null info for an error (H5Fget_access_plist) */
+    if (host_link_g)
+        return open_host(f, flags);
+
+    get_options(fapl_id, &o);
+    ssize_t config_len = -1;
+    H5E_BEGIN_TRY { config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config); }
+    H5E_END_TRY
+    if (config_len > 0 && options_parse(&o, config, err, sizeof err) < 0) {
+        DSM_ERROR("%s: driver configuration '%s': %s", name, config, err);
+        free_file(f);
+        return NULL;
+    }
+    herr_t got = -1;
+    MPI_Info info = MPI_INFO_NULL;
+    H5E_BEGIN_TRY { got = H5Pget_mpi_params(fapl_id, &f->comm, &info); }
+    H5E_END_TRY
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (got < 0 || f->comm == MPI_COMM_NULL) /* HDF5_DRIVER=dsm in an unmodified program */
+        MPI_Comm_dup(client_linked_g ? client_link_g.local : MPI_COMM_WORLD, &f->comm);
+    MPI_Comm_rank(f->comm, &f->rank);
+    MPI_Comm_size(f->comm, &f->size);
+
+    /* the connection: made once per process, at the first open */
+    int ok = 1;
+    if (!client_linked_g) {
+        if (!*o.contact) {
+            snprintf(err, sizeof err,
+                     "no DSM to connect to: give contact=<file> (written by h5dsm-server) in the driver's "
+                     "configuration (HDF5_DRIVER_CONFIG), or call H5FD_dsm_mpmd_clients() in an MPMD job");
+            ok = 0;
+        }
+        if (dsm_agree(f->comm, ok, err, sizeof err) < 0) {
+            DSM_ERROR("%s: %s", name, err);
+            free_file(f);
+            return NULL;
+        }
+        if (dsm_link_connect(&client_link_g, f->comm, o.contact, o.timeout, err, sizeof err) < 0) {
+            DSM_ERROR("%s: cannot join the DSM servers: %s", name, err);
+            free_file(f);
+            return NULL;
+        }
+        remember_link();
+    }
+    f->link          = &client_link_g;
+    f->link->timeout = o.timeout;
+    int same = 0;
+    MPI_Comm_compare(f->comm, f->link->local, &same);
+    if (same != MPI_CONGRUENT && same != MPI_IDENT)
+        ok = 0, snprintf(err, sizeof err, "every client rank of the DSM must open the file, in the same order");
+    else if (file_open_g)
+        ok = 0, snprintf(err, sizeof err, "the DSM holds one file at a time: close the open one first");
+    if (dsm_agree(f->comm, ok, err, sizeof err) < 0) {
+        DSM_ERROR("%s: %s", name, err);
+        free_file(f);
+        return NULL;
+    }
+
+    /* ask server 0 for the file; every client gets its answer */
+    dsm_msg_t msg = {.type = DSM_MSG_OPEN};
+    msg.mode      = (flags & (H5F_ACC_CREAT | H5F_ACC_TRUNC)) ? DSM_OPEN_CREATE
+                    : (flags & H5F_ACC_RDWR)                 ? DSM_OPEN_RDWR
+                                                              : DSM_OPEN_RDONLY;
+    snprintf(msg.name, sizeof msg.name, "%s", name);
+    if (f->link->rank == 0)
+        ok = dsm_link_send(f->link, &msg, err, sizeof err) == 0 && dsm_link_answer(f->link, &msg, err, sizeof err) == 0;
+    if (dsm_agree(f->link->local, ok, err, sizeof err) < 0) {
+        DSM_ERROR("%s: %s", name, err);
+        free_file(f);
+        return NULL;
+    }
+    MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, f->link->local);
+    if (msg.type != DSM_MSG_GRANT) {
+        DSM_ERROR("%s: the DSM servers refused to open it: %s", name, msg.name);
+        free_file(f);
+        return NULL;
+    }
+    f->mode     = MODE_CLIENT;
+    f->writable = (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) != 0;
+    f->eof      = msg.size;
+    f->step     = msg.step;
+    file_open_g = 1;
+    return (H5FD_t *)f;
+}
+
+static herr_t dsm_close(H5FD_t *_file)
+{
+    H5FD_dsm_t *f   = (H5FD_dsm_t *)_file;
+    char        err[DSM_ERR_SIZE] = "";
+    int         ok                = 1;
+    if (f->mode == MODE_CLIENT) {
+        /* every client's transfers are complete (each ends with its unlock): hand the file back */
+        MPI_Barrier(f->link->local);
+        dsm_msg_t msg = {.type = DSM_MSG_CLOSE, .mode = (uint64_t)f->writable, .size = f->eoa > f->eof ? f->eoa : f->eof,
+                         .step = f->step};
+        snprintf(msg.name, sizeof msg.name, "%s", f->name);
+        if (f->link->rank == 0)
+            ok = dsm_link_send(f->link, &msg, err, sizeof err) == 0;
+        ok          = dsm_agree(f->link->local, ok, err, sizeof err) == 0;
+        file_open_g = 0;
+    }
+    if (!ok)
+        DSM_ERROR("%s: %s", f->name, err);
+    free_file(f);
+    return ok ? 0 : -1;
+}
+
+static int dsm_cmp(const H5FD_t *f1, const H5FD_t *f2)
+{
+    return strcmp(((const H5FD_dsm_t *)f1)->name, ((const H5FD_dsm_t *)f2)->name);
+}
+
+static herr_t dsm_query(const H5FD_t *file, unsigned long *flags)
+{
+    (void)file; /* called on the class too (file == NULL) */
+    if (flags)
+        *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_HAS_MPI |
+                 H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+    return 0;
+}
+
+static haddr_t dsm_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+{
+    (void)type;
+    return ((const H5FD_dsm_t *)file)->eoa;
+}
+
+static herr_t dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+{
+    (void)type;
+    ((H5FD_dsm_t *)file)->eoa = addr;
+    return 0;
+}
+
+/* as HDF5's mpio driver: known at open and at each truncate, the same on every rank */
+static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type)
+{
+    (void)type;
+    return ((const H5FD_dsm_t *)file)->eof;
+}
+
+/*
+ * HDF5 hands a collective raw-data transfer to a driver as MPI derived datatypes (kept
+ * in its private context, readable by its built-in drivers only) when selection I/O is
+ * off: switched off by the application, or for reads of chunks that fit the chunk
+ * cache. Such a transfer arrives outside the vector callbacks with a byte count of 1:
+ * refuse it rather than move one byte and report success (as the multifile driver).
+ */
+static bool derived_type_transfer(const H5FD_dsm_t *f, hid_t dxpl, H5FD_mem_t type, size_t size)
+{
+    if (f->in_vector || type != H5FD_MEM_DRAW || size != 1 || dxpl == H5P_DEFAULT)
+        return false;
+    H5FD_mpio_xfer_t xfer = H5FD_MPIO_INDEPENDENT;
+    herr_t           got  = -1;
+    H5E_BEGIN_TRY { got = H5Pget_dxpl_mpio(dxpl, &xfer); }
+    H5E_END_TRY
+    return got >= 0 && xfer == H5FD_MPIO_COLLECTIVE;
+}
+
+static herr_t dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
+    char        err[DSM_ERR_SIZE];
+    if (derived_type_transfer(f, dxpl, type, size)) {
+        DSM_ERROR("%s: HDF5 passed a collective transfer as MPI derived datatypes, which only its built-in "
+                  "drivers can handle: keep selection I/O on, give the dataset no chunk cache "
+                  "(H5Pset_chunk_cache(dapl, 0, 0, 1.0)), or transfer independently",
+                  f->name);
+        return -1;
+    }
+    if (addr > DSM_MAXADDR || size > DSM_MAXADDR - addr) {
+        DSM_ERROR("%s: read of %zu bytes at %" PRIuHADDR " overflows the address space", f->name, size, addr);
+        return -1;
+    }
+    /* a file being written is read where it lies; a complete one ends at its size (zeros
+     * beyond, as sec2); and nothing lies beyond the DSM */
+    uint64_t end = f->writable ? f->link->store.layout.total : f->eof;
+    size_t   n   = addr >= end ? 0 : (size > end - addr ? (size_t)(end - addr) : size);
+    if (n && dsm_store_get(&f->link->store, addr, buf, n, err, sizeof err) < 0) {
+        DSM_ERROR("%s: %s", f->name, err);
+        return -1;
+    }
+    memset((char *)buf + n, 0, size - n);
+    return 0;
+}
+
+static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+{
+    H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
+    char        err[DSM_ERR_SIZE];
+    if (!f->writable) {
+        DSM_ERROR("%s: the file is open read-only", f->name);
+        return -1;
+    }
+    if (derived_type_transfer(f, dxpl, type, size)) {
+        DSM_ERROR("%s: HDF5 passed a collective write as MPI derived datatypes, which only its built-in drivers "
+                  "can handle: keep selection I/O on (no H5Pset_selection_io(..., H5D_SELECTION_IO_MODE_OFF)), "
+                  "or write independently",
+                  f->name);
+        return -1;
+    }
+    if (dsm_store_put(&f->link->store, addr, buf, size, err, sizeof err) < 0) {
+        DSM_ERROR("%s: %s", f->name, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* vectors: a size of 0 / a type of H5FD_MEM_NOLIST ends its array; the previous entry
+ * then holds for the remaining elements (HDF5's compact convention) */
+static herr_t each_entry(H5FD_dsm_t *f, bool writing, hid_t dxpl, uint32_t count, H5FD_mem_t types[],
+                         haddr_t addrs[], size_t sizes[], void *bufs[])
+{
+    size_t     size = 0;
+    H5FD_mem_t type = H5FD_MEM_DEFAULT;
+    bool       fixed_size = false, fixed_type = false;
+    herr_t     ret = 0;
+    f->in_vector   = true;
+    for (uint32_t i = 0; i < count && ret >= 0; i++) {
+        if (!fixed_size && (i == 0 || sizes[i] != 0))
+            size = sizes[i];
+        else
+            fixed_size = true;
+        if (!fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
+            type = types[i];
+        else
+            fixed_type = true;
+        ret = writing ? dsm_write((H5FD_t *)f, type, dxpl, addrs[i], size, bufs[i])
+                      : dsm_read((H5FD_t *)f, type, dxpl, addrs[i], size, bufs[i]);
+    }
+    f->in_vector = false;
+    return ret;
+}
+
+static herr_t dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                              size_t sizes[], void *bufs[])
+{
+    return each_entry((H5FD_dsm_t *)file, false, dxpl, count, types, addrs, sizes, bufs);
+}
+
+static herr_t dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                               size_t sizes[], const void *bufs[])
+{
+    /* the entries are only read from: the cast serves the shared loop */
+    return each_entry((H5FD_dsm_t *)file, true, dxpl, count, types, addrs, sizes, (void **)bufs);
+}
+
+/* HDF5 truncates collectively at every flush and close: the file's size is its EOA */
+static herr_t dsm_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
+{
+    H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
+    (void)dxpl;
+    (void)closing;
+    if (f->writable)
+        f->eof = f->eoa;
+    return 0;
+}
+
+static herr_t dsm_ctl(H5FD_t *_file, uint64_t op_code, uint64_t flags, const void *input, void **output)
+{
+    H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
+    (void)input;
+    switch (op_code) {
+        case H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE:
+            **((MPI_Comm **)output) = f->comm;
+            return 0;
+        case H5FD_CTL_GET_MPI_INFO_OPCODE:
+            **((MPI_Info **)output) = f->info;
+            return 0;
+        case H5FD_CTL_GET_MPI_RANK_OPCODE:
+            **((int **)output) = f->rank;
+            return 0;
+        case H5FD_CTL_GET_MPI_SIZE_OPCODE:
+            **((int **)output) = f->size;
+            return 0;
+        case H5FD_CTL_GET_MPI_FILE_SYNC_OPCODE:
+            **((bool **)output) = false;
+            return 0;
+        default:
+            if (flags & H5FD_CTL_FAIL_IF_UNKNOWN_FLAG) {
+                DSM_ERROR("%s: unknown ctl operation %" PRIu64, f->name, op_code);
+                return -1;
+            }
+            return 0;
+    }
+}

@@ -1,0 +1,153 @@
+/* dsm_host: hosting the DSM on server ranks (the host API of H5FDdsm.h).
+ *
+ * Server 0 takes the clients' requests one at a time (dsm_link.h) and tells the other
+ * servers; requests are handled in order, so an OPEN that arrives while the action on
+ * the last file runs is answered only when the action is done: clients wait rather
+ * than overwrite what a server reads.
+ */
+#include "H5FDdsm.h"
+
+#include "dsm_driver.h"
+#include "dsm_link.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct h5dsm_host {
+    dsm_link_t link;
+    char       layout[128];
+    char       held[DSM_NAME_MAX]; /* the file the DSM holds ("" before the first) */
+    uint64_t   size;
+    uint64_t   steps;              /* files closed so far */
+    int        open;               /* a client program has the file open */
+};
+
+int h5dsm_host_start(h5dsm_host_t **out, const char *distribution, uint64_t bytes_per_server, const char *contact,
+                     char *err, size_t len)
+{
+    dsm_kind_t        kind;
+    dsm_link_layout_t layout = {0, 0, 0, bytes_per_server};
+    *out                     = NULL;
+    if (dsm_layout_parse(distribution, &kind, &layout.block, &layout.seed, err, len) < 0)
+        return -1;
+    if (kind == DSM_MASK) {
+        snprintf(err, len, "the mask distribution sizes the window to one file known in advance: h5dsm-bench "
+                           "measures it; a server hosting files of any size uses linear, block-cyclic or random-block");
+        return -1;
+    }
+    layout.kind       = (uint64_t)kind;
+    h5dsm_host_t *h   = calloc(1, sizeof *h);
+    if (!h) {
+        snprintf(err, len, "out of memory");
+        return -1;
+    }
+    if (dsm_link_serve(&h->link, contact, &layout, err, len) < 0) {
+        free(h);
+        return -1;
+    }
+    dsm_layout_describe(&h->link.store.layout, h->layout, sizeof h->layout);
+    *out = h;
+    return 0;
+}
+
+uint64_t h5dsm_host_capacity(const h5dsm_host_t *h) { return h->link.store.layout.total; }
+const char *h5dsm_host_layout(const h5dsm_host_t *h) { return h->layout; }
+
+hid_t h5dsm_host_fapl(h5dsm_host_t *h)
+{
+    (void)h;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0)
+        return fapl;
+    if (H5Pset_fapl_dsm(fapl, MPI_COMM_SELF, NULL) < 0) {
+        H5Pclose(fapl);
+        return H5I_INVALID_HID;
+    }
+    return fapl;
+}
+
+int h5dsm_host_read(h5dsm_host_t *h, uint64_t addr, void *buf, size_t len, char *err, size_t errlen)
+{
+    return dsm_store_get(&h->link.store, addr, buf, len, err, errlen);
+}
+
+/* server 0's answer to an OPEN */
+static void answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
+{
+    memset(ans, 0, sizeof *ans);
+    ans->type = DSM_MSG_GRANT;
+    ans->step = h->steps;
+    if (req->mode == DSM_OPEN_CREATE) {
+        snprintf(h->held, sizeof h->held, "%s", req->name);
+        h->size = 0;
+    }
+    else if (!*h->held) {
+        ans->type = DSM_MSG_REFUSE;
+        snprintf(ans->name, sizeof ans->name, "the DSM holds no file yet");
+    }
+    else if (strcmp(h->held, req->name) != 0) {
+        ans->type = DSM_MSG_REFUSE;
+        snprintf(ans->name, sizeof ans->name, "the DSM holds '%.900s', not this file", h->held);
+    }
+    else
+        ans->size = h->size;
+    if (ans->type == DSM_MSG_GRANT)
+        h->open = 1;
+}
+
+long h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
+{
+    dsm_link_t *l     = &h->link;
+    long        files = 0;
+    for (;;) {
+        dsm_msg_t msg;
+        int       ok = 1;
+        if (l->rank == 0)
+            ok = dsm_link_request(l, &msg) == 0;
+        MPI_Bcast(&ok, 1, MPI_INT, 0, l->local);
+        if (!ok)
+            return -1;
+        MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, l->local);
+        if (msg.type == DSM_MSG_BYE)
+            return files;
+        if (msg.type == DSM_MSG_OPEN) {
+            dsm_msg_t ans;
+            answer_open(h, &msg, &ans);
+            if (l->rank == 0 && dsm_link_reply(l, &ans) < 0)
+                return -1;
+            continue;
+        }
+        if (msg.type != DSM_MSG_CLOSE) {
+            if (l->rank == 0)
+                fprintf(stderr, "h5dsm: unknown request %" PRIu64 " from the clients: ignored\n", msg.type);
+            continue;
+        }
+        h->open = 0;
+        if (!msg.mode) /* read-only: nothing changed */
+            continue;
+        h->size = msg.size;
+        files++;
+        if (action) {
+            h5dsm_file_t file = {h->held, h->size, h->steps, l->local, l->rank};
+            dsm_driver_set_host(l, h->held, h->size);
+            int failed = action(h, &file, arg) != 0;
+            dsm_driver_set_host(NULL, NULL, 0);
+            int all = 0;
+            MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_MAX, l->local);
+            if (all != 0 && l->rank == 0)
+                fprintf(stderr, "h5dsm: the action on '%s' (step %" PRIu64 ") failed; serving on\n", h->held,
+                        h->steps);
+        }
+        h->steps++;
+    }
+}
+
+void h5dsm_host_stop(h5dsm_host_t *h)
+{
+    if (!h)
+        return;
+    dsm_link_close(&h->link);
+    free(h);
+}

@@ -1,0 +1,233 @@
+/* dsm_link: joining servers and clients, and the protocol between them (see dsm_link.h). */
+#include "dsm_link.h"
+
+#include "dsm_couple.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TAG_LAYOUT 7401
+#define TAG_MSG    7402
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int dsm_agree(MPI_Comm comm, int ok, char *err, size_t len)
+{
+    int rank, size, mine, first;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    mine = ok ? size : rank;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == size)
+        return 0;
+    MPI_Bcast(err, (int)len, MPI_CHAR, first, comm);
+    return -1;
+}
+
+static void init(dsm_link_t *l)
+{
+    memset(l, 0, sizeof *l);
+    l->local = l->inter = l->merged = MPI_COMM_NULL;
+}
+
+/* the layout travels from server 0 to every rank of merged; all open the store */
+static int open_store(dsm_link_t *l, const dsm_link_layout_t *given, char *err, size_t len)
+{
+    dsm_link_layout_t layout = {0, 0, 0, 0};
+    if (given)
+        layout = *given;
+    MPI_Bcast(&layout, 4, MPI_UINT64_T, 0, l->merged);
+    return dsm_store_open(&l->store, l->merged, 0, l->nservers, layout.bytes_per_server, (dsm_kind_t)layout.kind,
+                          layout.block, layout.seed, err, len);
+}
+
+static int from_couple(dsm_link_t *l, char *err, size_t len)
+{
+    dsm_couple_t c;
+    if (dsm_couple_mpmd(&c, 0, err, len) < 0)
+        return -1;
+    l->local     = c.local;
+    l->inter     = c.inter;
+    l->merged    = c.merged;
+    l->is_server = c.is_server;
+    l->nservers  = c.nservers;
+    l->nclients  = c.nclients;
+    MPI_Comm_rank(l->local, &l->rank);
+    return 0;
+}
+
+int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *layout, char *err, size_t len)
+{
+    init(l);
+    if (!contact) {
+        if (from_couple(l, err, len) < 0)
+            return -1;
+        if (!l->is_server) {
+            snprintf(err, len, "dsm_link_serve called on a client rank");
+            return -1;
+        }
+        return open_store(l, layout, err, len);
+    }
+    /* separate jobs: accept the clients' connection through a port written to contact */
+    l->is_server = 1;
+    MPI_Comm_dup(MPI_COMM_WORLD, &l->local);
+    MPI_Comm_rank(l->local, &l->rank);
+    MPI_Comm_size(l->local, &l->nservers);
+    char port[MPI_MAX_PORT_NAME] = "";
+    int  ok                      = 1;
+    if (l->rank == 0) {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", contact, (int)getpid());
+        FILE *fp = NULL;
+        if (MPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS) {
+            snprintf(err, len, "MPI_Open_port failed: this MPI cannot accept connections from other jobs");
+            ok = 0;
+        }
+        else if (!(fp = fopen(tmp, "w")) || fprintf(fp, "%s\n", port) < 0 || fclose(fp) != 0 ||
+                 rename(tmp, contact) != 0) {
+            snprintf(err, len, "%s: cannot write the contact file: %s", contact, strerror(errno));
+            ok = 0;
+        }
+    }
+    if (dsm_agree(l->local, ok, err, len) < 0)
+        return -1;
+    MPI_Comm_set_errhandler(l->local, MPI_ERRORS_RETURN);
+    int rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, l->local, &l->inter);
+    if (l->rank == 0) {
+        MPI_Close_port(port);
+        unlink(contact); /* one connection per contact file: a later client must not find a stale port */
+    }
+    if (dsm_agree(l->local, rc == MPI_SUCCESS, err, len) < 0) {
+        if (rc != MPI_SUCCESS)
+            snprintf(err, len, "MPI_Comm_accept failed");
+        return -1;
+    }
+    MPI_Comm_remote_size(l->inter, &l->nclients);
+    MPI_Intercomm_merge(l->inter, 0, &l->merged); /* servers low */
+    return open_store(l, layout, err, len);
+}
+
+/* wait for the contact file to exist (the servers may still be starting) */
+static int read_contact(const char *contact, double timeout, char *port, char *err, size_t len)
+{
+    double end = now() + timeout;
+    for (;;) {
+        FILE *fp = fopen(contact, "r");
+        if (fp) {
+            int got = fgets(port, MPI_MAX_PORT_NAME, fp) != NULL;
+            fclose(fp);
+            if (got) {
+                port[strcspn(port, "\n")] = '\0';
+                if (*port)
+                    return 0;
+            }
+        }
+        else if (errno != ENOENT) {
+            snprintf(err, len, "%s: cannot read the contact file: %s", contact, strerror(errno));
+            return -1;
+        }
+        if (now() > end) {
+            snprintf(err, len, "%s: no DSM server wrote this contact file within %.0f s (start h5dsm-server first)",
+                     contact, timeout);
+            return -1;
+        }
+        usleep(100000);
+    }
+}
+
+int dsm_link_connect(dsm_link_t *l, MPI_Comm comm, const char *contact, double timeout, char *err, size_t len)
+{
+    init(l);
+    l->timeout = timeout;
+    if (!contact) {
+        if (from_couple(l, err, len) < 0)
+            return -1;
+        if (l->is_server) {
+            snprintf(err, len, "dsm_link_connect called on a server rank");
+            return -1;
+        }
+        return open_store(l, NULL, err, len);
+    }
+    MPI_Comm_dup(comm, &l->local);
+    MPI_Comm_rank(l->local, &l->rank);
+    MPI_Comm_size(l->local, &l->nclients);
+    char port[MPI_MAX_PORT_NAME] = "";
+    int  ok                      = l->rank != 0 || read_contact(contact, timeout, port, err, len) == 0;
+    if (dsm_agree(l->local, ok, err, len) < 0)
+        return -1;
+    MPI_Comm_set_errhandler(l->local, MPI_ERRORS_RETURN);
+    int rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, l->local, &l->inter);
+    if (dsm_agree(l->local, rc == MPI_SUCCESS, err, len) < 0) {
+        if (rc != MPI_SUCCESS)
+            snprintf(err, len, "%s: MPI_Comm_connect to '%s' failed (is the server still running?)", contact, port);
+        return -1;
+    }
+    MPI_Comm_remote_size(l->inter, &l->nservers);
+    MPI_Intercomm_merge(l->inter, 1, &l->merged);
+    return open_store(l, NULL, err, len);
+}
+
+void dsm_link_close(dsm_link_t *l)
+{
+    if (l->merged == MPI_COMM_NULL)
+        return;
+    dsm_store_close(&l->store);
+    MPI_Comm_free(&l->merged);
+    if (l->inter != MPI_COMM_NULL)
+        MPI_Comm_disconnect(&l->inter);
+    MPI_Comm_free(&l->local);
+}
+
+int dsm_link_send(dsm_link_t *l, const dsm_msg_t *msg, char *err, size_t len)
+{
+    if (MPI_Send(msg, (int)sizeof *msg, MPI_BYTE, 0, TAG_MSG, l->merged) != MPI_SUCCESS) {
+        snprintf(err, len, "cannot reach DSM server 0");
+        return -1;
+    }
+    return 0;
+}
+
+int dsm_link_answer(dsm_link_t *l, dsm_msg_t *msg, char *err, size_t len)
+{
+    MPI_Request req;
+    int         done = 0;
+    double      end  = now() + l->timeout;
+    MPI_Irecv(msg, (int)sizeof *msg, MPI_BYTE, 0, TAG_MSG, l->merged, &req);
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+        if (now() > end) {
+            MPI_Cancel(&req);
+            MPI_Request_free(&req);
+            snprintf(err, len, "no answer from the DSM servers within %.0f s (timeout=%g in the driver's configuration)",
+                     l->timeout, l->timeout);
+            return -1;
+        }
+        usleep(200);
+    }
+    if (!done) {
+        snprintf(err, len, "lost the connection to the DSM servers");
+        return -1;
+    }
+    return 0;
+}
+
+int dsm_link_request(dsm_link_t *l, dsm_msg_t *msg)
+{
+    return MPI_Recv(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged, MPI_STATUS_IGNORE) ==
+                   MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
+int dsm_link_reply(dsm_link_t *l, const dsm_msg_t *msg)
+{
+    return MPI_Send(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged) == MPI_SUCCESS ? 0 : -1;
+}

@@ -1,0 +1,268 @@
+/*
+ * h5dsm-server - host an HDF5 DSM on MPI ranks and act on every file the clients write.
+ *
+ *   mpiexec -n S h5dsm-server --size 64m [options] : -n C app ...        MPMD, one job
+ *   mpiexec -n S h5dsm-server --size 64m --contact dsm.contact [options] &
+ *   HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG=contact=dsm.contact mpiexec -n C app   two jobs
+ *
+ * Each server rank hosts --size bytes; --distribution says how file addresses map onto
+ * them. After each file the clients close, the actions run (in the order given) before
+ * the clients may open the next: summary (one line), list (the objects, h5dump -n
+ * style, read through the driver), dump:<path> (the file's bytes to <path> on disk,
+ * "{step}" replaced by the file's number; written to a temporary name and renamed).
+ * Exit status: 0 after the clients disconnected, 1 on a failed action or transport,
+ * 2 on bad arguments.
+ */
+#include "H5FDdsm.h"
+#include "dsm_distribution.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_ACTIONS 8
+
+typedef struct {
+    const char *actions[MAX_ACTIONS];
+    int         nactions;
+    int         failures;
+} server_t;
+
+static int g_rank = 0;
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "usage: h5dsm-server --size BYTES [--distribution D] [--contact FILE] [--action A]... [--connections N]\n"
+            "  --size BYTES        memory each server rank hosts (k, m, g suffixes: powers of 1024)\n"
+            "  --distribution D    linear (default), block-cyclic:<size>, random-block:<size>[:seed]\n"
+            "  --contact FILE      accept clients of another job through FILE (else: MPMD, servers first)\n"
+            "  --action A          after each closed file: summary (default), list, dump:<path> ({step}: its\n"
+            "                      number), none; several --action run in order\n"
+            "  --connections N     serve N client jobs one after the other (--contact only; default 1)\n");
+}
+
+/* stop the whole job: in an MPMD job the clients would otherwise wait for the servers
+ * forever; the pause lets the launcher forward the message first */
+static void stop_job(int status)
+{
+    fflush(NULL);
+    usleep(300000);
+    MPI_Abort(MPI_COMM_WORLD, status);
+}
+
+static void bad_args(const char *fmt, const char *what)
+{
+    if (g_rank == 0) {
+        fprintf(stderr, "h5dsm-server: ");
+        fprintf(stderr, fmt, what);
+        fprintf(stderr, " (see --help)\n");
+    }
+    stop_job(2);
+}
+
+/* ---------------------------------------------------------------- actions */
+
+static herr_t list_object(hid_t obj, const char *name, const H5O_info2_t *info, void *arg)
+{
+    (void)arg;
+    if (info->type == H5O_TYPE_GROUP)
+        printf("h5dsm-server:   GROUP \"/%s\"\n", strcmp(name, ".") ? name : "");
+    else if (info->type == H5O_TYPE_DATASET) {
+        hid_t   ds    = H5Dopen2(obj, name, H5P_DEFAULT);
+        hid_t   space = ds >= 0 ? H5Dget_space(ds) : H5I_INVALID_HID;
+        hsize_t dims[H5S_MAX_RANK];
+        int     rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+        printf("h5dsm-server:   DATASET \"/%s\" {", name);
+        for (int i = 0; i < rank; i++)
+            printf("%s%llu", i ? ", " : " ", (unsigned long long)dims[i]);
+        printf(" }\n");
+        if (space >= 0)
+            H5Sclose(space);
+        if (ds >= 0)
+            H5Dclose(ds);
+    }
+    else
+        printf("h5dsm-server:   OBJECT \"/%s\"\n", name);
+    return 0;
+}
+
+static int action_list(h5dsm_host_t *host, const h5dsm_file_t *file)
+{
+    hid_t fapl = h5dsm_host_fapl(host);
+    hid_t f    = fapl >= 0 ? H5Fopen(file->name, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
+    int   ok   = f >= 0 && H5Ovisit3(f, H5_INDEX_NAME, H5_ITER_INC, list_object, NULL, H5O_INFO_BASIC) >= 0;
+    if (f >= 0)
+        ok = H5Fclose(f) >= 0 && ok;
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (!ok)
+        fprintf(stderr, "h5dsm-server: %s: cannot list the file held in the DSM (HDF5's error stack above)\n",
+                file->name);
+    fflush(stdout);
+    return ok ? 0 : -1;
+}
+
+static int action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char *pattern)
+{
+    char path[4096], tmp[4200], step[32], err[1024];
+    snprintf(step, sizeof step, "%" PRIu64, file->step);
+    const char *at = strstr(pattern, "{step}");
+    if (at)
+        snprintf(path, sizeof path, "%.*s%s%s", (int)(at - pattern), pattern, step, at + 6);
+    else
+        snprintf(path, sizeof path, "%s", pattern);
+    snprintf(tmp, sizeof tmp, "%s.part", path);
+    FILE *fp = fopen(tmp, "wb");
+    if (!fp) {
+        fprintf(stderr, "h5dsm-server: %s: cannot write: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    size_t chunk = 4u << 20;
+    char  *buf   = malloc(chunk);
+    int    ok    = buf != NULL;
+    for (uint64_t done = 0; ok && done < file->size;) {
+        size_t n = file->size - done < chunk ? (size_t)(file->size - done) : chunk;
+        if (h5dsm_host_read(host, done, buf, n, err, sizeof err) < 0) {
+            fprintf(stderr, "h5dsm-server: %s: %s\n", file->name, err);
+            ok = 0;
+        }
+        else if (fwrite(buf, 1, n, fp) != n) {
+            fprintf(stderr, "h5dsm-server: %s: %s\n", tmp, strerror(errno));
+            ok = 0;
+        }
+        done += n;
+    }
+    free(buf);
+    if (fclose(fp) != 0 && ok) {
+        fprintf(stderr, "h5dsm-server: %s: %s\n", tmp, strerror(errno));
+        ok = 0;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        fprintf(stderr, "h5dsm-server: %s: cannot rename to %s: %s\n", tmp, path, strerror(errno));
+        ok = 0;
+    }
+    if (!ok)
+        remove(tmp);
+    else
+        printf("h5dsm-server: step %" PRIu64 ": wrote %s (%" PRIu64 " bytes)\n", file->step, path, file->size);
+    fflush(stdout);
+    return ok ? 0 : -1;
+}
+
+/* every action runs on server 0; the other servers wait (their memory is read one-sided) */
+static int run_actions(h5dsm_host_t *host, const h5dsm_file_t *file, void *arg)
+{
+    server_t *s  = arg;
+    int       rc = 0;
+    if (file->rank != 0)
+        return 0;
+    for (int i = 0; i < s->nactions; i++) {
+        const char *a = s->actions[i];
+        if (!strcmp(a, "summary")) {
+            printf("h5dsm-server: step %" PRIu64 ": '%s' closed, %" PRIu64 " bytes\n", file->step, file->name,
+                   file->size);
+            fflush(stdout);
+        }
+        else if (!strcmp(a, "list")) {
+            printf("h5dsm-server: step %" PRIu64 ": '%s' holds:\n", file->step, file->name);
+            rc |= action_list(host, file);
+        }
+        else if (!strncmp(a, "dump:", 5))
+            rc |= action_dump(host, file, a + 5);
+    }
+    if (rc)
+        s->failures++;
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    server_t    s = {.nactions = 0};
+    int         chose_actions = 0;
+    const char *distribution = "linear", *contact = NULL, *size_text = NULL;
+    long        connections  = 1;
+    static const struct option opts[] = {{"size", required_argument, 0, 's'},
+                                         {"distribution", required_argument, 0, 'd'},
+                                         {"contact", required_argument, 0, 'c'},
+                                         {"action", required_argument, 0, 'a'},
+                                         {"connections", required_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "+s:d:c:a:n:h", opts, NULL)) != -1;) {
+        switch (c) {
+            case 's': size_text = optarg; break;
+            case 'd': distribution = optarg; break;
+            case 'c': contact = optarg; break;
+            case 'a':
+                if (strcmp(optarg, "summary") && strcmp(optarg, "list") && strcmp(optarg, "none") &&
+                    (strncmp(optarg, "dump:", 5) || !optarg[5]))
+                    bad_args("unknown action '%s' (summary, list, dump:<path>, none)", optarg);
+                if (s.nactions == MAX_ACTIONS)
+                    bad_args("more than %s actions", "8");
+                chose_actions = 1;
+                if (strcmp(optarg, "none"))
+                    s.actions[s.nactions++] = optarg;
+                break;
+            case 'n': {
+                char *end = NULL;
+                connections = strtol(optarg, &end, 10);
+                if (!*optarg || *end || connections < 1)
+                    bad_args("--connections must be a positive integer, got '%s'", optarg);
+                break;
+            }
+            case 'h':
+                if (g_rank == 0)
+                    usage(stdout);
+                MPI_Finalize();
+                return 0;
+            default: bad_args("unknown option or missing value: '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        bad_args("unexpected argument '%s'", argv[optind]);
+    if (!size_text)
+        bad_args("%s", "--size is required: the memory each server rank hosts, e.g. --size 64m");
+    const char *end   = NULL;
+    uint64_t    bytes = dsm_parse_size(size_text, &end);
+    if (!bytes || *end)
+        bad_args("--size must be a positive size (k, m, g suffixes), got '%s'", size_text);
+    if (connections > 1 && !contact)
+        bad_args("%s", "--connections needs --contact (an MPMD job has one set of clients)");
+    if (!chose_actions)
+        s.actions[s.nactions++] = "summary";
+
+    int status = 0;
+    for (long conn = 0; conn < connections && status == 0; conn++) {
+        char          err[1024] = "";
+        h5dsm_host_t *host      = NULL;
+        if (h5dsm_host_start(&host, distribution, bytes, contact, err, sizeof err) < 0) {
+            if (g_rank == 0)
+                fprintf(stderr, "h5dsm-server: %s\n", err);
+            /* a bad distribution is a bad argument; anything else a failure */
+            stop_job(strstr(err, "distribution") || strstr(err, "block") ? 2 : 1);
+        }
+        if (g_rank == 0) {
+            printf("h5dsm-server: hosting %" PRIu64 " bytes (%s) for clients (%s)\n", h5dsm_host_capacity(host),
+                   h5dsm_host_layout(host), contact ? contact : "MPMD");
+            fflush(stdout);
+        }
+        long files = h5dsm_host_serve(host, run_actions, &s);
+        if (g_rank == 0)
+            printf("h5dsm-server: the clients disconnected after %ld file(s)\n", files);
+        if (files < 0)
+            status = 1;
+        h5dsm_host_stop(host);
+    }
+    if (s.failures > 0 && status == 0) /* actions run on server 0: its exit status tells */
+        status = 1;
+    MPI_Finalize();
+    return status;
+}
