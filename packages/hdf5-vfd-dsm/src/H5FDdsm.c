@@ -88,6 +88,18 @@ static void dsm_push(const char *func, int line, const char *fmt, ...)
 }
 #define DSM_ERROR(...) dsm_push(__func__, __LINE__, __VA_ARGS__)
 
+/* a public function of the driver failed: print the stack as HDF5's own API functions
+ * do (when automatic printing is on), then clear it */
+static herr_t api_fail(void)
+{
+    H5E_auto2_t func = NULL;
+    void       *data = NULL;
+    if (H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0 && func)
+        H5Eprint2(H5E_DEFAULT, stderr);
+    H5Eclear2(H5E_DEFAULT);
+    return -1;
+}
+
 /* ---------------------------------------------------------------- class */
 
 static herr_t  dsm_term(void);
@@ -249,16 +261,16 @@ herr_t H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
     options_default(&o);
     if (comm == MPI_COMM_NULL) {
         DSM_ERROR("H5Pset_fapl_dsm: the communicator is MPI_COMM_NULL");
-        return -1;
+        return api_fail();
     }
     if (config && options_parse(&o, config, err, sizeof err) < 0) {
         DSM_ERROR("H5Pset_fapl_dsm: configuration '%s': %s", config, err);
-        return -1;
+        return api_fail();
     }
     hid_t id = H5FD_dsm_init();
     if (id < 0) {
         DSM_ERROR("cannot register the driver");
-        return -1;
+        return api_fail();
     }
     if (H5Pset_mpi_params(fapl_id, comm, MPI_INFO_NULL) < 0)
         return -1;
@@ -469,8 +481,9 @@ static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t
                     : (flags & H5F_ACC_RDWR)                 ? DSM_OPEN_RDWR
                                                               : DSM_OPEN_RDONLY;
     snprintf(msg.name, sizeof msg.name, "%s", name);
+    dsm_msg_t ask = msg;
     if (f->link->rank == 0)
-        ok = dsm_link_send(f->link, &msg, err, sizeof err) == 0 && dsm_link_answer(f->link, &msg, err, sizeof err) == 0;
+        ok = dsm_link_ask(f->link, &ask, &msg, err, sizeof err) == 0;
     if (dsm_agree(f->link->local, ok, err, sizeof err) < 0) {
         DSM_ERROR("%s: %s", name, err);
         free_file(f);

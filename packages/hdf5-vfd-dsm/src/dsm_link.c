@@ -187,25 +187,19 @@ void dsm_link_close(dsm_link_t *l)
     MPI_Comm_free(&l->local);
 }
 
-int dsm_link_send(dsm_link_t *l, const dsm_msg_t *msg, char *err, size_t len)
+/* complete the requests within the link's timeout; on expiry cancel them: a server that
+ * never answers (or never even receives) must not hold the clients forever */
+static int wait_timed(dsm_link_t *l, MPI_Request *reqs, int n, char *err, size_t len)
 {
-    if (MPI_Send(msg, (int)sizeof *msg, MPI_BYTE, 0, TAG_MSG, l->merged) != MPI_SUCCESS) {
-        snprintf(err, len, "cannot reach DSM server 0");
-        return -1;
-    }
-    return 0;
-}
-
-int dsm_link_answer(dsm_link_t *l, dsm_msg_t *msg, char *err, size_t len)
-{
-    MPI_Request req;
-    int         done = 0;
-    double      end  = now() + l->timeout;
-    MPI_Irecv(msg, (int)sizeof *msg, MPI_BYTE, 0, TAG_MSG, l->merged, &req);
-    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+    int    done = 0;
+    double end  = now() + l->timeout;
+    while (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done) {
         if (now() > end) {
-            MPI_Cancel(&req);
-            MPI_Request_free(&req);
+            for (int i = 0; i < n; i++)
+                if (reqs[i] != MPI_REQUEST_NULL) {
+                    MPI_Cancel(&reqs[i]);
+                    MPI_Request_free(&reqs[i]);
+                }
             snprintf(err, len, "no answer from the DSM servers within %.0f s (timeout=%g in the driver's configuration)",
                      l->timeout, l->timeout);
             return -1;
@@ -217,6 +211,21 @@ int dsm_link_answer(dsm_link_t *l, dsm_msg_t *msg, char *err, size_t len)
         return -1;
     }
     return 0;
+}
+
+int dsm_link_send(dsm_link_t *l, const dsm_msg_t *msg, char *err, size_t len)
+{
+    MPI_Request req;
+    MPI_Isend(msg, (int)sizeof *msg, MPI_BYTE, 0, TAG_MSG, l->merged, &req);
+    return wait_timed(l, &req, 1, err, len);
+}
+
+int dsm_link_ask(dsm_link_t *l, const dsm_msg_t *msg, dsm_msg_t *answer, char *err, size_t len)
+{
+    MPI_Request reqs[2];
+    MPI_Irecv(answer, (int)sizeof *answer, MPI_BYTE, 0, TAG_MSG, l->merged, &reqs[0]);
+    MPI_Isend(msg, (int)sizeof *msg, MPI_BYTE, 0, TAG_MSG, l->merged, &reqs[1]);
+    return wait_timed(l, reqs, 2, err, len);
 }
 
 int dsm_link_request(dsm_link_t *l, dsm_msg_t *msg)

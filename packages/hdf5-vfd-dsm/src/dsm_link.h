@@ -69,10 +69,10 @@ int dsm_link_connect(dsm_link_t *link, MPI_Comm comm, const char *contact, doubl
 /* Collective over merged: frees the store and the communicators. */
 void dsm_link_close(dsm_link_t *link);
 
-/* Client 0 -> server 0. */
+/* Client 0 -> server 0, within link->timeout seconds. */
 int dsm_link_send(dsm_link_t *link, const dsm_msg_t *msg, char *err, size_t len);
-/* Client 0: wait for server 0's answer, at most link->timeout seconds. */
-int dsm_link_answer(dsm_link_t *link, dsm_msg_t *msg, char *err, size_t len);
+/* Client 0: send msg to server 0 and wait for its answer, within link->timeout seconds. */
+int dsm_link_ask(dsm_link_t *link, const dsm_msg_t *msg, dsm_msg_t *answer, char *err, size_t len);
 /* Server 0: the next request of client 0 (blocking; the servers' life is to wait). */
 int dsm_link_request(dsm_link_t *link, dsm_msg_t *msg);
 /* Server 0 -> client 0. */

@@ -1,14 +1,14 @@
 /*
  * dsm_workload - the DSM's test client: HDF5's tutorial patterns, file after file.
  *
- *   dsm_workload ROUTE PATTERN STEPS [NDSETS] [--verify] [--rows N]
+ *   dsm_workload ROUTE PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C]
  * ROUTE: mpio (HDF5's MPI-IO driver: the reference), mpmd (the DSM driver in an MPMD job,
  * H5FD_dsm_mpmd_clients), env (whatever HDF5_DRIVER selects: an unmodified program).
  * PATTERN: the file name, "{step}" replaced by the step (0, 1, ...).
  * Each file: a group /fields with a 2-D dataset written in row blocks by the ranks
  * (collective hyperslabs), NDSETS chunked 1-D datasets /series/data_NN of growing sizes
  * (each rank its block), and a "step" attribute; values depend on the step, so files of
- * different steps differ. --verify reopens each file read-only through the same route
+ * different steps differ. --config: the DSM driver's configuration (mpmd). --verify reopens each file read-only through the same route
  * and checks every value. Prints "workload: ok (<files> files, <ranks> ranks)".
  */
 #include "H5FDdsm.h"
@@ -22,8 +22,9 @@
 
 #define COLS 96
 
-static int      g_rank, g_size;
-static MPI_Comm g_comm;
+static int         g_rank, g_size;
+static MPI_Comm    g_comm;
+static const char *g_config = NULL; /* --config: the DSM driver's configuration (mpmd route) */
 
 static void fail(const char *what, const char *file)
 {
@@ -45,11 +46,11 @@ static hid_t make_fapl(const char *route)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (!strcmp(route, "mpio"))
-        H5Pset_fapl_mpio(fapl, g_comm, MPI_INFO_NULL);
+        CHECK(H5Pset_fapl_mpio(fapl, g_comm, MPI_INFO_NULL), "H5Pset_fapl_mpio", route);
     else if (!strcmp(route, "mpmd"))
-        H5Pset_fapl_dsm(fapl, g_comm, NULL);
-    else
-        H5Pset_mpi_params(fapl, g_comm, MPI_INFO_NULL); /* the driver: HDF5_DRIVER's */
+        CHECK(H5Pset_fapl_dsm(fapl, g_comm, g_config), "H5Pset_fapl_dsm", route);
+    else /* the driver: HDF5_DRIVER's */
+        CHECK(H5Pset_mpi_params(fapl, g_comm, MPI_INFO_NULL), "H5Pset_mpi_params", route);
     return fapl;
 }
 
@@ -154,13 +155,15 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--verify"))
             verify = 1;
+        else if (!strcmp(argv[i], "--config") && i + 1 < argc)
+            g_config = argv[++i];
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             rows = strtoull(argv[++i], NULL, 10);
         else if (nargs < 4)
             args[nargs++] = argv[i];
     }
     if (nargs < 3 || rows == 0) {
-        fprintf(stderr, "usage: dsm_workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N]\n");
+        fprintf(stderr, "usage: dsm_workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *route = args[0], *pattern = args[1];

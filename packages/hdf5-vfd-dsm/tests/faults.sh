@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# faults.sh MPIEXEC SERVER WORKLOAD STALL PLUGIN_DIR
+# Bad input and faults end with a clear error and a non-zero exit, never a hang or a
+# corrupted DSM: a file larger than the DSM ("the DSM is full"), unknown distributions
+# and bad sizes at server start, a contact file no server wrote, a server that never
+# answers (the clients' timeout).
+set -uo pipefail
+mpiexec=$1 server=$2 workload=$3 stall=$4
+export HDF5_PLUGIN_PATH=$5 # the driver as a plugin, for HDF5_DRIVER=dsm
+work=$(mktemp -d "${TMPDIR:-/tmp}/dsm-faults.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+# expect STATUS TEXT CMD...: CMD exits with STATUS (any non-zero: "nonzero") within 120 s
+# and prints TEXT. The server stops a job with bad arguments by MPI_Abort (in an MPMD
+# job the clients would wait for it forever), whose code not every launcher passes on:
+# its errors are checked as non-zero.
+expect() {
+    local want=$1 text=$2
+    shift 2
+    local start=$SECONDS
+    timeout 120 "$@" > out.txt 2>&1
+    local rc=$?
+    local ok=1
+    if [[ $rc == 124 ]]; then ok=0; echo "FAIL (hung, killed after 120 s): $*"
+    elif [[ $want == nonzero && $rc == 0 ]] || [[ $want != nonzero && $rc != "$want" ]]; then
+        ok=0; echo "FAIL (exit $rc, expected $want): $*"
+    elif ! grep -qF -- "$text" out.txt; then ok=0; echo "FAIL (no '$text' in the output): $*"; fi
+    if ((ok)); then echo "ok (exit $rc, $((SECONDS - start)) s): $* -> $(grep -F -m1 -- "$text" out.txt)"
+    else cat out.txt; failures=$((failures + 1)); fi
+}
+
+expect nonzero "the DSM is full: a write of" \
+    "$mpiexec" -n 1 "$server" --size 64k : -n 2 "$workload" mpmd mem.h5 1
+expect nonzero "unknown distribution 'cyclic'" \
+    "$mpiexec" -n 1 "$server" --size 1m --distribution cyclic : -n 1 "$workload" mpmd mem.h5 1
+expect nonzero "block size 4194304 exceeds each server's buffer" \
+    "$mpiexec" -n 1 "$server" --size 1m --distribution block-cyclic:4m : -n 1 "$workload" mpmd mem.h5 1
+expect nonzero "--size must be a positive size" "$mpiexec" -n 1 "$server" --size 12q
+expect nonzero "--size is required" "$mpiexec" -n 1 "$server"
+expect nonzero "no DSM server wrote this contact file within 2 s" \
+    env HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG="contact=$work/nobody.contact;timeout=2" \
+    "$mpiexec" -n 2 "$workload" env mem.h5 1
+expect nonzero "no DSM to connect to: give contact=<file>" \
+    env HDF5_DRIVER=dsm "$mpiexec" -n 1 "$workload" env mem.h5 1
+expect nonzero "no answer from the DSM servers within 3 s" \
+    "$mpiexec" -n 1 "$stall" : -n 2 "$workload" mpmd mem.h5 1 --config timeout=3
+expect nonzero "timeout must be a positive number of seconds, got 'soon'" \
+    "$mpiexec" -n 1 "$server" --size 1m : -n 1 "$workload" mpmd mem.h5 1 --config timeout=soon
+if ((failures)); then echo "faults: $failures failed"; exit 1; fi
+echo "faults: ok"
