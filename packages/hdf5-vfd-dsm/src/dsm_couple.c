@@ -5,16 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dsm_couple_mpmd(dsm_couple_t *c, int server_appnum, char *err, size_t len)
+int dsm_couple_mpmd(dsm_couple_t *c, int is_server, char *err, size_t len)
 {
     memset(c, 0, sizeof *c);
     c->local = c->inter = c->merged = MPI_COMM_NULL;
-    int *appnum = NULL, flag = 0, rank, size;
+    int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
-    int mine = flag ? *appnum : -1;
-    int *all = malloc((size_t)size * sizeof *all);
+    int  mine = is_server ? 1 : 0;
+    int *all  = malloc((size_t)size * sizeof *all);
     if (!all) {
         snprintf(err, len, "no memory");
         return -1;
@@ -22,7 +21,7 @@ int dsm_couple_mpmd(dsm_couple_t *c, int server_appnum, char *err, size_t len)
     MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
     int first_server = -1, first_client = -1;
     for (int r = 0; r < size; r++) {
-        if (all[r] == server_appnum) {
+        if (all[r]) {
             c->nservers++;
             if (first_server < 0)
                 first_server = r;
@@ -33,14 +32,14 @@ int dsm_couple_mpmd(dsm_couple_t *c, int server_appnum, char *err, size_t len)
         }
     }
     free(all);
-    if (!flag || first_server < 0 || first_client < 0) {
+    if (first_server < 0 || first_client < 0) {
         snprintf(err, len,
-                 "not an MPMD job with servers and clients (MPI_APPNUM %s; %d rank(s) with appnum %d, %d other): start "
-                 "it as `mpiexec -n S h5dsm-server ... : -n C app ...`",
-                 flag ? "set" : "not set", c->nservers, server_appnum, c->nclients);
+                 "not an MPMD job with servers and clients (%d server rank(s), %d client rank(s) in MPI_COMM_WORLD): "
+                 "start it as `mpiexec -n S h5dsm-server ... : -n C app ...` (or srun --multi-prog)",
+                 c->nservers, c->nclients);
         return -1;
     }
-    c->is_server = mine == server_appnum;
+    c->is_server = is_server;
     MPI_Comm_split(MPI_COMM_WORLD, c->is_server ? 0 : 1, rank, &c->local);
     /* leaders: rank 0 of each program's communicator; the remote one by its world rank */
     MPI_Intercomm_create(c->local, 0, MPI_COMM_WORLD, c->is_server ? first_client : first_server, 7311, &c->inter);

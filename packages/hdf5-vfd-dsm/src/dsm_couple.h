@@ -1,10 +1,12 @@
 /* dsm_couple: joining the DSM's servers and its clients into one communicator.
  *
- * MPMD in one job: `mpiexec -n S h5dsm-server ... : -n C app ...` starts both programs in
- * one MPI_COMM_WORLD; the MPI_APPNUM attribute tells each rank which program it belongs
- * to. Each program gets its own communicator (split by MPI_APPNUM), the two are joined
- * with MPI_Intercomm_create, and the intercommunicator is merged with the servers first,
- * so the DSM's window (dsm_store.h) spans servers and clients.
+ * MPMD in one job: `mpiexec -n S h5dsm-server ... : -n C app ...` (or `srun --multi-prog`)
+ * starts both programs in one MPI_COMM_WORLD. Each rank says which side it is on (the
+ * server program and the client library know): the MPI_APPNUM attribute would tell
+ * the programs of an mpiexec MPMD line apart, but srun --multi-prog gives every rank
+ * the same one. Each side gets its own communicator (split by role), the two are
+ * joined with MPI_Intercomm_create, and the intercommunicator is merged with the
+ * servers first, so the DSM's window (dsm_store.h) spans servers and clients.
  */
 #ifndef DSM_COUPLE_H
 #define DSM_COUPLE_H
@@ -20,9 +22,9 @@ typedef struct {
     int      nservers, nclients;
 } dsm_couple_t;
 
-/* Collective over MPI_COMM_WORLD. server_appnum: the MPI_APPNUM of the server program
- * (0 when it comes first on the mpiexec line). 0, or -1 with err (e.g. not an MPMD job). */
-int dsm_couple_mpmd(dsm_couple_t *c, int server_appnum, char *err, size_t errlen);
+/* Collective over MPI_COMM_WORLD; is_server: this rank hosts the DSM. 0, or -1 with err
+ * (not an MPMD job: no server or no client ranks). */
+int dsm_couple_mpmd(dsm_couple_t *c, int is_server, char *err, size_t errlen);
 
 void dsm_couple_free(dsm_couple_t *c);
 

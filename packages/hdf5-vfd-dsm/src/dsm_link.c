@@ -50,10 +50,10 @@ static int open_store(dsm_link_t *l, const dsm_link_layout_t *given, char *err, 
                           layout.block, layout.seed, err, len);
 }
 
-static int from_couple(dsm_link_t *l, char *err, size_t len)
+static int from_couple(dsm_link_t *l, int is_server, char *err, size_t len)
 {
     dsm_couple_t c;
-    if (dsm_couple_mpmd(&c, 0, err, len) < 0)
+    if (dsm_couple_mpmd(&c, is_server, err, len) < 0)
         return -1;
     l->local     = c.local;
     l->inter     = c.inter;
@@ -69,12 +69,8 @@ int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *
 {
     init(l);
     if (!contact) {
-        if (from_couple(l, err, len) < 0)
+        if (from_couple(l, 1, err, len) < 0)
             return -1;
-        if (!l->is_server) {
-            snprintf(err, len, "dsm_link_serve called on a client rank");
-            return -1;
-        }
         return open_store(l, layout, err, len);
     }
     /* separate jobs: accept the clients' connection through a port written to contact */
@@ -149,12 +145,8 @@ int dsm_link_connect(dsm_link_t *l, MPI_Comm comm, const char *contact, double t
     init(l);
     l->timeout = timeout;
     if (!contact) {
-        if (from_couple(l, err, len) < 0)
+        if (from_couple(l, 0, err, len) < 0)
             return -1;
-        if (l->is_server) {
-            snprintf(err, len, "dsm_link_connect called on a server rank");
-            return -1;
-        }
         return open_store(l, NULL, err, len);
     }
     MPI_Comm_dup(comm, &l->local);
@@ -191,9 +183,10 @@ void dsm_link_close(dsm_link_t *l)
  * never answers (or never even receives) must not hold the clients forever */
 static int wait_timed(dsm_link_t *l, MPI_Request *reqs, int n, char *err, size_t len)
 {
-    int    done = 0;
-    double end  = now() + l->timeout;
-    while (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done) {
+    int        done = 0;
+    double     end  = now() + l->timeout;
+    MPI_Status statuses[2]; /* n <= 2 */
+    while (MPI_Testall(n, reqs, &done, statuses) == MPI_SUCCESS && !done) {
         if (now() > end) {
             for (int i = 0; i < n; i++)
                 if (reqs[i] != MPI_REQUEST_NULL) {

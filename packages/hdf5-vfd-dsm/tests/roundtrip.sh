@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # roundtrip.sh MPIEXEC SERVER WORKLOAD DISTRIBUTION SERVERS CLIENTS
-# The DSM against HDF5's MPI-IO driver: the workload (tests/dsm_workload.c) writes three
+# The DSM against HDF5's MPI-IO driver: the workload (h5dsm-workload, tools/h5dsm_workload.c) writes three
 # files (time steps) with MPI-IO to disk (the reference) and through the DSM in one MPMD
 # job, where h5dsm-server lists each file through the driver and dumps it to disk; each
 # dump must equal its reference (h5diff), the clients read each file back through the

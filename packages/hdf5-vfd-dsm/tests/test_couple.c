@@ -1,5 +1,5 @@
 /* MPMD coupling (src/dsm_couple.h) with the transport on top:
- *   mpiexec -n S test_couple : -n C test_couple      (the first program hosts the DSM)
+ *   mpiexec -n S test_couple server : -n C test_couple client
  * Clients write the whole DSM (block-cyclic), the servers check their memory, every
  * client reads it back; prints "couple: ok (S servers, C clients)". Started without
  * the MPMD form it must refuse with its reason: "couple: refused: ...". */
@@ -18,7 +18,7 @@ int main(int argc, char **argv)
     dsm_couple_t c;
     int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    if (dsm_couple_mpmd(&c, 0, err, sizeof err) < 0) {
+    if (dsm_couple_mpmd(&c, argc > 1 && !strcmp(argv[1], "server"), err, sizeof err) < 0) {
         if (wrank == 0)
             printf("couple: refused: %s\n", err);
         MPI_Finalize();

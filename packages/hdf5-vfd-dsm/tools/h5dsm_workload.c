@@ -1,7 +1,8 @@
 /*
- * dsm_workload - the DSM's test client: HDF5's tutorial patterns, file after file.
+ * h5dsm-workload - a DSM client for tests and examples: HDF5's tutorial patterns, file after
+ * file (installed: the ReFrame checks and the Spack test run it).
  *
- *   dsm_workload ROUTE PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C]
+ *   h5dsm-workload ROUTE PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C]
  * ROUTE: mpio (HDF5's MPI-IO driver: the reference), mpmd (the DSM driver in an MPMD job,
  * H5FD_dsm_mpmd_clients), env (whatever HDF5_DRIVER selects: an unmodified program).
  * PATTERN: the file name, "{step}" replaced by the step (0, 1, ...).
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
             args[nargs++] = argv[i];
     }
     if (nargs < 3 || rows == 0) {
-        fprintf(stderr, "usage: dsm_workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C]\n");
+        fprintf(stderr, "usage: h5dsm-workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *route = args[0], *pattern = args[1];
