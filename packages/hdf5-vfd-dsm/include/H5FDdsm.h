@@ -45,6 +45,11 @@ herr_t H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config);
  * used MPI_COMM_WORLD). 0, or -1 with a message on stderr. */
 int H5FD_dsm_mpmd_clients(MPI_Comm *clients);
 
+/* Leave the servers now (collective over the client ranks; otherwise done at
+ * MPI_Finalize): h5dsm_host_serve returns on the servers. A later open or
+ * H5FD_dsm_mpmd_clients connects again. 0, or -1 with a message on stderr. */
+int H5FD_dsm_disconnect(void);
+
 /* ------------------------------------------------------------------ servers */
 
 typedef struct h5dsm_host h5dsm_host_t;

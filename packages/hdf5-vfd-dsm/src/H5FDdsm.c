@@ -277,32 +277,53 @@ herr_t H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
     return H5Pset_driver(fapl_id, id, &o);
 }
 
-/* the clients leave the servers at MPI_Finalize (MPI_COMM_SELF's attributes are deleted
- * first thing there, while collective calls still work) */
+/* the clients leave the servers: BYE from client 0, then the link's collective close */
+static int disconnect(void)
+{
+    int ok = 1;
+    if (client_linked_g) {
+        char      err[DSM_ERR_SIZE];
+        dsm_msg_t bye = {.type = DSM_MSG_BYE};
+        MPI_Barrier(client_link_g.local);
+        if (client_link_g.rank == 0 && dsm_link_send(&client_link_g, &bye, err, sizeof err) < 0) {
+            fprintf(stderr, "dsm: %s\n", err);
+            ok = 0;
+        }
+        dsm_link_close(&client_link_g);
+        client_linked_g = 0;
+    }
+    return ok ? 0 : -1;
+}
+
+/* at MPI_Finalize (MPI_COMM_SELF's attributes are deleted first thing there, while
+ * collective calls still work) */
 static int disconnect_at_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
     (void)keyval;
     (void)value;
     (void)extra;
-    if (client_linked_g) {
-        char      err[DSM_ERR_SIZE];
-        dsm_msg_t bye = {.type = DSM_MSG_BYE};
-        MPI_Barrier(client_link_g.local);
-        if (client_link_g.rank == 0 && dsm_link_send(&client_link_g, &bye, err, sizeof err) < 0)
-            fprintf(stderr, "dsm: %s\n", err);
-        dsm_link_close(&client_link_g);
-        client_linked_g = 0;
-    }
+    disconnect();
     return MPI_SUCCESS;
 }
 
 static void remember_link(void)
 {
-    int keyval;
-    client_linked_g = 1;
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, disconnect_at_finalize, &keyval, NULL);
-    MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
+    static int keyval = MPI_KEYVAL_INVALID;
+    client_linked_g   = 1;
+    if (keyval == MPI_KEYVAL_INVALID) {
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, disconnect_at_finalize, &keyval, NULL);
+        MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
+    }
+}
+
+int H5FD_dsm_disconnect(void)
+{
+    if (file_open_g) {
+        fprintf(stderr, "dsm: H5FD_dsm_disconnect: a file is still open in the DSM\n");
+        return -1;
+    }
+    return disconnect();
 }
 
 int H5FD_dsm_mpmd_clients(MPI_Comm *clients)

@@ -59,6 +59,10 @@ void dsm_store_close(dsm_store_t *s)
 
 typedef enum { PUT, GET } dir_t;
 
+#ifndef DSM_MAX_MESSAGE
+#define DSM_MAX_MESSAGE (4u << 20)
+#endif
+
 static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len, char *err, size_t elen)
 {
     const dsm_layout_t *l = &s->layout;
@@ -77,8 +81,8 @@ static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t 
         uint64_t off, run;
         dsm_map(l, addr + done, &server, &off, &run);
         size_t n = run < len - done ? (size_t)run : len - done;
-        if (n > INT_MAX)
-            n = INT_MAX;
+        if (n > DSM_MAX_MESSAGE)
+            n = DSM_MAX_MESSAGE;
         int target = s->first_server + server;
         if (!s->locked[server]) {
             /* shared for writes too: clients write disjoint addresses (what HDF5 asks of any

@@ -1,0 +1,340 @@
+/*
+ * h5dsm-bench - the experiments of Soumagne, Biddiscombe, Esnard (EuroMPI 2011) at the
+ * scale of the machine, against the limit measured in the same run.
+ *
+ *   mpiexec -n N h5dsm-bench [--servers S] [--size BYTES] [--blocks LIST] [--repeat R] [--csv FILE]
+ *
+ * The first S ranks of MPI_COMM_WORLD host a DSM of --size bytes each (L = S x size),
+ * the other N - S ranks write HDF5 files into it through the DSM driver (MPMD coupling
+ * by role: one program, both sides).
+ *   limit        raw MPI_Put between the same processes: each client puts its share of
+ *                L (client k to server k mod S; shared lock, puts of m bytes, unlock),
+ *                m from 1 KiB to 4 MiB (an OSU-style sweep); the best is the limit
+ *   one-dataset  one 1-D dataset of about L bytes (the file fills the DSM), each client
+ *                writing its hyperslab collectively, for linear and for block-cyclic and
+ *                random-block with each block size of --blocks (mask, whose window is
+ *                sized to the file, is linear when the file fills the DSM)
+ *   ten-datasets ten datasets whose sizes (1 : 2 : ... : 10) sum to about L, same
+ *                distributions
+ * Each file is written --repeat times (time steps); its DSM write bandwidth (bytes of the
+ * H5Dwrite calls / their time, barrier to barrier) is the best of them, printed with
+ * its ratio to the limit and the first write's bandwidth (fresh memory: slower); rows
+ * go to --csv too.
+ */
+#include "H5FDdsm.h"
+#include "dsm_distribution.h"
+
+#include <getopt.h>
+#include <hdf5.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_BLOCKS 32
+#define SLACK      (1u << 20) /* room for the file's metadata */
+
+typedef struct {
+    int      servers;
+    int      repeat; /* files per distribution */
+    uint64_t size;   /* per server */
+    uint64_t blocks[MAX_BLOCKS];
+    int      nblocks;
+    FILE    *csv;
+} bench_t;
+
+static int g_rank, g_size;
+
+static void die(const char *msg, const char *what)
+{
+    if (g_rank == 0)
+        fprintf(stderr, "h5dsm-bench: %s%s (see --help)\n", msg, what ? what : "");
+    fflush(NULL);
+    usleep(300000);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* ---------------------------------------------------------------- the limit */
+
+/* every client puts its share of L to one server in messages of m bytes; MB/s */
+static double put_rate(const bench_t *b, MPI_Win win, int is_server, MPI_Comm clients, uint64_t total, size_t m,
+                       const char *buf)
+{
+    int      nclients = g_size - b->servers;
+    double   t        = 0.0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!is_server) {
+        int      k     = g_rank - b->servers, target = k % b->servers;
+        int      peers = (nclients - target + b->servers - 1) / b->servers; /* clients on that server */
+        uint64_t share = total / (uint64_t)nclients;
+        uint64_t base  = (uint64_t)(k / b->servers) * (b->size / (uint64_t)peers);
+        if (share > b->size / (uint64_t)peers)
+            share = b->size / (uint64_t)peers;
+        MPI_Barrier(clients);
+        double t0 = MPI_Wtime();
+        MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win);
+        for (uint64_t off = 0; off < share; off += m) {
+            int n = (int)(share - off < m ? share - off : m);
+            MPI_Put(buf + off, n, MPI_BYTE, target, (MPI_Aint)(base + off), n, MPI_BYTE, win);
+        }
+        MPI_Win_unlock(target, win);
+        MPI_Barrier(clients);
+        t = MPI_Wtime() - t0;
+    }
+    double tmax = 0;
+    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    uint64_t moved = (total / (uint64_t)nclients) * (uint64_t)nclients;
+    return tmax > 0 ? (double)moved / 1e6 / tmax : 0.0;
+}
+
+static double measure_limit(const bench_t *b, int is_server, MPI_Comm clients, uint64_t total)
+{
+    char   *local = NULL, *buf = NULL;
+    MPI_Win win;
+    MPI_Win_allocate(is_server ? (MPI_Aint)b->size : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &local, &win);
+    if (!is_server) {
+        buf = malloc(b->size);
+        if (!buf)
+            die("no memory for the put buffer", NULL);
+        memset(buf, 0x5a, b->size);
+    }
+    double best = 0;
+    size_t best_m = 0;
+    for (size_t m = 1024; m <= (4u << 20); m *= 2) {
+        put_rate(b, win, is_server, clients, total, m, buf); /* warm-up */
+        double r = put_rate(b, win, is_server, clients, total, m, buf);
+        if (g_rank == 0) {
+            printf("h5dsm-bench: limit MPI_Put, messages of %8zu bytes: %10.1f MB/s\n", m, r);
+            if (b->csv)
+                fprintf(b->csv, "limit,MPI_Put,%zu,%" PRIu64 ",%.1f,,\n", m, total, r);
+        }
+        if (r > best)
+            best = r, best_m = m;
+    }
+    if (g_rank == 0)
+        printf("h5dsm-bench: limit MPI_Put: %.1f MB/s (messages of %zu bytes)\n", best, best_m);
+    free(buf);
+    MPI_Win_free(&win);
+    return best;
+}
+
+/* ---------------------------------------------------------------- DSM writes */
+
+/* clients: one file of ndsets datasets summing to about L bytes; MB/s of the writes */
+static double write_file(const bench_t *b, MPI_Comm clients, int ndsets, double *buf, uint64_t *bytes_out)
+{
+    int      crank, nclients;
+    uint64_t L       = (uint64_t)b->servers * b->size;
+    uint64_t payload = L > 2 * SLACK ? L - SLACK : L / 2;
+    uint64_t units   = (uint64_t)ndsets * (uint64_t)(ndsets + 1) / 2; /* 1 : 2 : ... : ndsets */
+    MPI_Comm_rank(clients, &crank);
+    MPI_Comm_size(clients, &nclients);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_dsm(fapl, clients, NULL);
+    hid_t f = H5Fcreate("h5dsm-bench.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (f < 0)
+        die("cannot create the file in the DSM", NULL);
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
+    double   t       = 0;
+    uint64_t written = 0;
+    for (int d = 0; d < ndsets; d++) {
+        char    name[32];
+        hsize_t n     = (hsize_t)(payload / units * (uint64_t)(d + 1) / 8);
+        hsize_t share = n / (hsize_t)nclients, first = share * (hsize_t)crank;
+        hsize_t count = crank == nclients - 1 ? n - first : share;
+        snprintf(name, sizeof name, "data_%02d", d);
+        hid_t space = H5Screate_simple(1, &n, NULL);
+        hid_t ds    = H5Dcreate2(f, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        if (ds < 0)
+            die("cannot create a dataset in the DSM", NULL);
+        for (hsize_t i = 0; i < count; i++)
+            buf[i] = (double)(first + i); /* count <= the caller's n: shares of at most L */
+        hid_t mem = H5Screate_simple(1, &count, NULL);
+        H5Sselect_hyperslab(space, H5S_SELECT_SET, &first, NULL, &count, NULL);
+        MPI_Barrier(clients);
+        double t0 = MPI_Wtime();
+        if (H5Dwrite(ds, H5T_NATIVE_DOUBLE, mem, space, dxpl, buf) < 0)
+            die("a write into the DSM failed", NULL);
+        MPI_Barrier(clients);
+        t += MPI_Wtime() - t0;
+        written += n * 8;
+        H5Sclose(mem);
+        H5Sclose(space);
+        H5Dclose(ds);
+    }
+    H5Pclose(dcpl);
+    H5Pclose(dxpl);
+    if (H5Fclose(f) < 0)
+        die("cannot close the file in the DSM", NULL);
+    H5Pclose(fapl);
+    *bytes_out = written;
+    return (double)written / 1e6 / t;
+}
+
+/* one experiment on one distribution: the servers host, the clients write the file
+ * --repeat times (time steps into the same DSM); the first write is reported apart,
+ * the best stands (the first pays for touching fresh memory in the MPI library) */
+static double run_one(const bench_t *b, int is_server, const char *dist, int ndsets, double limit,
+                      const char *experiment)
+{
+    char     err[1024];
+    double   rate[2] = {0, 0}; /* first, best */
+    uint64_t bytes   = 0;
+    if (is_server) {
+        h5dsm_host_t *host = NULL;
+        if (h5dsm_host_start(&host, dist, b->size, NULL, err, sizeof err) < 0)
+            die(err, NULL);
+        if (h5dsm_host_serve(host, NULL, NULL) < 0)
+            die("serving the clients failed", NULL);
+        h5dsm_host_stop(host);
+    }
+    else {
+        MPI_Comm clients;
+        int      nclients;
+        if (H5FD_dsm_mpmd_clients(&clients) < 0)
+            die("cannot join the servers", NULL);
+        MPI_Comm_size(clients, &nclients);
+        size_t  n   = (size_t)((uint64_t)b->servers * b->size / (uint64_t)nclients / 8 + 16);
+        double *buf = malloc(n * sizeof *buf);
+        if (!buf)
+            die("no memory for the data", NULL);
+        for (int r = 0; r < b->repeat; r++) {
+            double x = write_file(b, clients, ndsets, buf, &bytes);
+            if (r == 0)
+                rate[0] = x;
+            if (x > rate[1])
+                rate[1] = x;
+        }
+        free(buf);
+        MPI_Comm_free(&clients);
+        H5FD_dsm_disconnect();
+    }
+    /* the result travels from the first client to rank 0 */
+    MPI_Bcast(rate, 2, MPI_DOUBLE, b->servers, MPI_COMM_WORLD);
+    MPI_Bcast(&bytes, 1, MPI_UINT64_T, b->servers, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        printf("h5dsm-bench: %s %-24s %10.1f MB/s  ratio to MPI_Put %.3f  (first write %.1f MB/s)\n", experiment, dist,
+               rate[1], limit > 0 ? rate[1] / limit : 0.0, rate[0]);
+        if (b->csv)
+            fprintf(b->csv, "%s,%s,,%" PRIu64 ",%.1f,%.4f,%.1f\n", experiment, dist, bytes, rate[1],
+                    limit > 0 ? rate[1] / limit : 0.0, rate[0]);
+        fflush(stdout);
+    }
+    return rate[1];
+}
+
+static void usage(void)
+{
+    printf("usage: mpiexec -n N h5dsm-bench [--servers S] [--size BYTES] [--blocks LIST] [--repeat R] [--csv FILE]\n"
+           "  --servers S     the first S ranks host the DSM (default 1; N - S >= 1 clients)\n"
+           "  --size BYTES    bytes each server hosts (default 64m; k, m, g suffixes)\n"
+           "  --blocks LIST   block sizes of block-cyclic and random-block (default 1k,4k,16k,64k,256k,1m,4m)\n"
+           "  --repeat R      files written per distribution (time steps; default 3): the best counts\n"
+           "  --csv FILE      rows: experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s\n");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    bench_t     b         = {.servers = 1, .repeat = 3, .size = 64u << 20};
+    const char *blocks    = "1k,4k,16k,64k,256k,1m,4m", *csv = NULL;
+    static const struct option opts[] = {{"servers", required_argument, 0, 's'}, {"size", required_argument, 0, 'z'},
+                                         {"blocks", required_argument, 0, 'b'},  {"csv", required_argument, 0, 'c'},
+                                         {"repeat", required_argument, 0, 'r'},
+                                         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "s:z:b:c:r:h", opts, NULL)) != -1;) {
+        const char *end = NULL;
+        switch (c) {
+            case 's': b.servers = atoi(optarg); break;
+            case 'z':
+                b.size = dsm_parse_size(optarg, &end);
+                if (!b.size || *end)
+                    die("--size must be a positive size (k, m, g suffixes), got ", optarg);
+                break;
+            case 'b': blocks = optarg; break;
+            case 'c': csv = optarg; break;
+            case 'r':
+                b.repeat = atoi(optarg);
+                if (b.repeat < 1)
+                    die("--repeat must be a positive integer, got ", optarg);
+                break;
+            case 'h':
+                if (g_rank == 0)
+                    usage();
+                MPI_Finalize();
+                return 0;
+            default: die("unknown option or missing value: ", argv[optind - 1]);
+        }
+    }
+    if (b.servers < 1 || b.servers >= g_size)
+        die("need 1 <= --servers < ranks (at least one client)", NULL);
+    char  copy[512], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", blocks);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const char *end = NULL;
+        uint64_t    s   = dsm_parse_size(t, &end);
+        if (!s || *end || s > b.size || b.nblocks == MAX_BLOCKS)
+            die("--blocks: each a size up to --size, at most 32, got ", t);
+        b.blocks[b.nblocks++] = s;
+    }
+    if (g_rank == 0 && csv && !(b.csv = fopen(csv, "w")))
+        die("cannot write the CSV file ", csv);
+    if (b.csv)
+        fprintf(b.csv, "experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s\n");
+
+    int      is_server = g_rank < b.servers;
+    MPI_Comm side;
+    MPI_Comm_split(MPI_COMM_WORLD, is_server, g_rank, &side);
+    uint64_t L = (uint64_t)b.servers * b.size;
+    if (g_rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int  len = 0;
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n")] = '\0';
+        printf("h5dsm-bench: %d server(s) x %" PRIu64 " bytes = %" PRIu64 " bytes, %d client(s); %s; HDF5 %d.%d.%d\n",
+               b.servers, b.size, L, g_size - b.servers, lib, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+    }
+    double limit = measure_limit(&b, is_server, side, L > SLACK ? L - SLACK : L);
+
+    const char *experiments[2] = {"one-dataset", "ten-datasets"};
+    double      best_lin[2] = {0, 0}, best_block[2] = {0, 0};
+    char        best_block_dist[2][64] = {"", ""};
+    for (int e = 0; e < 2; e++) {
+        int ndsets  = e == 0 ? 1 : 10;
+        best_lin[e] = run_one(&b, is_server, "linear", ndsets, limit, experiments[e]);
+        for (int kind = 0; kind < 2; kind++)
+            for (int i = 0; i < b.nblocks; i++) {
+                char dist[64];
+                snprintf(dist, sizeof dist, "%s:%" PRIu64, kind ? "random-block" : "block-cyclic", b.blocks[i]);
+                double r = run_one(&b, is_server, dist, ndsets, limit, experiments[e]);
+                if (r > best_block[e]) {
+                    best_block[e] = r;
+                    snprintf(best_block_dist[e], sizeof best_block_dist[e], "%s", dist);
+                }
+            }
+    }
+    if (g_rank == 0) {
+        for (int e = 0; e < 2; e++) {
+            double best = best_lin[e] > best_block[e] ? best_lin[e] : best_block[e];
+            printf("h5dsm-bench: summary %s: best %.1f MB/s = %.3f of MPI_Put (%s); linear %.1f MB/s, best block "
+                   "distribution %s %.1f MB/s = %.3f x linear\n",
+                   experiments[e], best, limit > 0 ? best / limit : 0.0,
+                   best_lin[e] >= best_block[e] ? "linear" : best_block_dist[e], best_lin[e], best_block_dist[e],
+                   best_block[e], best_lin[e] > 0 ? best_block[e] / best_lin[e] : 0.0);
+        }
+        if (b.csv)
+            fclose(b.csv);
+    }
+    MPI_Comm_free(&side);
+    MPI_Finalize();
+    return 0;
+}
