@@ -69,7 +69,8 @@ def test_repository_is_listed(scope):
 
 @pytest.mark.parametrize("what", ["packages", "configs"])
 def test_audit(scope, what):
-    args = ["audit", what] + (["hdf5", "hdf5-vfd-multifile", "h5pwrite3dc"] if what == "packages" else [])
+    packages = ["hdf5", "hdf5-vfd-multifile", "hdf5-vfd-dsm", "h5pwrite3dc"]
+    args = ["audit", what] + (packages if what == "packages" else [])
     proc = spack(scope, *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -150,7 +151,7 @@ def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_p
     extra = ["--no-checksum"] if os.environ.get("H5STACK_SPACK_NO_CHECKSUM") == "1" else []
     proc = spack(scope, "-e", str(copy), "install", *extra, timeout=7200)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
-    for package in ("hdf5-vfd-multifile", "h5pwrite3dc"):
+    for package in ("hdf5-vfd-multifile", "hdf5-vfd-dsm", "h5pwrite3dc"):
         proc = spack(scope, "-e", str(copy), "test", "run", package, timeout=3600, cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
         assert "1 passed" in proc.stdout, proc.stdout

@@ -10,7 +10,8 @@
  * (collective hyperslabs), NDSETS chunked 1-D datasets /series/data_NN of growing sizes
  * (each rank its block), and a "step" attribute; values depend on the step, so files of
  * different steps differ. --config: the DSM driver's configuration (mpmd). --verify reopens each file read-only through the same route
- * and checks every value. Prints "workload: ok (<files> files, <ranks> ranks)".
+ * and checks every value. Prints "mpi-ranks: <ranks of the job>", "mpi-library: ...", and
+ * "workload: ok (<files> files, <ranks> ranks)" (client ranks).
  */
 #include "H5FDdsm.h"
 
@@ -177,6 +178,15 @@ int main(int argc, char **argv)
         MPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
     MPI_Comm_rank(g_comm, &g_rank);
     MPI_Comm_size(g_comm, &g_size);
+    if (g_rank == 0) { /* the job's ranks (servers too) and library, for the checks' sanity */
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int  len = 0, world = 0;
+        MPI_Comm_size(MPI_COMM_WORLD, &world);
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n")] = '\0';
+        printf("mpi-ranks: %d\nmpi-library: %s\n", world, lib);
+        fflush(stdout);
+    }
 
     long wrong = 0;
     for (int step = 0; step < steps; step++) {

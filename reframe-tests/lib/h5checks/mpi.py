@@ -1,9 +1,12 @@
-"""Sanity shared by MPI checks: which MPI library ran, on how many ranks.
+"""MPI helpers of the checks: sanity (which MPI library ran, on how many ranks) and MPMD
+command lines.
 
 Programs print `mpi-ranks: N` and `mpi-library: <first line of MPI_Get_library_version>`
 once per MPI run (rank 0). A launcher of the wrong MPI starts N singletons, which print
 `mpi-ranks: 1` N times: the counts catch it.
 """
+
+import os
 
 import reframe.utility.sanity as sn
 
@@ -26,3 +29,29 @@ def mpi_sanity(test, expected_lines=1, num_tasks=None):
         sn.assert_true(sn.all(sn.map(lambda lib: banner in lib, libraries)),
                        msg=f"not every run used {banner!r}: {{0}}"),
     ]
+
+
+def mpmd_command(test, programs):
+    """A command line that starts several programs in one MPI job (MPMD), with the
+    partition's launcher: `mpirun -np 2 server ... : -np 2 client ...` (mpirun, mpiexec),
+    or `srun -n 4 --multi-prog FILE` with FILE written into the stage directory (srun).
+
+    programs: [(ranks, [argv...]), ...], in rank order. Sets the job's task count to
+    the total; the caller uses the result as the test's whole command line.
+    """
+    total = sum(n for n, _ in programs)
+    test.num_tasks = test.job.num_tasks = total
+    launcher = type(test.job.launcher).registered_name
+    if launcher == "srun":
+        lines, first = [], 0
+        for n, argv in programs:
+            lines.append(f"{first}-{first + n - 1} {' '.join(argv)}")
+            first += n
+        conf = os.path.join(test.stagedir, "mpmd.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return f"srun -n {total} --multi-prog {conf}"
+    if launcher in ("mpirun", "mpiexec"):
+        return " : ".join(f"{launcher} -np {n} {' '.join(argv)}" if i == 0 else f"-np {n} {' '.join(argv)}"
+                          for i, (n, argv) in enumerate(programs))
+    raise ValueError(f"no MPMD form for the launcher {launcher!r} (known: mpirun, mpiexec, srun)")
