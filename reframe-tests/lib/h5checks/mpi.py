@@ -9,6 +9,7 @@ once per MPI run (rank 0). A launcher of the wrong MPI starts N singletons, whic
 import os
 
 import reframe.utility.sanity as sn
+from reframe.core.backends import getlauncher
 
 #: a substring of MPI_Get_library_version per value of the environment's extras['mpi']
 MPI_BANNERS = {"mpich": "MPICH Version", "openmpi": "Open MPI"}
@@ -37,11 +38,13 @@ def mpmd_command(test, programs):
     or `srun -n 4 --multi-prog FILE` with FILE written into the stage directory (srun).
 
     programs: [(ranks, [argv...]), ...], in rank order. Sets the job's task count to
-    the total; the caller uses the result as the test's whole command line.
+    the total and its launcher to `local`: the result is the test's whole command line
+    (its executable), not something for the partition's launcher to start again.
     """
     total = sum(n for n, _ in programs)
     test.num_tasks = test.job.num_tasks = total
     launcher = type(test.job.launcher).registered_name
+    test.job.launcher = getlauncher("local")()
     if launcher == "srun":
         lines, first = [], 0
         for n, argv in programs:
