@@ -18,6 +18,7 @@ SINGLETONS_CONFIG = os.path.join(ROOT, "tests", "data", "singletons_launcher.py"
 
 H5PWRITE3DC_VERIFY = ["mpio", "mpio-independent", "multifile", "subfiling"]  # drivers, every stack
 H5PWRITE3DC_BENCH = ["mpio", "multifile"]
+DSM_DISTRIBUTIONS = ["linear", "block-cyclic:4k", "random-block:1k:7"]  # dsm_roundtrip, every stack
 
 
 def expected_rows(desc):
@@ -31,6 +32,9 @@ def expected_rows(desc):
     rows |= {("h5pwrite3dc_bench", f"%driver={d}"): "pass" for d in H5PWRITE3DC_BENCH}
     # h5perf only where the stack's tools are its own HDF5's (the 2.x sources ship none)
     rows[("h5perf_check", "")] = "pass" if desc["hdf5_series"] == "1.14" else "skip"
+    # the DSM in one MPMD job (mpirun ... : ..., srun --multi-prog), every stack
+    rows |= {("dsm_roundtrip", f"%distribution={d}"): "pass" for d in DSM_DISTRIBUTIONS}
+    rows[("dsm_bench", "")] = "pass"
     # IOR checks: skipped where no ior is found (see reframe-tests/ior)
     return rows
 
