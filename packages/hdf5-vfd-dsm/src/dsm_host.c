@@ -106,7 +106,9 @@ long h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
         int       ok = 1;
         if (l->rank == 0)
             ok = dsm_link_request(l, &msg) == 0;
-        MPI_Bcast(&ok, 1, MPI_INT, 0, l->local);
+        MPI_Request req;
+        MPI_Ibcast(&ok, 1, MPI_INT, 0, l->local, &req);
+        dsm_idle_wait(&req); /* the other servers wait here for the next request */
         if (!ok)
             return -1;
         MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, l->local);

@@ -221,12 +221,25 @@ int dsm_link_ask(dsm_link_t *l, const dsm_msg_t *msg, dsm_msg_t *answer, char *e
     return wait_timed(l, reqs, 2, err, len);
 }
 
+/* wait for a request without burning a core: servers often share nodes (or, on a
+ * workstation, cores) with the clients, and a blocking MPI call spins */
+void dsm_idle_wait(MPI_Request *req)
+{
+    int done = 0;
+    for (useconds_t pause = 10; MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done;) {
+        usleep(pause);
+        if (pause < 1000)
+            pause *= 2;
+    }
+}
+
 int dsm_link_request(dsm_link_t *l, dsm_msg_t *msg)
 {
-    return MPI_Recv(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged, MPI_STATUS_IGNORE) ==
-                   MPI_SUCCESS
-               ? 0
-               : -1;
+    MPI_Request req;
+    if (MPI_Irecv(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged, &req) != MPI_SUCCESS)
+        return -1;
+    dsm_idle_wait(&req);
+    return 0;
 }
 
 int dsm_link_reply(dsm_link_t *l, const dsm_msg_t *msg)
