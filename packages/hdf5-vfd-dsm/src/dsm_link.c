@@ -84,8 +84,23 @@ int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *
         char tmp[4096];
         snprintf(tmp, sizeof tmp, "%s.tmp.%d", contact, (int)getpid());
         FILE *fp = NULL;
-        if (MPI_Open_port(MPI_INFO_NULL, port) != MPI_SUCCESS) {
-            snprintf(err, len, "MPI_Open_port failed: this MPI cannot accept connections from other jobs");
+        /* MPI_Open_port reports on MPI_COMM_SELF or MPI_COMM_WORLD, depending on the MPI */
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        int rc = MPI_Open_port(MPI_INFO_NULL, port);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        if (rc != MPI_SUCCESS) {
+            char text[MPI_MAX_ERROR_STRING] = "";
+            int  n                          = 0;
+            MPI_Error_string(rc, text, &n);
+            while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
+                text[--n] = '\0';
+            const char *last = strrchr(text, '\n'); /* MPICH: an error stack, the cause last */
+            snprintf(err, len,
+                     "MPI_Open_port failed: this MPI cannot accept connections from other jobs (%s); start servers "
+                     "and clients as one MPMD job instead",
+                     last ? last + 1 : text);
             ok = 0;
         }
         else if (!(fp = fopen(tmp, "w")) || fprintf(fp, "%s\n", port) < 0 || fclose(fp) != 0 ||
