@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# separate_jobs.sh MPIEXEC SERVER WORKLOAD PLUGIN_DIR
+# Servers and clients as two jobs joined through a contact file (MPI_Open_port /
+# MPI_Comm_accept / MPI_Comm_connect), the clients an unmodified program selecting the
+# driver with HDF5_DRIVER=dsm. Open MPI: the two mpiexecs find each other through an
+# ompi-server, and the window between the jobs needs the ucx one-sided component (the
+# default, rdma, cannot create it: "cannot expose ... in an MPI window"; pt2pt creates
+# it but hung with 2 servers and 2 clients); two files go through the DSM and equal
+# their MPI-IO references (h5diff). MPICH (Debian's, UCX
+# netmod): MPI_Open_port is not supported, and the server must say so and stop.
+set -uo pipefail
+mpiexec=$1 server=$2 workload=$3
+export HDF5_PLUGIN_PATH=$4
+work=$(mktemp -d "${TMPDIR:-/tmp}/dsm-separate.XXXXXX")
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
+trap cleanup EXIT
+cd "$work"
+fail() { echo "separate_jobs: FAIL: $*"; for f in *.txt; do echo "== $f"; cat "$f"; done; exit 1; }
+
+if ! "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+    timeout 60 "$mpiexec" -n 1 "$server" --size 1m --contact dsm.contact > server.txt 2>&1
+    rc=$?
+    ((rc != 0)) || fail "the server accepted a contact file on an MPI that cannot open ports"
+    grep -q "MPI_Open_port failed: this MPI cannot accept connections from other jobs" server.txt ||
+        fail "no reason given for the refusal"
+    echo "separate_jobs: ok (this MPI refuses separate jobs with the reason: $(grep -o '(.*)' server.txt | head -1))"
+    exit 0
+fi
+
+export OMPI_MCA_osc=${OMPI_MCA_osc:-ucx}
+ompi-server --no-daemonize --report-uri "$work/uri" > ompi-server.txt 2>&1 &
+pids+=($!)
+for ((i = 0; i < 100; i++)); do [[ -s uri ]] && break; sleep 0.1; done
+[[ -s uri ]] || fail "ompi-server wrote no URI"
+timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$server" --size 2m --distribution block-cyclic:4k \
+    --contact dsm.contact --action summary --action "dump:dump_{step}.h5" > server.txt 2>&1 &
+spid=$!
+pids+=($spid)
+HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG="contact=$work/dsm.contact;timeout=60" \
+    timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$workload" env "mem_{step}.h5" 2 --verify \
+    > client.txt 2>&1 || fail "the client job failed"
+wait "$spid" || fail "the server job failed"
+grep -q "workload: ok (2 files, 2 ranks, verified)" client.txt || fail "the clients did not read their files back"
+grep -q "h5dsm-server: the clients disconnected after 2 file(s)" server.txt || fail "the servers did not see 2 files"
+"$mpiexec" -n 2 "$workload" mpio "ref_{step}.h5" 2 > ref.txt 2>&1 || fail "the MPI-IO reference failed"
+for k in 0 1; do
+    h5diff "ref_$k.h5" "dump_$k.h5" > diff.txt 2>&1 || fail "h5diff: step $k differs"
+    [[ -s diff.txt ]] && fail "h5diff reported something for step $k"
+done
+[[ -e dsm.contact ]] && fail "the contact file outlived the connection"
+echo "separate_jobs: ok (two jobs through a contact file, HDF5_DRIVER=dsm, 2 files equal to MPI-IO)"
