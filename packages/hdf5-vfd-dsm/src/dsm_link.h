@@ -75,8 +75,8 @@ int dsm_link_send(dsm_link_t *link, const dsm_msg_t *msg, char *err, size_t len)
 int dsm_link_ask(dsm_link_t *link, const dsm_msg_t *msg, dsm_msg_t *answer, char *err, size_t len);
 /* Server 0: the next request of client 0 (blocking; the servers' life is to wait). */
 int dsm_link_request(dsm_link_t *link, dsm_msg_t *msg);
-/* Complete req, pausing between tests (up to 1 ms): an idle server leaves the core to
- * the clients instead of spinning in a blocking call. */
+/* Complete req, yielding the core between tests: an idle server leaves the core to the
+ * clients instead of spinning in a blocking call, and still drives MPI's progress. */
 void dsm_idle_wait(MPI_Request *req);
 /* Server 0 -> client 0. */
 int dsm_link_reply(dsm_link_t *link, const dsm_msg_t *msg);
