@@ -35,6 +35,7 @@ def expected_rows(desc):
     # the DSM in one MPMD job (mpirun ... : ..., srun --multi-prog), every stack
     rows |= {("dsm_roundtrip", f"%distribution={d}"): "pass" for d in DSM_DISTRIBUTIONS}
     rows[("dsm_bench", "")] = "pass"
+    rows[("dsm_h5pwrite3dc", "")] = "pass"  # h5pwrite3dc --driver dsm
     # IOR checks: skipped where no ior is found (see reframe-tests/ior)
     return rows
 

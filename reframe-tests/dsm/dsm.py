@@ -9,6 +9,8 @@ or `srun --multi-prog`).
   through the driver and dumps it to disk; every dump must equal the same program's
   files written with HDF5's MPI-IO driver (h5diff), and nothing reaches the disk
   under the names the clients used.
+- `dsm_h5pwrite3dc` (correctness): the image-series benchmark as a DSM client
+  (`--driver dsm --verify`); the server's dump equals its MPI-IO file (h5diff).
 - `dsm_bench` (performance): h5dsm-bench, the paper's experiments (one dataset filling
   the DSM; ten datasets summing to it) for linear, block-cyclic and random-block,
   against raw MPI_Put between the same processes in the same run.
@@ -97,6 +99,55 @@ class dsm_roundtrip(dsm_base):
                                     msg="files named by the clients reached the disk"),
             ]
             + mpi_sanity(self, expected_lines=2)[1:]  # the MPI library of both runs (ranks: above)
+        )  # fmt: skip
+
+
+@rfm.simple_test
+class dsm_h5pwrite3dc(dsm_base):
+    """h5pwrite3dc (packages/h5pwrite3dc) as a DSM client: its images go into the servers'
+    memory, are read back through the DSM (--verify), and the server's dump of the file
+    equals h5pwrite3dc's MPI-IO file of the same images (h5diff)."""
+
+    tags = {"dsm", "h5pwrite3dc", "correctness"}
+    valid_prog_environs = ["+hdf5-vfd-dsm +h5pwrite3dc"]
+    time_limit = "10m"
+
+    @run_before("run")
+    def set_commands(self):
+        self.descr = f"h5pwrite3dc --driver dsm --verify, {SERVERS} servers, {CLIENTS} clients, against MPI-IO"
+        images = ["8", "2", "--size", "256", "--chunk", "128", "--quiet", "--no-limits"]
+        server = ["h5dsm-server", "--size", "2m", "--distribution", "block-cyclic:64k", "--action", "summary",
+                  "--action", "'dump:dump_{step}.h5'"]  # fmt: skip
+        client = ["h5pwrite3dc", "mem.h5", *images, "--driver", "dsm", "--verify"]
+        self.prerun_cmds = [self.launch(CLIENTS, "h5pwrite3dc", "ref.h5", *images), 'echo "reference-status: $?"']
+        self.executable = mpmd_command(self, [(SERVERS, server), (CLIENTS, client)])
+        self.postrun_cmds = [
+            "status=$?",
+            'echo "launcher-status: $status"',
+            'h5diff ref.h5 dump_0.h5 2>&1 | sed "s/^/h5diff: /"; echo "h5diff-status: ${PIPESTATUS[0]}"',
+            'test -e mem.h5 && echo "client-names-on-disk: yes"',
+            "exit $status",
+        ]
+
+    @sanity_function
+    def validate(self):
+        return sn.all(
+            [
+                sn.assert_found(r"^reference-status: 0$", self.stdout, msg="the MPI-IO reference run failed"),
+                sn.assert_found(r"^launcher-status: 0$", self.stdout, msg="the DSM job failed"),
+                # h5pwrite3dc prints the ranks it writes with: the clients' own communicator
+                sn.assert_eq(sn.extractall(r"^mpi-ranks: (\d+)$", self.stdout, 1, int), [CLIENTS, CLIENTS],
+                             msg=f"expected both runs of h5pwrite3dc on {CLIENTS} ranks: {{0}}"),
+                sn.assert_found(r"^ driver: dsm, transfer: collective", self.stdout, msg="not written through the DSM"),
+                sn.assert_found(r"^ verify: ok, 524288 pixels read back", self.stdout,
+                                msg="--verify did not read every pixel back through the DSM"),
+                sn.assert_found(r"^h5dsm-server: the clients disconnected after 1 file\(s\)$", self.stdout,
+                                msg="the servers did not see the file closed"),
+                sn.assert_found(r"^h5diff-status: 0$", self.stdout, msg="h5diff: the dump differs from MPI-IO"),
+                sn.assert_not_found(r"^h5diff: ", self.stdout, msg="h5diff reported something"),
+                sn.assert_not_found(r"^client-names-on-disk: yes", self.stdout, msg="mem.h5 reached the disk"),
+            ]
+            + mpi_sanity(self, expected_lines=2, num_tasks=CLIENTS)[1:]  # the MPI library of both runs
         )  # fmt: skip
 
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pw_dsm.h"
 #include "pw_hints.h"
 #include "pw_limits.h"
 #include "pw_options.h"
@@ -26,6 +27,7 @@
 #define PW_VERSION "0.1.0"
 
 static int g_rank, g_np, g_quiet;
+static MPI_Comm g_comm = MPI_COMM_WORLD; /* the writers: MPI_COMM_WORLD, or the DSM's clients */
 static const char *g_file;
 
 static void checkpoint(int k)
@@ -41,7 +43,7 @@ static void abort_job(void)
 {
     fflush(NULL);
     usleep(300000);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Abort(MPI_COMM_WORLD, 1); /* the whole job: DSM servers too */
 }
 
 /* an HDF5 call that failed: say what and where, print HDF5's stack, stop the job */
@@ -60,7 +62,7 @@ static void h5_fail(const char *what)
 static int any_failed(int failed)
 {
     int any = 0;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, g_comm);
     return any;
 }
 
@@ -69,10 +71,10 @@ static hid_t make_fapl(const pw_options *o, MPI_Info info)
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     PW_H5(fapl, "H5Pcreate(file access)");
     if (!strcmp(o->driver, "mpio")) {
-        PW_H5(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, info), "H5Pset_fapl_mpio");
+        PW_H5(H5Pset_fapl_mpio(fapl, g_comm, info), "H5Pset_fapl_mpio");
     } else if (!strcmp(o->driver, "subfiling")) {
 #ifdef H5_HAVE_SUBFILING_VFD
-        PW_H5(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, info), "H5Pset_mpi_params");
+        PW_H5(H5Pset_mpi_params(fapl, g_comm, info), "H5Pset_mpi_params");
         PW_H5(H5Pset_fapl_subfiling(fapl, NULL), "H5Pset_fapl_subfiling");
 #else
         h5_fail("--driver subfiling (this HDF5 was built without the subfiling driver)");
@@ -80,7 +82,7 @@ static hid_t make_fapl(const pw_options *o, MPI_Info info)
     } else {
         /* a driver plugin by name (multifile, dsm): HDF5 loads it from HDF5_PLUGIN_PATH,
          * or finds it built in (the patched HDF5 has multifile) */
-        PW_H5(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, info), "H5Pset_mpi_params");
+        PW_H5(H5Pset_mpi_params(fapl, g_comm, info), "H5Pset_mpi_params");
         if (H5Pset_driver_by_name(fapl, o->driver, o->driver_config) < 0) {
             fprintf(stderr, "h5pwrite3dc: %s: no HDF5 driver named '%s' (a plugin must be on HDF5_PLUGIN_PATH)\n",
                     g_file, o->driver);
@@ -119,9 +121,9 @@ static void settle(const pw_options *o)
 {
     if (!o->sync)
         return;
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(g_comm);
     sync();
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(g_comm);
 }
 
 static void dataset_name(long long d, char *buf, size_t len) { snprintf(buf, len, "/data_%04lld", d); }
@@ -171,7 +173,7 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
     checkpoint(8);
 
     char name[64];
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(g_comm);
     double t0 = MPI_Wtime();
     for (long long d = 0; d < o->ndsets; d++) {
         dataset_name(d, name, sizeof name);
@@ -180,7 +182,7 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
         PW_H5(H5Dclose(ds), "H5Dclose");
     }
     checkpoint(9);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(g_comm);
     double t1 = MPI_Wtime();
 
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
@@ -199,7 +201,7 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
         }
         PW_H5(H5Dclose(ds), "H5Dclose");
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(g_comm);
     double t2 = MPI_Wtime();
     checkpoint(10);
 
@@ -210,7 +212,7 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
     H5Sclose(mspace);
     PW_H5(H5Fclose(f), "H5Fclose");
     H5Pclose(fapl);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(g_comm);
     double t3 = MPI_Wtime();
     t->create = t1 - t0;
     t->write = t2 - t1;
@@ -221,7 +223,7 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
 /* Read every image back through the same driver; each rank checks its own images. */
 static void verify_file(const pw_options *o, MPI_Info info, double *buf, pw_times *t)
 {
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(g_comm);
     double t0 = MPI_Wtime();
     hid_t fapl = make_fapl(o, info);
     hid_t f = H5Fopen(o->file, H5F_ACC_RDONLY, fapl);
@@ -274,8 +276,8 @@ static void verify_file(const pw_options *o, MPI_Info info, double *buf, pw_time
     H5Sclose(mspace);
     PW_H5(H5Fclose(f), "H5Fclose (--verify)");
     H5Pclose(fapl);
-    MPI_Allreduce(&checked, &t->pixels_checked, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&wrong, &t->pixels_wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&checked, &t->pixels_checked, 1, MPI_LONG_LONG, MPI_SUM, g_comm);
+    MPI_Allreduce(&wrong, &t->pixels_wrong, 1, MPI_LONG_LONG, MPI_SUM, g_comm);
     t->verify = MPI_Wtime() - t0;
 }
 
@@ -345,10 +347,25 @@ int main(int argc, char **argv)
 
     pw_options o;
     char err[4096];
-    int rc = pw_parse(argc, argv, g_np, &o, err, sizeof err);
+    int rc = pw_parse(argc, argv, &o, err, sizeof err);
+    /* a DSM client in an MPMD job: the servers wait for the clients, so the clients
+     * couple first (collective over MPI_COMM_WORLD) and then work on their own ranks */
+    const int dsm_job = pw_dsm_requested(argc, argv);
+    if (rc == 0 && pw_dsm_mpmd(o.driver, o.driver_config)) {
+        if (pw_dsm_clients(&g_comm, err, sizeof err) < 0) {
+            fprintf(stderr, "h5pwrite3dc: rank %d: %s\n", g_rank, err);
+            abort_job();
+        }
+        MPI_Comm_rank(g_comm, &g_rank);
+        MPI_Comm_size(g_comm, &g_np);
+    }
+    if (rc == 0)
+        rc = pw_check_ranks(&o, g_np, err, sizeof err);
     if (rc) {
         if (g_rank == 0)
             fprintf(rc == 2 ? stdout : stderr, rc == 2 ? "%s" : "h5pwrite3dc: %s\n", err);
+        if (rc == 1 && dsm_job) /* the servers would wait for clients that never come */
+            abort_job();
         MPI_Finalize();
         return rc == 2 ? 0 : 2;
     }
@@ -461,9 +478,9 @@ int main(int argc, char **argv)
     pw_limit mpiio = {0}, posix = {0};
     if (o.limits) {
         settle(&o);
-        int failed = pw_limit_mpiio(&o, MPI_COMM_WORLD, info, image, &mpiio, err, sizeof err);
+        int failed = pw_limit_mpiio(&o, g_comm, info, image, &mpiio, err, sizeof err);
         settle(&o);
-        if (failed || pw_limit_posix(&o, MPI_COMM_WORLD, image, &posix, err, sizeof err)) {
+        if (failed || pw_limit_posix(&o, g_comm, image, &posix, err, sizeof err)) {
             fprintf(stderr, "h5pwrite3dc: limit: %s\n", err);
             status = 1;
             o.limits = 0;

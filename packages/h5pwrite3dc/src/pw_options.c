@@ -177,7 +177,7 @@ static int positive(const char *name, const char *text, long long *out, char *er
     return 0;
 }
 
-int pw_parse(int argc, char **argv, int nprocs, pw_options *o, char *err, size_t len)
+int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t len)
 {
     memset(o, 0, sizeof *o);
     o->g_n = 8000;
@@ -269,9 +269,6 @@ int pw_parse(int argc, char **argv, int nprocs, pw_options *o, char *err, size_t
     if (o->nsets % o->ndsets)
         return fail(err, len, "Must use divisible number of hdf5 datasets (%lld/%lld): NSETS must be a multiple of NDSETS",
                     o->nsets, o->ndsets);
-    if (o->nsets % (o->ndsets * nprocs))
-        return fail(err, len, "Must use divisible number of proc and hdf5 datasets (%lld/%lld/%d): NSETS must be a "
-                              "multiple of NDSETS x ranks = %lld", o->nsets, o->ndsets, nprocs, o->ndsets * nprocs);
     if (o->ch_n > o->g_n)
         return fail(err, len, "the chunk edge (%lld) must not exceed the image edge (%lld)", o->ch_n, o->g_n);
     if (o->g_n > 2147483647LL)
@@ -280,6 +277,14 @@ int pw_parse(int argc, char **argv, int nprocs, pw_options *o, char *err, size_t
         return fail(err, len, "--keep-limits needs the limits (drop --no-limits)");
     if (!*o->driver)
         return fail(err, len, "--driver is empty");
+    return 0;
+}
+
+int pw_check_ranks(const pw_options *o, int nprocs, char *err, size_t len)
+{
+    if (o->nsets % (o->ndsets * nprocs))
+        return fail(err, len, "Must use divisible number of proc and hdf5 datasets (%lld/%lld/%d): NSETS must be a "
+                              "multiple of NDSETS x ranks = %lld", o->nsets, o->ndsets, nprocs, o->ndsets * nprocs);
     return 0;
 }
 

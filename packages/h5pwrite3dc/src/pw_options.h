@@ -5,7 +5,8 @@
  * The three positional arguments are the original hdf_pwrite3dc's; PARAMFILE is its
  * optional parameter file (five lines: g_N, ch_N, romio_cb_write, romio_ds_write,
  * dataset filling 0/1/2). Every rank parses the same argv, so every rank reaches the
- * same verdict and the program can exit without MPI_Abort.
+ * same verdict and the program can exit without MPI_Abort (except in a DSM job, where
+ * the servers wait for the clients: there a bad argument stops the whole job).
  */
 #ifndef PW_OPTIONS_H
 #define PW_OPTIONS_H
@@ -38,10 +39,13 @@ typedef struct {
     int quiet;                  /* no per-rank checkpoint lines */
 } pw_options;
 
-/* Fill o from argv for a run on nprocs ranks. Returns 0 when the run can go ahead,
- * 1 on bad input (err says why, with the file for a file's fault), 2 for --help
- * (err holds the usage text). */
-int pw_parse(int argc, char **argv, int nprocs, pw_options *o, char *err, size_t errlen);
+/* Fill o from argv. Returns 0 when the arguments are good, 1 on bad input (err says
+ * why, with the file for a file's fault), 2 for --help (err holds the usage text). */
+int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t errlen);
+
+/* The original's constraint on the number of ranks writing (the clients of a DSM job:
+ * known only after the coupling). 0, or 1 with err set. */
+int pw_check_ranks(const pw_options *o, int nprocs, char *err, size_t errlen);
 
 /* The usage text. */
 const char *pw_usage(void);

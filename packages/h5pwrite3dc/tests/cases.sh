@@ -184,6 +184,37 @@ limits_cleanup)
     cmp -s k.h5.limit-posix.1 <(python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<d', 1.0) * (4*64*64))") ||
         fail "rank 1's posix limit file does not hold 1.0 pixels"
     ;;
+dsm_client)
+    # a DSM client in one MPMD job: the images go into the memory of h5dsm-server, which
+    # dumps each file it gets; the dump equals the MPI-IO file of the same run (h5diff)
+    server=$(command -v h5dsm-server) || { echo "no h5dsm-server on PATH (hdf5-vfd-dsm): not run"; exit 77; }
+    run "$mpiexec" -n 2 "$prog" ref.h5 8 2 --size 64 --chunk 32 --quiet --no-limits >/dev/null || fail "mpio"
+    run timeout 240 "$mpiexec" -n 1 "$server" --size 4m --distribution block-cyclic:64k --action summary \
+        --action 'dump:dsm_{step}.h5' : -n 2 "$prog" mem.h5 8 2 --size 64 --chunk 32 --driver dsm --verify --quiet \
+        --json r.json >out.txt 2>err.txt || fail "MPMD job: $(tail -5 err.txt)"
+    cat out.txt
+    grep -q "^mpi-ranks: 2$" out.txt || fail "the clients are not 2 ranks of their own"
+    grep -q "driver: dsm" out.txt || fail "driver not reported"
+    grep -q "^ verify: ok, 32768 pixels" out.txt || fail "verify through the DSM"
+    grep -q "step 0: 'mem.h5' closed" out.txt err.txt || fail "the server did not see the file closed"
+    [ ! -e mem.h5 ] || fail "mem.h5 reached the disk"
+    out=$(h5diff ref.h5 dsm_0.h5 2>&1) || fail "h5diff: $out"
+    [ -z "$out" ] || fail "h5diff printed: $out"
+    echo "ok: the DSM's dump equals the MPI-IO file"
+    python3 -c "import json; r = json.load(open('r.json')); assert r['ranks'] == 2 and r['driver'] == 'dsm', r" ||
+        fail "JSON"
+    # the original's constraint counts the clients, and a refused client stops the whole job
+    timeout 120 "$mpiexec" -n 1 "$server" --size 4m : -n 2 "$prog" mem.h5 6 2 --size 64 --chunk 32 --driver dsm \
+        --quiet >out.txt 2>err.txt && fail "6 images on 2 clients x 2 datasets accepted"
+    [ $? -ne 124 ] || fail "a refused client left the job hanging"
+    grep -qF "Must use divisible number of proc and hdf5 datasets (6/2/2)" err.txt || fail "constraint: $(cat err.txt)"
+    echo "ok: constraint checked on the clients, job stopped"
+    # no servers, or no DSM library: the reason, a non-zero exit
+    expect_error "not an MPMD job with servers and clients" mem.h5 8 2 --size 64 --chunk 32 --driver dsm --quiet
+    mkdir empty
+    HDF5_PLUGIN_PATH=$PWD/empty expect_error "the DSM driver's libh5fd_dsm.so is not on HDF5's plugin path" mem.h5 8 2 --size 64 \
+        --chunk 32 --driver dsm --quiet
+    ;;
 *)
     fail "unknown case $case_name"
     ;;
