@@ -18,7 +18,7 @@ SINGLETONS_CONFIG = os.path.join(ROOT, "tests", "data", "singletons_launcher.py"
 
 H5PWRITE3DC_VERIFY = ["mpio", "mpio-independent", "multifile", "subfiling"]  # drivers, every stack
 H5PWRITE3DC_BENCH = ["mpio", "multifile"]
-DSM_DISTRIBUTIONS = ["linear", "block-cyclic:4k", "random-block:1k:7"]  # dsm_roundtrip, every stack
+DSM_DISTRIBUTIONS = ["linear", "mask:1m", "block-cyclic:4k", "random-block:1k:7"]  # dsm_roundtrip, every stack
 
 
 def expected_rows(desc):

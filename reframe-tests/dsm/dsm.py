@@ -56,7 +56,7 @@ class dsm_base(rfm.RunOnlyRegressionTest):
 class dsm_roundtrip(dsm_base):
     tags = {"dsm", "correctness"}
     time_limit = "10m"
-    distribution = parameter(["linear", "block-cyclic:4k", "random-block:1k:7"])
+    distribution = parameter(["linear", "mask:1m", "block-cyclic:4k", "random-block:1k:7"])
 
     @run_before("run")
     def set_commands(self):
@@ -116,7 +116,8 @@ class dsm_h5pwrite3dc(dsm_base):
     def set_commands(self):
         self.descr = f"h5pwrite3dc --driver dsm --verify, {SERVERS} servers, {CLIENTS} clients, against MPI-IO"
         images = ["8", "2", "--size", "256", "--chunk", "128", "--quiet", "--no-limits"]
-        server = ["h5dsm-server", "--size", "2m", "--distribution", "block-cyclic:64k", "--action", "summary",
+        # 8 images of 256 x 256 x 8 bytes = 4 MiB and the file's metadata: 2 servers x 4 MiB
+        server = ["h5dsm-server", "--size", "4m", "--distribution", "block-cyclic:64k", "--action", "summary",
                   "--action", "'dump:dump_{step}.h5'"]  # fmt: skip
         client = ["h5pwrite3dc", "mem.h5", *images, "--driver", "dsm", "--verify"]
         self.prerun_cmds = [self.launch(CLIENTS, "h5pwrite3dc", "ref.h5", *images), 'echo "reference-status: $?"']

@@ -75,8 +75,19 @@ int h5dsm_host_start(h5dsm_host_t **host, const char *distribution, uint64_t byt
                      char *err, size_t errlen);
 
 /* Serve one client connection until the clients disconnect; the action may be NULL.
- * Returns the number of files closed by the clients, -1 on error. */
+ * Returns the number of files closed by the clients, -1 on error, H5DSM_CLIENTS_LOST
+ * when the clients stopped answering with a file open (see the client timeout). A file
+ * the clients leave open (disconnecting, or lost) is discarded: no action runs on it. */
 long h5dsm_host_serve(h5dsm_host_t *host, h5dsm_action_t action, void *arg);
+#define H5DSM_CLIENTS_LOST (-2L)
+
+/* While a file is open, the clients are taken for gone (a client job that died mid-file)
+ * after this many seconds without a request; the file is discarded and
+ * h5dsm_host_serve returns H5DSM_CLIENTS_LOST. 0 (the default): wait for ever. Choose it
+ * longer than the clients' longest time between opening and closing a file. A lost
+ * connection stays connected to the dead job in MPI's eyes, so MPI_Finalize would wait
+ * for it: a host that lost clients ends with MPI_Abort. */
+void h5dsm_host_set_client_timeout(h5dsm_host_t *host, double seconds);
 
 /* A file access property list that opens the file the action is given, read-only,
  * through the driver, on this server rank alone (H5Fopen(file->name, H5F_ACC_RDONLY, fapl)). */

@@ -42,7 +42,7 @@ uint64_t dsm_parse_size(const char *s, const char **end_out)
 
 int dsm_layout_parse(const char *text, dsm_kind_t *kind, uint64_t *block, uint64_t *seed, char *err, size_t len)
 {
-    static const char *expected = "expected linear, mask, block-cyclic:<size> or random-block:<size>[:seed]";
+    static const char *expected = "expected linear, mask[:<file size>], block-cyclic:<size> or random-block:<size>[:seed]";
     *block = 0;
     *seed = 0;
     if (!text)
@@ -53,6 +53,14 @@ int dsm_layout_parse(const char *text, dsm_kind_t *kind, uint64_t *block, uint64
     }
     if (!strcmp(text, "mask")) {
         *kind = DSM_MASK;
+        return 0;
+    }
+    if (!strncmp(text, "mask:", 5)) { /* the size of the files the window is resized to, in *block */
+        const char *end = NULL;
+        *kind  = DSM_MASK;
+        *block = dsm_parse_size(text + 5, &end);
+        if (!*block || *end)
+            return fail(err, len, "bad file size in '%s' (e.g. mask:48m)", text);
         return 0;
     }
     const char *rest;
@@ -199,7 +207,7 @@ void dsm_layout_describe(const dsm_layout_t *l, char *buf, size_t len)
 {
     switch (l->kind) {
     case DSM_LINEAR: snprintf(buf, len, "linear"); break;
-    case DSM_MASK: snprintf(buf, len, "mask"); break;
+    case DSM_MASK: snprintf(buf, len, "mask:%" PRIu64, l->total); break;
     case DSM_BLOCK_CYCLIC: snprintf(buf, len, "block-cyclic:%" PRIu64, l->block); break;
     case DSM_RANDOM_BLOCK: snprintf(buf, len, "random-block:%" PRIu64 ":%" PRIu64, l->block, l->seed); break;
     }

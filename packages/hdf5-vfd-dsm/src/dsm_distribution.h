@@ -40,8 +40,9 @@ typedef struct {
  * *end points after it. */
 uint64_t dsm_parse_size(const char *s, const char **end);
 
-/* Parse "linear", "mask", "block-cyclic:<size>", "random-block:<size>[:seed]" (sizes
- * with k/m/g suffixes, powers of 1024). 0, or -1 with err saying why. */
+/* Parse "linear", "mask", "mask:<file size>", "block-cyclic:<size>", "random-block:<size>[:seed]"
+ * (sizes with k/m/g suffixes, powers of 1024; mask's file size comes back in *block, 0
+ * when not given). 0, or -1 with err saying why. */
 int dsm_layout_parse(const char *text, dsm_kind_t *kind, uint64_t *block, uint64_t *seed, char *err, size_t errlen);
 
 /* Build a layout over nservers buffers of buffer_len bytes each. For mask, file_size is

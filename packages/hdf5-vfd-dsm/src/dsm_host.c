@@ -4,6 +4,12 @@
  * servers; requests are handled in order, so an OPEN that arrives while the action on
  * the last file runs is answered only when the action is done: clients wait rather
  * than overwrite what a server reads.
+ *
+ * Clients that leave with a file open (they disconnect, or stop answering for longer
+ * than the client timeout while the file is open: a client job that died) lose that
+ * file: the servers discard it (no action runs on it, a read-only open is refused) and
+ * serve on. A dead client job's connection cannot be freed (that is collective with
+ * it): it is abandoned with its memory.
  */
 #include "H5FDdsm.h"
 
@@ -22,6 +28,8 @@ struct h5dsm_host {
     uint64_t   size;
     uint64_t   steps;              /* files closed so far */
     int        open;               /* a client program has the file open */
+    double     client_timeout;     /* seconds without a request while a file is open; 0: none */
+    int        abandoned;          /* the clients vanished: the connection cannot be closed */
 };
 
 int h5dsm_host_start(h5dsm_host_t **out, const char *distribution, uint64_t bytes_per_server, const char *contact,
@@ -32,9 +40,9 @@ int h5dsm_host_start(h5dsm_host_t **out, const char *distribution, uint64_t byte
     *out                     = NULL;
     if (dsm_layout_parse(distribution, &kind, &layout.block, &layout.seed, err, len) < 0)
         return -1;
-    if (kind == DSM_MASK) {
-        snprintf(err, len, "the mask distribution sizes the window to one file known in advance: h5dsm-bench "
-                           "measures it; a server hosting files of any size uses linear, block-cyclic or random-block");
+    if (kind == DSM_MASK && layout.block == 0) {
+        snprintf(err, len, "the mask distribution resizes the window to the files it will hold: give their size, "
+                           "mask:<bytes> (each server then holds a page-aligned share of ceil(bytes/servers))");
         return -1;
     }
     layout.kind       = (uint64_t)kind;
@@ -97,23 +105,50 @@ static void answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
         h->open = 1;
 }
 
+void h5dsm_host_set_client_timeout(h5dsm_host_t *h, double seconds) { h->client_timeout = seconds; }
+
+/* the clients left with the file open: it is incomplete, nobody acts on it */
+static void discard_open_file(h5dsm_host_t *h, const char *why)
+{
+    if (h->link.rank == 0) {
+        fprintf(stderr, "h5dsm: step %" PRIu64 ": '%s' discarded (%s): no action runs on it\n", h->steps, h->held,
+                why);
+        fflush(stderr);
+    }
+    h->held[0] = '\0';
+    h->size    = 0;
+    h->open    = 0;
+}
+
 long h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
 {
     dsm_link_t *l     = &h->link;
     long        files = 0;
     for (;;) {
         dsm_msg_t msg;
-        int       ok = 1;
+        int       got = 0; /* 0 a request, 1 none within the client timeout, -1 an error */
         if (l->rank == 0)
-            ok = dsm_link_request(l, &msg) == 0;
+            got = dsm_link_request(l, &msg, h->open ? h->client_timeout : 0);
         MPI_Request req;
-        MPI_Ibcast(&ok, 1, MPI_INT, 0, l->local, &req);
+        MPI_Ibcast(&got, 1, MPI_INT, 0, l->local, &req);
         dsm_idle_wait(&req); /* the other servers wait here for the next request */
-        if (!ok)
+        if (got < 0)
             return -1;
+        if (got == 1) {
+            char why[160];
+            snprintf(why, sizeof why, "no word from the clients for %g s with the file open: their job is gone",
+                     h->client_timeout);
+            discard_open_file(h, why);
+            dsm_link_abandon(l);
+            h->abandoned = 1;
+            return H5DSM_CLIENTS_LOST;
+        }
         MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, l->local);
-        if (msg.type == DSM_MSG_BYE)
+        if (msg.type == DSM_MSG_BYE) {
+            if (h->open)
+                discard_open_file(h, "the clients disconnected without closing it");
             return files;
+        }
         if (msg.type == DSM_MSG_OPEN) {
             dsm_msg_t ans;
             answer_open(h, &msg, &ans);
@@ -150,6 +185,9 @@ void h5dsm_host_stop(h5dsm_host_t *h)
 {
     if (!h)
         return;
-    dsm_link_close(&h->link);
+    if (h->abandoned) /* the servers' own communicator is still theirs to free */
+        MPI_Comm_free(&h->link.local);
+    else
+        dsm_link_close(&h->link);
     free(h);
 }

@@ -248,13 +248,33 @@ void dsm_idle_wait(MPI_Request *req)
         sched_yield();
 }
 
-int dsm_link_request(dsm_link_t *l, dsm_msg_t *msg)
+int dsm_link_request(dsm_link_t *l, dsm_msg_t *msg, double timeout)
 {
     MPI_Request req;
     if (MPI_Irecv(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged, &req) != MPI_SUCCESS)
         return -1;
-    dsm_idle_wait(&req);
-    return 0;
+    if (timeout <= 0) {
+        dsm_idle_wait(&req);
+        return 0;
+    }
+    int    done = 0;
+    double end  = now() + timeout;
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+        if (now() > end) { /* the clients are gone (or stuck): stop listening to them */
+            MPI_Cancel(&req);
+            MPI_Request_free(&req);
+            return 1;
+        }
+        sched_yield();
+    }
+    return done ? 0 : -1;
+}
+
+void dsm_link_abandon(dsm_link_t *l)
+{
+    /* the clients' side is gone: no collective call over the connection can complete,
+     * so its communicators and window are left as they are (their memory stays taken) */
+    l->merged = l->inter = MPI_COMM_NULL;
 }
 
 int dsm_link_reply(dsm_link_t *l, const dsm_msg_t *msg)

@@ -20,7 +20,10 @@ int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers
         return -1;
     }
     /* same arguments on every rank, so every rank builds the same layout (or fails alike) */
-    if (dsm_layout_init(&s->layout, kind, nservers, buffer_len, block, seed, 0, 0, err, len) < 0)
+    /* mask: block is the size of the files to hold; each server's share page-aligned */
+    const uint64_t file_size = kind == DSM_MASK ? block : 0;
+    if (dsm_layout_init(&s->layout, kind, nservers, buffer_len, kind == DSM_MASK ? 0 : block, seed, file_size,
+                        kind == DSM_MASK ? 4096 : 0, err, len) < 0)
         return -1;
     s->first_server = first_server;
     s->is_server = s->rank >= first_server && s->rank < first_server + nservers;

@@ -35,6 +35,7 @@ typedef struct {
  * addresses map onto them. 0, or -1 with err. */
 int dsm_store_open(dsm_store_t *store, MPI_Comm comm, int first_server, int nservers, uint64_t buffer_len,
                    dsm_kind_t kind, uint64_t block, uint64_t seed, char *err, size_t errlen);
+/* (for DSM_MASK, block is the size of the files the window is resized to) */
 
 /* Collective over the store's communicator. */
 void dsm_store_close(dsm_store_t *store);

@@ -39,11 +39,14 @@ static void usage(FILE *to)
     fprintf(to,
             "usage: h5dsm-server --size BYTES [--distribution D] [--contact FILE] [--action A]... [--connections N]\n"
             "  --size BYTES        memory each server rank hosts (k, m, g suffixes: powers of 1024)\n"
-            "  --distribution D    linear (default), block-cyclic:<size>, random-block:<size>[:seed]\n"
+            "  --distribution D    linear (default), mask:<file size>, block-cyclic:<size>, random-block:<size>[:seed]\n"
             "  --contact FILE      accept clients of another job through FILE (else: MPMD, servers first)\n"
             "  --action A          after each closed file: summary (default), list, dump:<path> ({step}: its\n"
             "                      number), none; several --action run in order\n"
-            "  --connections N     serve N client jobs one after the other (--contact only; default 1)\n");
+            "  --connections N     serve N client jobs one after the other (--contact only; default 1)\n"
+            "  --client-timeout S  with a file open, take the clients for gone after S seconds without a\n"
+            "                      request (a client job that died): discard the file, serve the next\n"
+            "                      connection (default 0: wait for ever)\n");
 }
 
 /* stop the whole job: in an MPMD job the clients would otherwise wait for the servers
@@ -187,16 +190,18 @@ int main(int argc, char **argv)
     server_t    s = {.nactions = 0};
     int         chose_actions = 0;
     const char *distribution = "linear", *contact = NULL, *size_text = NULL;
-    long        connections  = 1;
+    long        connections  = 1, lost = 0;
+    double      client_timeout = 0;
     static const struct option opts[] = {{"size", required_argument, 0, 's'},
                                          {"distribution", required_argument, 0, 'd'},
                                          {"contact", required_argument, 0, 'c'},
                                          {"action", required_argument, 0, 'a'},
                                          {"connections", required_argument, 0, 'n'},
+                                         {"client-timeout", required_argument, 0, 't'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     opterr = 0;
-    for (int c; (c = getopt_long(argc, argv, "+s:d:c:a:n:h", opts, NULL)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, "+s:d:c:a:n:t:h", opts, NULL)) != -1;) {
         switch (c) {
             case 's': size_text = optarg; break;
             case 'd': distribution = optarg; break;
@@ -216,6 +221,13 @@ int main(int argc, char **argv)
                 connections = strtol(optarg, &end, 10);
                 if (!*optarg || *end || connections < 1)
                     bad_args("--connections must be a positive integer, got '%s'", optarg);
+                break;
+            }
+            case 't': {
+                char *end = NULL;
+                client_timeout = strtod(optarg, &end);
+                if (!*optarg || *end || !(client_timeout >= 0))
+                    bad_args("--client-timeout must be a number of seconds >= 0, got '%s'", optarg);
                 break;
             }
             case 'h':
@@ -254,15 +266,30 @@ int main(int argc, char **argv)
                    h5dsm_host_layout(host), contact ? contact : "MPMD");
             fflush(stdout);
         }
+        h5dsm_host_set_client_timeout(host, client_timeout);
         long files = h5dsm_host_serve(host, run_actions, &s);
-        if (g_rank == 0)
+        if (files == H5DSM_CLIENTS_LOST) {
+            lost++;
+            if (g_rank == 0)
+                printf("h5dsm-server: the clients were lost (no request for %g s with a file open)%s\n",
+                       client_timeout, conn + 1 < connections ? "; serving the next connection" : "");
+        }
+        else if (g_rank == 0)
             printf("h5dsm-server: the clients disconnected after %ld file(s)\n", files);
-        if (files < 0)
+        if (files == -1)
             status = 1;
         h5dsm_host_stop(host);
     }
     if (s.failures > 0 && status == 0) /* actions run on server 0: its exit status tells */
         status = 1;
+    if (lost > 0) { /* served on, but a connection ended badly */
+        if (g_rank == 0)
+            fprintf(stderr, "h5dsm-server: %ld of %ld connection(s) lost their clients; ending with MPI_Abort (MPI_Finalize "
+                            "would wait for the dead job, which stays connected)\n", lost, connections);
+        fflush(NULL);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     MPI_Finalize();
     return status;
 }

@@ -11,12 +11,15 @@
  * (each rank its block), and a "step" attribute; values depend on the step, so files of
  * different steps differ. --config: the DSM driver's configuration (mpmd). --verify reopens each file read-only through the same route
  * and checks every value. Prints "mpi-ranks: <ranks of the job>", "mpi-library: ...", and
- * "workload: ok (<files> files, <ranks> ranks)" (client ranks).
+ * "workload: ok (<files> files, <ranks> ranks)" (client ranks). --die-mid-file: in the last
+ * file, rank 0 kills itself (SIGKILL) after the first dataset is written (tests: a client
+ * job that dies with a file open).
  */
 #include "H5FDdsm.h"
 
 #include <hdf5.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,7 @@
 static int         g_rank, g_size;
 static MPI_Comm    g_comm;
 static const char *g_config = NULL; /* --config: the DSM driver's configuration (mpmd route) */
+static int         g_die      = 0;    /* --die-mid-file */
 
 static void fail(const char *what, const char *file)
 {
@@ -56,7 +60,7 @@ static hid_t make_fapl(const char *route)
     return fapl;
 }
 
-static void write_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows)
+static void write_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows, int last)
 {
     hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(f, "H5Fcreate", name);
@@ -81,6 +85,14 @@ static void write_file(const char *name, hid_t fapl, int step, int ndsets, hsize
     H5Sclose(space);
     H5Dclose(ds);
     H5Gclose(g);
+    if (g_die && last) {
+        MPI_Barrier(g_comm); /* every rank's part of the first dataset is on its way */
+        if (g_rank == 0) {
+            printf("workload: rank 0 dies in the middle of %s\n", name);
+            fflush(NULL);
+            raise(SIGKILL);
+        }
+    }
 
     g = H5Gcreate2(f, "series", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     for (int d = 0; d < ndsets; d++) {
@@ -159,13 +171,15 @@ int main(int argc, char **argv)
             verify = 1;
         else if (!strcmp(argv[i], "--config") && i + 1 < argc)
             g_config = argv[++i];
+        else if (!strcmp(argv[i], "--die-mid-file"))
+            g_die = 1;
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             rows = strtoull(argv[++i], NULL, 10);
         else if (nargs < 4)
             args[nargs++] = argv[i];
     }
     if (nargs < 3 || rows == 0) {
-        fprintf(stderr, "usage: h5dsm-workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C]\n");
+        fprintf(stderr, "usage: h5dsm-workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C] [--die-mid-file]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *route = args[0], *pattern = args[1];
@@ -197,7 +211,7 @@ int main(int argc, char **argv)
         else
             snprintf(name, sizeof name, "%s", pattern);
         hid_t fapl = make_fapl(route);
-        write_file(name, fapl, step, ndsets, rows);
+        write_file(name, fapl, step, ndsets, rows, step == steps - 1);
         if (verify)
             wrong += verify_file(name, fapl, step, ndsets, rows);
         H5Pclose(fapl);

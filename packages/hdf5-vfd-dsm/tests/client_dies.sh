@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# client_dies.sh MPIEXEC SERVER WORKLOAD PLUGIN_DIR
+# A client job that dies with a file open: the servers (h5dsm-server --client-timeout)
+# discard that file, run no action on it, and serve the next client job, whose file
+# reaches the disk equal to its MPI-IO reference. Needs separate jobs (a contact file):
+# Open MPI here. Debian's MPICH cannot open ports, and in one MPMD job the launcher ends
+# the whole job when one rank dies: skipped there with that reason (exit 77).
+set -uo pipefail
+mpiexec=$1 server=$2 workload=$3
+export HDF5_PLUGIN_PATH=$4
+if ! "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+    echo "client_dies: skipped: this MPI cannot join separate jobs, and in one MPMD job the launcher ends every"
+    echo "rank when one dies (the servers cannot outlive a dead client there)"
+    exit 77
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/dsm-dies.XXXXXX")
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
+trap cleanup EXIT
+cd "$work"
+fail() { echo "client_dies: FAIL: $*"; for f in *.txt; do echo "== $f"; cat "$f"; done; exit 1; }
+
+export OMPI_MCA_osc=${OMPI_MCA_osc:-ucx}
+ompi-server --no-daemonize --report-uri "$work/uri" > ompi-server.txt 2>&1 &
+pids+=($!)
+for ((i = 0; i < 100; i++)); do [[ -s uri ]] && break; sleep 0.1; done
+[[ -s uri ]] || fail "ompi-server wrote no URI"
+# the client timeout: long enough for a busy 2-core machine, short enough for a test
+timeout 240 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$server" --size 2m --distribution block-cyclic:4k \
+    --contact dsm.contact --connections 2 --client-timeout 20 --action summary --action "dump:dump_{step}.h5" \
+    > server.txt 2>&1 &
+spid=$!
+pids+=($spid)
+export HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG="contact=$work/dsm.contact;timeout=60"
+timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$workload" env "dead_{step}.h5" 1 --die-mid-file \
+    > dying.txt 2>&1 && fail "the dying client job exited 0"
+grep -q "workload: rank 0 dies in the middle of dead_0.h5" dying.txt || fail "the client did not die mid-file"
+timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$workload" env "mem_{step}.h5" 1 --verify \
+    > client.txt 2>&1 || fail "the next client job failed"
+wait "$spid"
+rc=$?
+((rc == 1)) || fail "the server exited $rc, expected 1 (a connection lost its clients)"
+grep -q "workload: ok (1 files, 2 ranks, verified)" client.txt || fail "the next clients did not read their file back"
+grep -q "h5dsm: step 0: 'dead_0.h5' discarded (no word from the clients for 20 s with the file open" server.txt ||
+    fail "the server did not discard the dead clients' file"
+grep -q "the clients were lost .*; serving the next connection" server.txt || fail "no word of serving on"
+grep -q "h5dsm-server: step 0: 'mem_0.h5' closed" server.txt || fail "the next clients' file was not served"
+grep -q "1 of 2 connection(s) lost their clients" server.txt || fail "the lost connection is not reported"
+grep -q "dead_0.h5' closed" server.txt && fail "an action ran on the discarded file"
+unset HDF5_DRIVER HDF5_DRIVER_CONFIG
+"$mpiexec" -n 2 "$workload" mpio "ref_{step}.h5" 1 > ref.txt 2>&1 || fail "the MPI-IO reference failed"
+h5diff ref_0.h5 dump_0.h5 > diff.txt 2>&1 || fail "h5diff: the next clients' file differs"
+[[ -s diff.txt ]] && fail "h5diff reported something"
+echo "client_dies: ok (a client job died mid-file: its file discarded; the next job's file equal to MPI-IO)"
