@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -23,6 +24,27 @@ from h5stack.stacks import MPI, load_config, reframe_environ_name  # noqa: E402
 
 def stacks_home():
     return os.path.abspath(os.path.expanduser(os.environ.get("H5STACK_HOME") or os.path.join("~", ".cache", "h5stack")))
+
+
+def this_machine_container_platforms():
+    """(container_platforms, features) of this machine's partitions: Apptainer where
+    it is on PATH or built by `./h5stack containers` (with the run settings this machine
+    needs, e.g. APPTAINER_DROP_CAPS), else none."""
+    from h5stack import apptainer
+
+    exe = shutil.which("apptainer")
+    if not exe:
+        built = sorted(glob.glob(os.path.join(stacks_home(), "opt", "apptainer-*", "bin", "apptainer")))
+        exe = built[-1] if built else None
+    if not exe:
+        return [], []
+    env_vars = [["PATH", f"{os.path.dirname(exe)}:$PATH"]] + [[k, v] for k, v in apptainer.run_env().items()]
+    return [{"type": "Apptainer", "env_vars": env_vars}], ["apptainer"]
+
+
+def container_image(mpi):
+    """The image `./h5stack containers build MPI` makes (it may not exist)."""
+    return os.path.join(stacks_home(), "images", f"h5stack-{mpi}.sif")
 
 
 def local_stacks():
@@ -92,6 +114,8 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                     "stack": desc["name"],
                     # the HDF5 that the stack's tools (h5dump, h5perf, ...) belong to
                     "hdf5_tools_version": _tools_version(desc),
+                    # the Apptainer image of this MPI's stacks (reframe-tests/containers)
+                    "container_image": container_image(desc["mpi"]),
                 }
                 # where H5FDmultifile.h and libh5fd_multifile are (the package; not in a twin)
                 | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {}),

@@ -1,5 +1,5 @@
 """The `h5stack` command line: setup, list, env, run, test, report, patches,
-spack-config, slurm.
+spack-config, slurm, containers.
 
 build_parser() uses the standard library only (it runs before the virtual
 environment exists); each command imports what it needs when it runs.
@@ -78,6 +78,16 @@ def build_parser():
 
     p = sub.add_parser("slurm", help="a real Slurm on this machine (system slurm-local): start, stop, status")
     p.add_argument("action", choices=["start", "stop", "status", "env"])
+
+    p = sub.add_parser("containers", help="Apptainer images of the stacks (containers/h5stack.def)")
+    p.add_argument("action", choices=["build", "list"])
+    p.add_argument("flavours", nargs="*", metavar="MPI", help="mpich, openmpi (default: both)")
+    p.add_argument(
+        "--base",
+        metavar="URI",
+        help="the image's OS: e.g. docker://debian:12 (default: a debootstrap Debian 12, offline)",
+    )
+    p.add_argument("--force", action="store_true", help="build even if a cached image matches")
 
     sub.add_parser("test", help="run the project's own test suite")
     return parser
@@ -171,6 +181,24 @@ def cmd_slurm(args):
     return slurm.run(args)
 
 
+def cmd_containers(args):
+    from . import containers
+
+    flavours = args.flavours or list(containers.FLAVOURS)
+    for flavour in flavours:
+        if flavour not in containers.FLAVOURS:
+            raise StepError(f"unknown MPI flavour {flavour!r} (expected {', '.join(containers.FLAVOURS)})")
+    for flavour in flavours:
+        if args.action == "build":
+            containers.build_image(flavour, base=args.base, force=args.force)
+        link = containers.image_link(flavour)
+        state = (
+            f"{os.path.realpath(link)} ({os.path.getsize(link) / 1e6:.0f} MB)" if os.path.exists(link) else "not built"
+        )
+        print(f"{flavour:<8} {state}")
+    return 0
+
+
 def cmd_test(args):
     from . import testsuite
 
@@ -186,6 +214,7 @@ COMMANDS = {
     "spack-config": cmd_spack_config,
     "report": cmd_report,
     "slurm": cmd_slurm,
+    "containers": cmd_containers,
     "test": cmd_test,
 }
 

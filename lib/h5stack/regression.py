@@ -142,7 +142,10 @@ def run(args):
     environs = spack_environs(env_dirs)
     local = args.system in LOCAL_SYSTEMS
     if local and not args.no_setup and (names or not env_dirs):
+        from . import containers
+
         stacks.setup(names or stacks.names())
+        containers.setup_images(stacks, names or stacks.names())  # reframe-tests/containers
     started_slurm = False
     if args.system == "slurm-local" and "--dry-run" not in args.extra:
         from . import slurm

@@ -3,7 +3,7 @@
 Installs what only the tests need (requirements/debian-test.txt: Chromium, to render
 the performance report), sets up every local stack first (the tests use them; cached after the first run)
 and HDF5's own test programs beside the stacks whose source has them (stacks.yaml
-`hdf5_test_builds`), then runs pytest on tests/ (or on what follows `--`, e.g. `./h5stack test -- tests/test_cli.py -x`). pytest prints the summary; the exit status is pytest's,
+`hdf5_test_builds`) and the Apptainer images of the stacks (containers/), then runs pytest on tests/ (or on what follows `--`, e.g. `./h5stack test -- tests/test_cli.py -x`). pytest prints the summary; the exit status is pytest's,
 except that "no tests collected" (5) counts as a failure.
 """
 
@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from . import bootstrap, paths
+from . import bootstrap, containers, paths
 from .stacks import Stacks
 from .ui import StepError, info
 
@@ -24,6 +24,7 @@ def run(args):
     stacks = Stacks()
     stacks.setup()
     stacks.setup_hdf5_tests()
+    containers.setup_images(stacks)  # the Apptainer images (tests/test_containers.py, the container checks)
     extra = list(args.extra)
     targets = [] if any(not a.startswith("-") for a in extra) else [os.path.join(paths.ROOT, "tests")]
     cmd = [sys.executable, "-m", "pytest", *targets, "-ra", *extra]

@@ -22,6 +22,7 @@ stack_envs = common.local_stack_environments(["generic"]) + common.spack_view_en
     ["generic"], common.spack_environment_dirs(), common.this_machine_mpi_settings()
 )
 scratch = common.this_machine_scratch()
+container_platforms, container_features = common.this_machine_container_platforms()
 
 site_configuration = {
     "systems": [
@@ -38,7 +39,8 @@ site_configuration = {
                     # MPI jobs oversubscribe 2 cores: one at a time keeps them from starving
                     "max_jobs": 1,
                     "environs": ["builtin"] + [e["name"] for e in stack_envs],
-                    "features": ["local", common.FS_KINDS[common.fs_kind(scratch)]],
+                    "features": ["local", common.FS_KINDS[common.fs_kind(scratch)]] + container_features,
+                    "container_platforms": container_platforms,
                     "extras": {"filesystems": [scratch]},
                     "processor": {"num_cpus": os.cpu_count()},
                 }

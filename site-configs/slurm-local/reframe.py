@@ -25,6 +25,7 @@ stack_envs = common.local_stack_environments([SYSTEM], SRUN_MPI) + common.spack_
     [SYSTEM], common.spack_environment_dirs(), common.this_machine_mpi_settings(), SRUN_MPI
 )
 scratch = common.this_machine_scratch()
+container_platforms, container_features = common.this_machine_container_platforms()
 
 site_configuration = {
     "systems": [
@@ -41,7 +42,8 @@ site_configuration = {
                     "access": ["--partition=local", "--overcommit"],
                     "max_jobs": 2,
                     "environs": ["builtin"] + [e["name"] for e in stack_envs],
-                    "features": ["slurm", common.FS_KINDS[common.fs_kind(scratch)]],
+                    "features": ["slurm", common.FS_KINDS[common.fs_kind(scratch)]] + container_features,
+                    "container_platforms": container_platforms,
                     "extras": {"filesystems": [scratch]},
                     "processor": {"num_cpus": os.cpu_count()},
                 }

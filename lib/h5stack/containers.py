@@ -1,0 +1,267 @@
+"""Apptainer images of the local stacks: `./h5stack containers build [mpich|openmpi]`.
+
+One image per MPI flavour (containers/h5stack.def) holds that MPI's four stacks (HDF5
+1.14 and 2.x, plain and patched, with h5stack's packages). The stacks come from the
+same builder as outside: they are set up on this machine (`Stacks.setup`), then
+exported relocatable into one directory per stack, /opt/h5stack/<stack> in the image:
+
+- each stack's prefixes (HDF5 first, then the packages on top) are merged into one tree;
+- ELF files get a RUNPATH relative to themselves (patchelf: $ORIGIN/../lib for
+  programs, $ORIGIN for libraries, $ORIGIN/.. for plugins), so no LD_LIBRARY_PATH is
+  needed and the host's install paths mean nothing inside the image;
+- text files naming a host prefix (h5pcc, pkg-config and CMake files) name the
+  stack's directory in the image instead;
+- the stack's borrowed programs (2.x stacks: HDF5's tools of the 1.14 build; patched
+  twins: h5mf of the base stack) become wrappers of the same program in the image.
+
+The image's base is a Debian 12 made with debootstrap (apptainer.ensure_base: offline,
+no registry) unless --base docker://... is given. Images are cached in images/ keyed by
+the definition, the exported trees, the base and Apptainer's version; images/
+h5stack-<mpi>.sif always names the newest one.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+
+from . import apptainer, build, paths
+from .ui import StepError, fmt_seconds, info, run_logged
+
+FLAVOURS = ("mpich", "openmpi")
+DEFINITION = os.path.join(paths.ROOT, "containers", "h5stack.def")
+TUTORIAL_SOURCES = os.path.join(paths.REFRAME_TESTS, "hdf5-tutorial", "src")
+IMAGE_ROOT = "/opt/h5stack"  # where the stacks live inside the image
+
+
+def image_link(flavour):
+    """The stable name of the newest image of a flavour (what checks and users run)."""
+    return os.path.join(paths.sub("images"), f"h5stack-{flavour}.sif")
+
+
+def flavour_stacks(stacks, flavour):
+    """The stacks of one MPI, bases before the twins that borrow from them."""
+    names = [n for n in stacks.names() if stacks.get(n).mpi.name == flavour]
+    if not names:
+        raise StepError(f"no stacks with the MPI {flavour!r} in stacks.yaml (flavours: {', '.join(FLAVOURS)})")
+    return stacks.needed_stacks(names)
+
+
+# -- exporting stacks -------------------------------------------------------------
+def is_elf(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def runpath_for(rel):
+    """The RUNPATH of an ELF file at rel (relative to the stack's root)."""
+    parts = rel.split(os.sep)
+    if parts[:2] == ["lib", "plugin"]:
+        return "$ORIGIN/.."
+    if parts[0] == "lib":
+        return "$ORIGIN"
+    return "$ORIGIN/../lib"
+
+
+def rewrite_text(path, replacements):
+    """Replace host prefixes in a text file (binary files are left alone)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if b"\0" in data:
+        return False
+    new = data
+    for old, repl in replacements:
+        new = new.replace(old.encode(), repl.encode())
+    if new == data:
+        return False
+    with open(path, "wb") as f:
+        f.write(new)
+    return True
+
+
+def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
+    """Merge a set-up stack (its stack.json description) into dest, relocatable to
+    IMAGE_ROOT/<stack>; prefix_map: every exported host prefix -> its stack's directory
+    in the image (for this stack's own prefixes and those it borrows from)."""
+    name = desc["name"]
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    for prefix in reversed(desc["prefixes"]):  # HDF5 first, the packages on top
+        shutil.copytree(prefix, dest, symlinks=True, dirs_exist_ok=True)
+    manifest = os.path.join(dest, build.MANIFEST)
+    if os.path.exists(manifest):
+        os.remove(manifest)
+    replacements = sorted(prefix_map.items(), key=lambda kv: -len(kv[0]))  # longest first
+    for dirpath, _dirs, files in os.walk(dest):
+        for fname in files:
+            full = os.path.join(dirpath, fname)
+            if os.path.islink(full):
+                continue
+            rel = os.path.relpath(full, dest)
+            if is_elf(full):
+                proc = subprocess.run([patchelf, "--print-rpath", full], capture_output=True, text=True)
+                if proc.returncode == 0:  # executables and shared objects (not object files)
+                    os.chmod(full, os.stat(full).st_mode | 0o200)
+                    subprocess.run([patchelf, "--set-rpath", runpath_for(rel), full], check=True)
+            else:
+                rewrite_text(full, replacements)
+    # the stack's own wrappers: MPI commands stay as they are (the image has the same
+    # Debian MPI in /usr/bin); programs borrowed from another stack point into the image
+    wrappers = os.path.join(desc["stack_dir"], "bin")
+    for tool in sorted(os.listdir(wrappers)):
+        with open(os.path.join(wrappers, tool)) as f:
+            text = f.read()
+        target = text.split('exec "', 1)[-1].split('"', 1)[0]
+        if target.startswith("/usr/"):
+            continue
+        for host, image in replacements:
+            if target.startswith(host + "/"):
+                target = image + target[len(host) :]
+                break
+        else:
+            raise StepError(f"{name}: {tool} wraps {target}, which is in no exported stack")
+        out = os.path.join(dest, "bin", tool)
+        with open(out, "w") as f:
+            f.write(f'#!/bin/sh\nexec "{target}" "$@"\n')
+        os.chmod(out, 0o755)
+    return dest
+
+
+def export_flavour(stacks, flavour, dest):
+    """Set up (cached) and export every stack of one MPI into dest/<stack>."""
+    names = flavour_stacks(stacks, flavour)
+    stacks.setup(names)
+    descs = [stacks.get(n).description() for n in names]
+    prefix_map = {}
+    for desc in descs:
+        for prefix in desc["prefixes"]:
+            prefix_map[prefix] = f"{IMAGE_ROOT}/{desc['name']}"
+    # tools borrowed from a build that is not itself a stack prefix: its stack's
+    for desc in descs:
+        prefix_map.setdefault(desc["hdf5_prefix"], f"{IMAGE_ROOT}/{desc['name']}")
+    os.makedirs(dest, exist_ok=True)
+    for entry in os.listdir(dest):  # the previous export
+        path = os.path.join(dest, entry)
+        shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+    for desc in descs:
+        export_stack(desc, os.path.join(dest, desc["name"]), prefix_map)
+    summary = [{k: d[k] for k in ("name", "hdf5_version", "mpi", "mpi_version", "hdf5_source")} for d in descs]
+    with open(os.path.join(dest, "stacks.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return names, summary
+
+
+# -- building images ----------------------------------------------------------------
+def commit_of_checkout():
+    proc = subprocess.run(["git", "-C", paths.ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", paths.ROOT, "status", "--porcelain"], capture_output=True, text=True)
+    commit = proc.stdout.strip() if proc.returncode == 0 else "unknown"
+    return commit + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def build_args(flavour, base, export_dir, commit):
+    bootstrap, _, source = base.partition("://") if "://" in base else ("localimage", "", base)
+    return {
+        "BOOTSTRAP": bootstrap,
+        "BASE": source,
+        "MPI": flavour,
+        "EXPORT": export_dir,
+        "TUTORIAL": TUTORIAL_SOURCES,
+        "COMMIT": commit,
+    }
+
+
+def image_key(definition_text, args, export_sha, base_key, apptainer_version):
+    # paths on this machine do not change what is in the image: the contents do
+    stable = {k: v for k, v in args.items() if k not in ("EXPORT", "TUTORIAL", "COMMIT")}
+    blob = json.dumps(
+        {
+            "definition": definition_text,
+            "args": stable,
+            "export": export_sha,
+            "tutorial": build.tree_sha256(TUTORIAL_SOURCES),
+            "base": base_key,
+            "apptainer": apptainer_version,
+        },
+        sort_keys=True,
+    ).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def build_image(flavour, base=None, force=False):
+    """The image of one flavour (cached): its path."""
+    from .stacks import Stacks
+
+    if flavour not in FLAVOURS:
+        raise StepError(f"unknown flavour {flavour!r} (expected one of {', '.join(FLAVOURS)})")
+    apptainer.ensure_packages()  # requirements/debian-containers.txt (patchelf too)
+    exe = apptainer.ensure_apptainer()
+    apptainer.ensure_subids()
+    if base is None:
+        base = apptainer.ensure_base()
+        base_key = os.path.basename(os.path.dirname(base))
+    else:
+        base_key = base
+    images = paths.sub("images")
+    work = paths.sub("images", "work", flavour)
+    export_dir = os.path.join(work, "export")
+    with paths.locked(f"image-{flavour}"):
+        names, _summary = export_flavour(Stacks(), flavour, export_dir)
+        version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
+        with open(DEFINITION) as f:
+            definition = f.read()
+        args = build_args(flavour, base, export_dir, commit_of_checkout())
+        key = image_key(definition, args, build.tree_sha256(export_dir), base_key, version)
+        image = os.path.join(images, f"h5stack-{flavour}-{key}.sif")
+        link = image_link(flavour)
+        if os.path.isfile(image) and not force:
+            info(f"image {flavour}: cached ({image})")
+        else:
+            arg_file = os.path.join(work, "build-args")
+            with open(arg_file, "w") as f:
+                f.writelines(f"{k}={v}\n" for k, v in args.items())
+            partial = image + ".part"
+            info(f"image {flavour}: building {os.path.basename(image)} ({', '.join(names)}) from {base}")
+            t0 = time.monotonic()
+            env = {**os.environ, **apptainer.run_env(), "APPTAINER_TMPDIR": paths.sub("images", "tmp")}
+            cmd = [exe, "build", "--fakeroot", "--force", "--build-arg-file", arg_file, partial, DEFINITION]
+            run_logged(cmd, paths.log_file(f"image-{flavour}.log"), f"image {flavour}", cwd=work, env=env)
+            os.replace(partial, image)
+            info(f"image {flavour}: built in {fmt_seconds(time.monotonic() - t0)}, "
+                 f"{os.path.getsize(image) / 1e6:.0f} MB: {image}")  # fmt: skip
+        tmp_link = link + ".tmp"
+        if os.path.lexists(tmp_link):
+            os.remove(tmp_link)
+        os.symlink(os.path.basename(image), tmp_link)
+        os.replace(tmp_link, link)
+        for old in os.listdir(images):  # older images of this flavour
+            if old.startswith(f"h5stack-{flavour}-") and old.endswith(".sif") and old != os.path.basename(image):
+                os.remove(os.path.join(images, old))
+    return link
+
+
+def exec_in_image(image, argv, app=None, env=None, cwd=None, timeout=600):
+    """Run argv inside an image (apptainer exec), with this machine's run settings."""
+    exe = apptainer.ensure_apptainer()
+    cmd = [exe, "exec"] + (["--app", app] if app else []) + [image, *argv]
+    return subprocess.run(
+        cmd, env={**os.environ, **apptainer.run_env(), **(env or {})}, cwd=cwd, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+
+
+def setup_images(stacks, names=None):
+    """What `run` and `test` do before the checks: the images of the MPIs of these stacks
+    (default: all), cached. Where this user cannot build images (not root and no
+    subordinate ids), says so and builds none: the container checks then skip."""
+    names = names or stacks.names()
+    flavours = [f for f in FLAVOURS if any(stacks.get(n).mpi.name == f for n in names)]
+    if os.geteuid() != 0 and not apptainer.ensure_subids():
+        info("containers: no images built (needs root, or subordinate ids for `apptainer build --fakeroot`)")
+        return []
+    return [build_image(f) for f in flavours]

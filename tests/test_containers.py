@@ -1,0 +1,150 @@
+"""The Apptainer images of the stacks (lib/h5stack/containers.py, containers/h5stack.def).
+
+Unit tests of the export (a stack merged into one relocatable tree: RUNPATHs, host
+prefixes in text files, borrowed programs) and of the image key; then, as root, the
+real images that `./h5stack test` builds before the tests (cached): their labels, and
+both run models for each MPI — inside the image (its own mpiexec) and hybrid (this
+machine's mpiexec of the same MPI starts one container per rank) — checked against a
+file written outside the image by the stack's own HDF5 (h5diff)."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import in_stack
+from h5stack import apptainer, containers
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="images are built with --fakeroot as root here")
+
+
+def fake_stack(tmp_path):
+    """A set-up stack as stack.json describes it: an HDF5 prefix, a package prefix, and a
+    stack bin/ with an MPI wrapper and a program borrowed from another stack's HDF5."""
+    hdf5 = tmp_path / "opt" / "hdf5-x"
+    pkg = tmp_path / "opt" / "pkg-x"
+    other = tmp_path / "opt" / "hdf5-tools"
+    for d in (hdf5 / "bin", hdf5 / "lib" / "pkgconfig", pkg / "bin", pkg / "lib" / "plugin", other / "bin"):
+        d.mkdir(parents=True)
+    shutil.copy("/bin/true", hdf5 / "bin" / "h5prog")  # an ELF program
+    (hdf5 / "lib" / "pkgconfig" / "hdf5.pc").write_text(f"prefix={hdf5}\nlibdir=${{prefix}}/lib\n")
+    (hdf5 / "bin" / "h5cc").write_text(f"#!/bin/sh\nprefix={hdf5}\n")
+    (hdf5 / ".h5stack-manifest.json").write_text("{}")
+    (pkg / "bin" / "tool").write_text(f"#!/bin/sh\nexec {pkg}/bin/real\n")
+    (pkg / "lib" / "libp.so").write_bytes(b"not really a library, but \0 binary")
+    os.symlink("../libp.so", pkg / "lib" / "plugin" / "libp.so")
+    stack_dir = tmp_path / "stacks" / "mpich-hdf5-x"
+    (stack_dir / "bin").mkdir(parents=True)
+    (stack_dir / "bin" / "mpicc").write_text('#!/bin/sh\nexec "/usr/bin/mpicc.mpich" "$@"\n')
+    (stack_dir / "bin" / "h5dump").write_text(f'#!/bin/sh\nexec "{other}/bin/h5dump" "$@"\n')
+    desc = {"name": "mpich-hdf5-x", "prefixes": [str(pkg), str(hdf5)], "stack_dir": str(stack_dir)}
+    prefix_map = {str(hdf5): "/opt/h5stack/mpich-hdf5-x", str(pkg): "/opt/h5stack/mpich-hdf5-x",
+                  str(other): "/opt/h5stack/mpich-hdf5-tools"}  # fmt: skip
+    return desc, prefix_map
+
+
+@pytest.mark.skipif(not shutil.which("patchelf"), reason="patchelf is installed by `./h5stack containers`")
+def test_export_makes_a_relocatable_tree(tmp_path):
+    desc, prefix_map = fake_stack(tmp_path)
+    out = tmp_path / "export" / "mpich-hdf5-x"
+    containers.export_stack(desc, str(out), prefix_map)
+    # prefixes merged, the manifest of the build cache left out, links kept
+    assert sorted(os.listdir(out / "bin")) == ["h5cc", "h5dump", "h5prog", "tool"]
+    assert not (out / ".h5stack-manifest.json").exists()
+    assert os.readlink(out / "lib" / "plugin" / "libp.so") == "../libp.so"
+    # host prefixes in text files name the stack's place in the image
+    assert (out / "lib" / "pkgconfig" / "hdf5.pc").read_text().startswith("prefix=/opt/h5stack/mpich-hdf5-x\n")
+    assert (out / "bin" / "tool").read_text() == "#!/bin/sh\nexec /opt/h5stack/mpich-hdf5-x/bin/real\n"
+    assert str(tmp_path) not in (out / "bin" / "h5cc").read_text()
+    # binary files are left alone; ELF programs find their libraries relative to themselves
+    assert (out / "lib" / "libp.so").read_bytes() == b"not really a library, but \0 binary"
+    rpath = subprocess.run(["patchelf", "--print-rpath", str(out / "bin" / "h5prog")], capture_output=True, text=True)
+    assert rpath.stdout.strip() == "$ORIGIN/../lib"
+    assert subprocess.run([str(out / "bin" / "h5prog")]).returncode == 0  # still runs
+    # a program borrowed from another stack points into the image; MPI wrappers are not copied
+    assert (out / "bin" / "h5dump").read_text() == '#!/bin/sh\nexec "/opt/h5stack/mpich-hdf5-tools/bin/h5dump" "$@"\n'
+    assert not (out / "bin" / "mpicc").exists()
+
+
+def test_export_refuses_a_program_borrowed_from_outside(tmp_path):
+    desc, prefix_map = fake_stack(tmp_path)
+    del prefix_map[str(tmp_path / "opt" / "hdf5-tools")]
+    with pytest.raises(containers.StepError, match="h5dump wraps .* which is in no exported stack"):
+        containers.export_stack(desc, str(tmp_path / "export"), prefix_map, patchelf="true")
+
+
+def test_runpaths():
+    assert containers.runpath_for("bin/h5dump") == "$ORIGIN/../lib"
+    assert containers.runpath_for("libexec/tutorial/hyperslab_by_row") == "$ORIGIN/../lib"
+    assert containers.runpath_for("lib/libhdf5.so.310") == "$ORIGIN"
+    assert containers.runpath_for("lib/plugin/libh5fd_multifile.so") == "$ORIGIN/.."
+
+
+def test_build_args_and_image_key():
+    local = containers.build_args("mpich", "/cache/images/debian/rootfs", "/x/export", "abc")
+    assert (local["BOOTSTRAP"], local["BASE"], local["MPI"]) == ("localimage", "/cache/images/debian/rootfs", "mpich")
+    pulled = containers.build_args("openmpi", "docker://debian:12", "/x/export", "abc")
+    assert (pulled["BOOTSTRAP"], pulled["BASE"]) == ("docker", "debian:12")
+    key = containers.image_key("def", local, "sha", "base", "apptainer 1.4.5")
+    moved = dict(local, EXPORT="/elsewhere", COMMIT="def")  # where things are on this machine: same image
+    assert containers.image_key("def", moved, "sha", "base", "apptainer 1.4.5") == key
+    for changed in (
+        containers.image_key("def2", local, "sha", "base", "apptainer 1.4.5"),
+        containers.image_key("def", dict(local, MPI="openmpi"), "sha", "base", "apptainer 1.4.5"),
+        containers.image_key("def", local, "sha2", "base", "apptainer 1.4.5"),
+        containers.image_key("def", local, "sha", "base2", "apptainer 1.4.5"),
+        containers.image_key("def", local, "sha", "base", "apptainer 1.4.6"),
+    ):
+        assert changed != key
+
+
+# -- the real images (built by `./h5stack test` before the tests) -------------------
+def image(flavour):
+    path = containers.image_link(flavour)
+    assert os.path.exists(path), f"{path}: not built (./h5stack test builds it: `./h5stack containers build`)"
+    return path
+
+
+def apptainer_exe():
+    return apptainer.ensure_apptainer()
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("flavour", containers.FLAVOURS)
+def test_image_labels_and_stacks(flavour):
+    proc = subprocess.run([apptainer_exe(), "inspect", "--json", image(flavour)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    labels = json.loads(proc.stdout)["data"]["attributes"]["labels"]
+    assert labels["org.h5stack.mpi"] == flavour
+    assert labels["org.h5stack.stacks"].split() == [
+        f"{flavour}-hdf5-1.14", f"{flavour}-hdf5-1.14-multifile", f"{flavour}-hdf5-2", f"{flavour}-hdf5-2-multifile"
+    ]  # fmt: skip
+    assert len(labels["org.h5stack.commit"]) >= 12
+    for app, version in (("hdf5-1.14", "1.14."), ("hdf5-2", "2."), ("hdf5-2-multifile", "2.")):
+        out = containers.exec_in_image(image(flavour), ["h5pcc", "-showconfig"], app=app)
+        assert out.returncode == 0 and f"HDF5 Version: {version}" in out.stdout, (app, out.stdout[-500:], out.stderr)
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("model", ["inside", "hybrid"])
+@pytest.mark.parametrize("flavour", containers.FLAVOURS)
+def test_image_runs_equal_to_the_stack_outside(flavour, model, tmp_path):
+    """Multifile in the image, merged there, equal (h5diff, outside) to MPI-IO outside."""
+    stack = f"{flavour}-hdf5-1.14"
+    img, exe = image(flavour), apptainer_exe()
+    env_lines = "".join(f"export {k}={v}\n" for k, v in apptainer.run_env().items())
+    args = "8 2 --size 64 --chunk 32 --no-limits --quiet"
+    if model == "inside":
+        run = f'"{exe}" exec "{img}" mpiexec -n 2 h5pwrite3dc mf.h5 {args} --driver multifile'
+    else:  # this machine's mpiexec (the stack's MPI) starts one container per rank
+        run = f'mpiexec -n 2 "{exe}" exec "{img}" h5pwrite3dc mf.h5 {args} --driver multifile'
+    proc = in_stack(
+        stack,
+        f"{env_lines}mpiexec -n 2 h5pwrite3dc ref.h5 {args}\n{run} > mf.txt\n"
+        f'test -f mf.h5/metafile\n"{exe}" exec "{img}" h5mf merge -q mf.h5\nh5diff ref.h5 mf.h5\ncat mf.txt',
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "mpi-ranks: 2\n" in proc.stdout  # one job of 2 ranks, not 2 singletons
