@@ -13,18 +13,9 @@ if ! "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
     echo "rank when one dies (the servers cannot outlive a dead client there)"
     exit 77
 fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/dsm-dies.XXXXXX")
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
-fail() { echo "client_dies: FAIL: $*"; for f in *.txt; do echo "== $f"; cat "$f"; done; exit 1; }
-
-export OMPI_MCA_osc=${OMPI_MCA_osc:-ucx}
-ompi-server --no-daemonize --report-uri "$work/uri" > ompi-server.txt 2>&1 &
-pids+=($!)
-for ((i = 0; i < 100; i++)); do [[ -s uri ]] && break; sleep 0.1; done
-[[ -s uri ]] || fail "ompi-server wrote no URI"
+. "$(dirname "$0")/separate_jobs_lib.sh"
+jobs_workdir client_dies
+start_ompi_server
 # the client timeout: long enough for a busy 2-core machine, short enough for a test
 timeout 240 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$server" --size 2m --distribution block-cyclic:4k \
     --contact dsm.contact --connections 2 --client-timeout 20 --action summary --action "dump:dump_{step}.h5" \

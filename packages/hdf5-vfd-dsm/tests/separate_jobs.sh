@@ -11,12 +11,8 @@
 set -uo pipefail
 mpiexec=$1 server=$2 workload=$3
 export HDF5_PLUGIN_PATH=$4
-work=$(mktemp -d "${TMPDIR:-/tmp}/dsm-separate.XXXXXX")
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
-fail() { echo "separate_jobs: FAIL: $*"; for f in *.txt; do echo "== $f"; cat "$f"; done; exit 1; }
+. "$(dirname "$0")/separate_jobs_lib.sh"
+jobs_workdir separate_jobs
 
 if ! "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
     timeout 60 "$mpiexec" -n 1 "$server" --size 1m --contact dsm.contact > server.txt 2>&1
@@ -28,11 +24,7 @@ if ! "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
     exit 0
 fi
 
-export OMPI_MCA_osc=${OMPI_MCA_osc:-ucx}
-ompi-server --no-daemonize --report-uri "$work/uri" > ompi-server.txt 2>&1 &
-pids+=($!)
-for ((i = 0; i < 100; i++)); do [[ -s uri ]] && break; sleep 0.1; done
-[[ -s uri ]] || fail "ompi-server wrote no URI"
+start_ompi_server
 timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$server" --size 2m --distribution block-cyclic:4k \
     --contact dsm.contact --action summary --action "dump:dump_{step}.h5" > server.txt 2>&1 &
 spid=$!
