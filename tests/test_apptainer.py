@@ -68,7 +68,7 @@ def fake_apptainer_build(builds):
                 f.write(f"{rel} of {key}\n")
         for rel in apptainer.REQUIRED_DIRS:
             os.makedirs(os.path.join(prefix, rel))
-        apptainer.write_manifest(prefix, key, os.path.basename(prefix), inputs, 0)
+        build.write_manifest(prefix, key, os.path.basename(prefix), inputs, 0)
 
     return fake
 
@@ -137,7 +137,7 @@ def test_damaged_base_is_made_again(home, monkeypatch):
             with open(os.path.join(rootfs, rel), "w") as f:
                 f.write(rel)
         os.symlink("dash", os.path.join(rootfs, "usr/bin/sh"))
-        apptainer.write_manifest(entry, key, os.path.basename(entry), inputs, 0)
+        build.write_manifest(entry, key, os.path.basename(entry), inputs, 0)
 
     monkeypatch.setattr(apptainer.sources, "debian_archive_uri", lambda: "http://archive.invalid/debian")
     monkeypatch.setattr(apptainer.os, "geteuid", lambda: 0)

@@ -23,7 +23,6 @@ build's %post and %test) fail unless Apptainer drops that capability
 in /etc/subuid and /etc/subgid.
 """
 
-import json
 import os
 import pwd
 import re
@@ -154,19 +153,7 @@ def apptainer_status(prefix, key):
 
 def apptainer_source(entry=APPTAINER_SOURCE):
     """Path of the upstream tarball in $H5STACK_HOME/sources, fetched when missing."""
-    path = os.path.join(paths.sub("sources"), sources._cache_name(entry))
-    what = sources._describe(entry)
-    if os.path.exists(path):
-        if sources.sha256_of(path) == entry["sha256"]:
-            return path
-        info(f"removing {path}: checksum mismatch")
-        os.remove(path)
-    info(f"Apptainer: fetching the {what}")
-    try:
-        sources._fetch_debian(entry, path)
-    except StepError as err:
-        raise StepError(f"Apptainer: {what}: {err}") from None
-    return path
+    return sources.fetch_cached(entry, "Apptainer")
 
 
 def _build_apptainer(label, inputs, prefix, key):
@@ -211,7 +198,7 @@ def _build_apptainer(label, inputs, prefix, key):
     if not os.path.isdir(staged):
         raise StepError(f"{label}: `make install` put nothing in {staged} (see {log})")
     os.replace(staged, prefix)
-    write_manifest(prefix, key, name, inputs, time.monotonic() - t0)
+    build.write_manifest(prefix, key, name, inputs, time.monotonic() - t0)
     shutil.rmtree(work, ignore_errors=True)
     info(f"{label}: built in {fmt_seconds(time.monotonic() - t0)} ({prefix})")
 
@@ -233,22 +220,6 @@ def _go_mod_version(src):
     if not m:
         raise StepError(f"{src}/go.mod: no `go` line")
     return m.group(1)
-
-
-def write_manifest(prefix, key, name, inputs, seconds, files=None):
-    """The manifest of build.py (build.verify checks it), written last, atomically."""
-    manifest = {
-        "key": key,
-        "name": name,
-        "inputs": inputs,
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "build_seconds": round(seconds, 1),
-        "files": build.scan(prefix) if files is None else files,
-    }
-    tmp = os.path.join(prefix, build.MANIFEST + ".part")
-    with open(tmp, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-    os.replace(tmp, os.path.join(prefix, build.MANIFEST))
 
 
 # ---------------------------------------------------------------- this machine's facts
@@ -408,7 +379,7 @@ def _debootstrap(label, inputs, entry, key):
     with open(log, "a") as f:
         f.write(f"\nremoved device nodes and other special files: {' '.join(special)}\n")
         f.write(f"removed {emptied} files of {' and '.join(inputs['emptied'])}\n")
-    write_manifest(part, key, name, inputs, time.monotonic() - t0)
+    build.write_manifest(part, key, name, inputs, time.monotonic() - t0)
     os.replace(part, entry)
     info(f"{label}: made in {fmt_seconds(time.monotonic() - t0)} ({entry})")
 

@@ -78,6 +78,22 @@ def verify(prefix, key, required=()):
     return None
 
 
+def write_manifest(prefix, key, name, inputs, seconds):
+    """Write prefix's manifest (what verify checks): last, and atomically."""
+    manifest = {
+        "key": key,
+        "name": name,
+        "inputs": inputs,
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "build_seconds": round(seconds, 1),
+        "files": scan(prefix),
+    }
+    tmp = os.path.join(prefix, MANIFEST + ".part")
+    with open(tmp, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+    os.replace(tmp, os.path.join(prefix, MANIFEST))
+
+
 class Component:
     """A CMake project to build into a keyed prefix.
 
@@ -153,18 +169,7 @@ class Component:
         if not os.path.isdir(staged):
             raise StepError(f"{self.label}: `cmake --install` put nothing in {staged} (see {log})")
         os.replace(staged, self.prefix)
-        manifest = {
-            "key": self.key,
-            "name": self.name,
-            "inputs": self.inputs,
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "build_seconds": round(time.monotonic() - t0, 1),
-            "files": scan(self.prefix),
-        }
-        tmp = os.path.join(self.prefix, MANIFEST + ".part")
-        with open(tmp, "w") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-        os.replace(tmp, os.path.join(self.prefix, MANIFEST))
+        write_manifest(self.prefix, self.key, self.name, self.inputs, time.monotonic() - t0)
         if self.keep_build:
             shutil.rmtree(stage, ignore_errors=True)
         else:

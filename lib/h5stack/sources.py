@@ -209,6 +209,28 @@ def _fetch_crate(entry, dest):
         return sha
 
 
+def fetch(entry, dest):
+    """Fetch one source entry (kind url, debian or crate) into dest."""
+    {"url": _fetch_url, "debian": _fetch_debian}.get(entry["kind"], _fetch_crate)(entry, dest)
+
+
+def fetch_cached(entry, label):
+    """The path of entry's file in $H5STACK_HOME/sources: the cached one when its
+    sha256 is the pinned one, else fetched; label names what it is for in messages."""
+    path = os.path.join(paths.sub("sources"), _cache_name(entry))
+    if os.path.exists(path):
+        if sha256_of(path) == entry.get("sha256"):
+            return path
+        info(f"removing {path}: checksum mismatch")
+        os.remove(path)
+    info(f"{label}: fetching the {_describe(entry)}")
+    try:
+        fetch(entry, path)
+    except StepError as err:
+        raise StepError(f"{label}: {_describe(entry)}: {err}") from None
+    return path
+
+
 def obtain(series, entries, tarball=None):
     """Return a Source for an HDF5 series, trying a user tarball, the cache, then each entry."""
     if tarball:
@@ -230,12 +252,7 @@ def obtain(series, entries, tarball=None):
         path = os.path.join(store, _cache_name(entry))
         info(f"HDF5 {series}: fetching the {_describe(entry)}")
         try:
-            if entry["kind"] == "url":
-                _fetch_url(entry, path)
-            elif entry["kind"] == "debian":
-                _fetch_debian(entry, path)
-            else:
-                _fetch_crate(entry, path)
+            fetch(entry, path)
         except StepError as err:
             info(f"HDF5 {series}: {_describe(entry)}: {err}")
             failures.append(f"{_describe(entry)}: {err}")
