@@ -17,7 +17,7 @@ exported relocatable into one directory per stack, /opt/h5stack/<stack> in the i
 The image's base is a Debian 12 made with debootstrap (apptainer.ensure_base: offline,
 no registry) unless --base docker://... is given. Images are cached in images/ keyed by
 the definition, the exported trees, the base and Apptainer's version; images/
-h5stack-<mpi>.sif always names the newest one.
+h5stack-<mpi>.sif always names the newest one. Exports go to images/export/<mpi>/.
 """
 
 import hashlib
@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import time
 
-from . import apptainer, build, paths
+from . import apptainer, build, paths, stacks
 from .ui import StepError, fmt_seconds, info, run_logged
 
 FLAVOURS = ("mpich", "openmpi")
@@ -41,12 +41,12 @@ def image_link(flavour):
     return os.path.join(paths.sub("images"), f"h5stack-{flavour}.sif")
 
 
-def flavour_stacks(stacks, flavour):
+def flavour_stacks(registry, flavour):
     """The stacks of one MPI, bases before the twins that borrow from them."""
-    names = [n for n in stacks.names() if stacks.get(n).mpi.name == flavour]
+    names = [n for n in registry.names() if registry.get(n).mpi.name == flavour]
     if not names:
         raise StepError(f"no stacks with the MPI {flavour!r} in stacks.yaml (flavours: {', '.join(FLAVOURS)})")
-    return stacks.needed_stacks(names)
+    return registry.needed_stacks(names)
 
 
 # -- exporting stacks -------------------------------------------------------------
@@ -114,9 +114,7 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
     # Debian MPI in /usr/bin); programs borrowed from another stack point into the image
     wrappers = os.path.join(desc["stack_dir"], "bin")
     for tool in sorted(os.listdir(wrappers)):
-        with open(os.path.join(wrappers, tool)) as f:
-            text = f.read()
-        target = text.split('exec "', 1)[-1].split('"', 1)[0]
+        target = stacks.wrapper_target(os.path.join(wrappers, tool))
         if target.startswith("/usr/"):
             continue
         for host, image in replacements:
@@ -125,25 +123,16 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
                 break
         else:
             raise StepError(f"{name}: {tool} wraps {target}, which is in no exported stack")
-        out = os.path.join(dest, "bin", tool)
-        with open(out, "w") as f:
-            f.write(f'#!/bin/sh\nexec "{target}" "$@"\n')
-        os.chmod(out, 0o755)
+        stacks.write_wrapper(os.path.join(dest, "bin", tool), target)
     return dest
 
 
-def export_flavour(stacks, flavour, dest):
-    """Set up (cached) and export every stack of one MPI into dest/<stack>."""
-    names = flavour_stacks(stacks, flavour)
-    stacks.setup(names)
-    descs = [stacks.get(n).description() for n in names]
-    prefix_map = {}
-    for desc in descs:
-        for prefix in desc["prefixes"]:
-            prefix_map[prefix] = f"{IMAGE_ROOT}/{desc['name']}"
-    # tools borrowed from a build that is not itself a stack prefix: its stack's
-    for desc in descs:
-        prefix_map.setdefault(desc["hdf5_prefix"], f"{IMAGE_ROOT}/{desc['name']}")
+def export_flavour(registry, flavour, dest):
+    """Export every stack of one MPI (set up already) into dest/<stack>."""
+    names = flavour_stacks(registry, flavour)
+    descs = [registry.get(n).description() for n in names]
+    # every host prefix (HDF5's among them) -> its stack's directory in the image
+    prefix_map = {prefix: f"{IMAGE_ROOT}/{d['name']}" for d in descs for prefix in d["prefixes"]}
     os.makedirs(dest, exist_ok=True)
     for entry in os.listdir(dest):  # the previous export
         path = os.path.join(dest, entry)
@@ -193,9 +182,9 @@ def image_key(definition_text, args, export_sha, base_key, apptainer_version):
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def build_image(flavour, base=None, force=False):
-    """The image of one flavour (cached): its path."""
-    from .stacks import Stacks
+def build_image(flavour, base=None, force=False, registry=None):
+    """The image of one flavour (cached): its path. registry: the Stacks, set up already
+    (by default they are set up here)."""
 
     if flavour not in FLAVOURS:
         raise StepError(f"unknown flavour {flavour!r} (expected one of {', '.join(FLAVOURS)})")
@@ -208,10 +197,13 @@ def build_image(flavour, base=None, force=False):
     else:
         base_key = base
     images = paths.sub("images")
-    work = paths.sub("images", "work", flavour)
-    export_dir = os.path.join(work, "export")
+    if registry is None:
+        registry = stacks.Stacks()
+        registry.setup(flavour_stacks(registry, flavour))
+    work = paths.sub("images", "export", flavour)
+    export_dir = os.path.join(work, "stacks")
     with paths.locked(f"image-{flavour}"):
-        names, _summary = export_flavour(Stacks(), flavour, export_dir)
+        names, _summary = export_flavour(registry, flavour, export_dir)
         version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
         with open(DEFINITION) as f:
             definition = f.read()
@@ -255,13 +247,16 @@ def exec_in_image(image, argv, app=None, env=None, cwd=None, timeout=600):
     )  # fmt: skip
 
 
-def setup_images(stacks, names=None):
-    """What `run` and `test` do before the checks: the images of the MPIs of these stacks
-    (default: all), cached. Where this user cannot build images (not root and no
+def setup_images(registry, names=None):
+    """What `run` and `test` do before the checks, after setting up these stacks (default:
+    all): the images of their MPIs, cached. Where this user cannot build images (not root and no
     subordinate ids), says so and builds none: the container checks then skip."""
-    names = names or stacks.names()
-    flavours = [f for f in FLAVOURS if any(stacks.get(n).mpi.name == f for n in names)]
+    names = names or registry.names()
+    flavours = [f for f in FLAVOURS if any(registry.get(n).mpi.name == f for n in names)]
     if os.geteuid() != 0 and not apptainer.ensure_subids():
         info("containers: no images built (needs root, or subordinate ids for `apptainer build --fakeroot`)")
         return []
-    return [build_image(f) for f in flavours]
+    others = [n for f in flavours for n in flavour_stacks(registry, f) if n not in names]  # an image holds them all
+    if others:
+        registry.setup(others)
+    return [build_image(f, registry=registry) for f in flavours]

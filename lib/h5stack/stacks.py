@@ -391,7 +391,7 @@ class Stacks:
         os.makedirs(os.path.join(tmp, "bin"))
         os.makedirs(os.path.join(tmp, "plugins"))
         for name in stack.mpi.commands:
-            _write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name))
+            write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name))
         pkgs = []
         for pkg_dir in self.stack_packages(stack):
             comp = self.package_component(pkg_dir, stack)
@@ -406,14 +406,14 @@ class Stacks:
             for tool in sorted(os.listdir(os.path.join(tools_from.prefix, "bin"))):
                 if tool in own or tool.startswith(("h5cc", "h5pcc", "h5hlcc", "h5redeploy", "h5c++", "h5fc")):
                     continue
-                _write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool))
+                write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool))
                 borrowed.append(tool)
         for program in stack.twin.get("borrow_programs", []):  # e.g. h5mf from the base stack
             base = self.get(stack.base_name)
             for pkg_dir in self.stack_packages(base):
                 target = os.path.join(self.package_component(pkg_dir, base).prefix, "bin", program)
                 if os.path.exists(target):
-                    _write_wrapper(os.path.join(tmp, "bin", program), target)
+                    write_wrapper(os.path.join(tmp, "bin", program), target)
                     borrowed.append(f"{program} (from {base.name})")
         description = {
             "name": stack.name,
@@ -491,10 +491,17 @@ def reframe_environ_name(stack_name):
     return stack_name.replace(".", "_")
 
 
-def _write_wrapper(path, target):
+def write_wrapper(path, target):
+    """A program in a stack's bin/ that runs target (an MPI command, a borrowed tool)."""
     with open(path, "w") as f:
         f.write(f'#!/bin/sh\nexec "{target}" "$@"\n')
     os.chmod(path, 0o755)
+
+
+def wrapper_target(path):
+    """What a wrapper of write_wrapper runs."""
+    with open(path) as f:
+        return f.read().split('exec "', 1)[1].split('"', 1)[0]
 
 
 def exports(desc, as_root=None):
