@@ -195,31 +195,41 @@ void dsm_link_close(dsm_link_t *l)
     MPI_Comm_free(&l->local);
 }
 
-/* complete the requests within the link's timeout; on expiry cancel them: a server that
- * never answers (or never even receives) must not hold the clients forever */
-static int wait_timed(dsm_link_t *l, MPI_Request *reqs, int n, char *err, size_t len)
+/* complete n (<= 2) requests, pausing between tests (yield: give the core away but
+ * keep driving MPI's progress; else short sleeps); timeout <= 0: wait for ever. 0 when
+ * done, 1 when the timeout expired (the requests cancelled and freed), -1 on an MPI error */
+static int complete(MPI_Request *reqs, int n, double timeout, int yield)
 {
-    int        done = 0;
-    double     end  = now() + l->timeout;
-    MPI_Status statuses[2]; /* n <= 2 */
-    while (MPI_Testall(n, reqs, &done, statuses) == MPI_SUCCESS && !done) {
-        if (now() > end) {
+    int    done = 0;
+    double end  = now() + timeout;
+    while (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done) {
+        if (timeout > 0 && now() > end) {
             for (int i = 0; i < n; i++)
                 if (reqs[i] != MPI_REQUEST_NULL) {
                     MPI_Cancel(&reqs[i]);
                     MPI_Request_free(&reqs[i]);
                 }
-            snprintf(err, len, "no answer from the DSM servers within %.0f s (timeout=%g in the driver's configuration)",
-                     l->timeout, l->timeout);
-            return -1;
+            return 1;
         }
-        usleep(200);
+        if (yield)
+            sched_yield();
+        else
+            usleep(200);
     }
-    if (!done) {
+    return done ? 0 : -1;
+}
+
+/* complete the requests within the link's timeout; on expiry cancel them: a server that
+ * never answers (or never even receives) must not hold the clients forever */
+static int wait_timed(dsm_link_t *l, MPI_Request *reqs, int n, char *err, size_t len)
+{
+    int rc = complete(reqs, n, l->timeout, 0);
+    if (rc == 1)
+        snprintf(err, len, "no answer from the DSM servers within %.0f s (timeout=%g in the driver's configuration)",
+                 l->timeout, l->timeout);
+    else if (rc < 0)
         snprintf(err, len, "lost the connection to the DSM servers");
-        return -1;
-    }
-    return 0;
+    return rc == 0 ? 0 : -1;
 }
 
 int dsm_link_send(dsm_link_t *l, const dsm_msg_t *msg, char *err, size_t len)
@@ -241,33 +251,14 @@ int dsm_link_ask(dsm_link_t *l, const dsm_msg_t *msg, dsm_msg_t *answer, char *e
  * a workstation, cores) with the clients. No sleeping: an MPI whose one-sided transfers
  * need the target's progress (MPICH over UCX moves large puts in pieces, each when the
  * target next calls MPI) would crawl (pauses of up to 1 ms gave 89 MB/s instead of 8 GB/s) */
-void dsm_idle_wait(MPI_Request *req)
-{
-    int done = 0;
-    while (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        sched_yield();
-}
+void dsm_idle_wait(MPI_Request *req) { complete(req, 1, 0, 1); }
 
 int dsm_link_request(dsm_link_t *l, dsm_msg_t *msg, double timeout)
 {
     MPI_Request req;
     if (MPI_Irecv(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged, &req) != MPI_SUCCESS)
         return -1;
-    if (timeout <= 0) {
-        dsm_idle_wait(&req);
-        return 0;
-    }
-    int    done = 0;
-    double end  = now() + timeout;
-    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
-        if (now() > end) { /* the clients are gone (or stuck): stop listening to them */
-            MPI_Cancel(&req);
-            MPI_Request_free(&req);
-            return 1;
-        }
-        sched_yield();
-    }
-    return done ? 0 : -1;
+    return complete(&req, 1, timeout, 1); /* 1: the clients are gone (or stuck), no longer listened to */
 }
 
 void dsm_link_abandon(dsm_link_t *l)
