@@ -200,9 +200,10 @@ void dsm_link_close(dsm_link_t *l)
  * done, 1 when the timeout expired (the requests cancelled and freed), -1 on an MPI error */
 static int complete(MPI_Request *reqs, int n, double timeout, int yield)
 {
-    int    done = 0;
-    double end  = now() + timeout;
-    while (MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done) {
+    int        done = 0;
+    double     end  = now() + timeout;
+    MPI_Status statuses[2]; /* (MPI_STATUSES_IGNORE makes GCC warn about MPICH's annotation) */
+    while (MPI_Testall(n, reqs, &done, statuses) == MPI_SUCCESS && !done) {
         if (timeout > 0 && now() > end) {
             for (int i = 0; i < n; i++)
                 if (reqs[i] != MPI_REQUEST_NULL) {
