@@ -147,7 +147,7 @@ def test_dry_run_on_gpfs_template_applies_largeblock_hint_alignment():
     writes = {k: v for k, v in scripts.items() if k[0].startswith("multifile_workload_write")}
     assert len(writes) == 4, sorted(writes)
     for (_name, environ), script in writes.items():
-        assert 'fsdir="/gpfs/work/$USER/h5stack/' in script
+        assert 'fsdir="/gpfs/projects/$USER/h5stack/' in script
         assert "lfs setstripe" not in script
         assert "IBM_largeblock_io=true" in script and "cb_buffer_size=16777216" in script
         assert script.count("--alignment 16777216") == 2

@@ -44,7 +44,7 @@ stacks = [e["name"] for e in environments]
 GPFS_WORK = {
     "name": "work",
     "descr": "project work file system, 16 MiB blocks",
-    "path": "/gpfs/work/$USER/h5stack",  # ADAPT
+    "path": "/gpfs/projects/$USER/h5stack",  # ADAPT
     "type": "gpfs",
     "gpfs": {"block_size": "16M", "largeblock_io": True},
     "alignment": "16M",
