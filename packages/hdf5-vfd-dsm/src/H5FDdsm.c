@@ -57,6 +57,14 @@ typedef struct {
 } dsm_options_t;
 #define DSM_OPTIONS_MAGIC 0x44534d31u /* "DSM1" */
 
+/*
+ * HDF5's record of the transfer mode of the current call, which its built-in MPI drivers
+ * read: HDF5 switches a call to collective there (chunk fills at allocation, collective
+ * metadata writes) while the transfer property list a driver receives still says
+ * independent. Exported by libhdf5 1.14 and 2.x, declared in its private headers only.
+ */
+H5_DLL herr_t H5CX_get_io_xfer_mode(H5FD_mpio_xfer_t *io_xfer_mode);
+
 static hid_t      H5FD_DSM_g           = H5I_INVALID_HID;
 static hid_t      dsm_err_class_g      = H5I_INVALID_HID;
 static hid_t      dsm_err_major_g      = H5I_INVALID_HID;
@@ -625,7 +633,8 @@ static herr_t dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     return 0;
 }
 
-static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+/* a write at a DSM address (also one entry of a vector write) */
+static herr_t put_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
     H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
     char        err[DSM_ERR_SIZE];
@@ -647,6 +656,45 @@ static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr
     return 0;
 }
 
+/* Is the current call collective? Then every rank of the file makes it (HDF5's rule for
+ * its MPI-IO driver, which calls MPI_File_set_view / *_all in it). */
+static bool collective_call(void)
+{
+    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
+    return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
+}
+
+/*
+ * The start and the end of a collective write, on every client: each client's transfers
+ * are complete at their targets (every transfer ends with its unlock), and no client goes
+ * on before all are, so the call's puts land after every earlier write of any client and
+ * before every later one (as MPI-IO's collective writes begin and end); the clients agree
+ * on the outcome (status: this client's).
+ */
+static herr_t sync_collective(H5FD_dsm_t *f, herr_t status)
+{
+    int failed = status < 0, any = 0;
+    if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS) {
+        DSM_ERROR("%s: the clients could not complete a collective write together", f->name);
+        return -1;
+    }
+    if (any && status >= 0) {
+        DSM_ERROR("%s: another client's part of this collective write failed", f->name);
+        return -1;
+    }
+    return status;
+}
+
+static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+{
+    H5FD_dsm_t *f    = (H5FD_dsm_t *)_file;
+    bool        coll = collective_call();
+    herr_t      ret  = coll ? sync_collective(f, 0) : 0;
+    if (ret >= 0)
+        ret = put_at(_file, type, dxpl, addr, size, buf);
+    return coll ? sync_collective(f, ret) : ret;
+}
+
 /* vectors: a size of 0 / a type of H5FD_MEM_NOLIST ends its array; the previous entry
  * then holds for the remaining elements (HDF5's compact convention) */
 static herr_t each_entry(H5FD_dsm_t *f, bool writing, hid_t dxpl, uint32_t count, H5FD_mem_t types[],
@@ -666,7 +714,7 @@ static herr_t each_entry(H5FD_dsm_t *f, bool writing, hid_t dxpl, uint32_t count
             type = types[i];
         else
             fixed_type = true;
-        ret = writing ? dsm_write((H5FD_t *)f, type, dxpl, addrs[i], size, bufs[i])
+        ret = writing ? put_at((H5FD_t *)f, type, dxpl, addrs[i], size, bufs[i])
                       : dsm_read((H5FD_t *)f, type, dxpl, addrs[i], size, bufs[i]);
     }
     f->in_vector = false;
@@ -682,8 +730,13 @@ static herr_t dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem
 static herr_t dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                                size_t sizes[], const void *bufs[])
 {
+    H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
+    bool        coll = collective_call();
+    herr_t      ret  = coll ? sync_collective(f, 0) : 0;
     /* the entries are only read from: the cast serves the shared loop */
-    return each_entry((H5FD_dsm_t *)file, true, dxpl, count, types, addrs, sizes, (void **)bufs);
+    if (ret >= 0)
+        ret = each_entry(f, true, dxpl, count, types, addrs, sizes, (void **)bufs);
+    return coll ? sync_collective(f, ret) : ret;
 }
 
 /* HDF5 truncates collectively at every flush and close: the file's size is its EOA */

@@ -65,6 +65,7 @@ typedef struct {
     uint64_t     data_pos, idx_pos, nrec;
     uint32_t     epoch;
     mf_clock_t   clock;
+    int64_t      hlc;   /* the last order stamp given or learned (see next_stamp) */
     mf_extents_t map;   /* MODE_WRITE: live map; MODE_INPLACE: dir.map */
     mf_tail_t   *tails; /* other ranks' files (MODE_WRITE), NULL entries closed */
     /* MODE_PLAIN */
@@ -78,6 +79,14 @@ typedef struct {
      * data_fd and the other ranks' tails[r].data_fd as they are opened (WRITE) */
     int         *read_fds;
 } H5FD_multifile_t;
+
+/*
+ * HDF5's record of the transfer mode of the current call, which its built-in MPI drivers
+ * read: HDF5 switches a call to collective there (chunk fills at allocation, collective
+ * metadata writes) while the transfer property list a driver receives still says
+ * independent. Exported by libhdf5 1.14 and 2.x, declared in its private headers only.
+ */
+H5_DLL herr_t H5CX_get_io_xfer_mode(H5FD_mpio_xfer_t *io_xfer_mode);
 
 static hid_t H5FD_MULTIFILE_g     = H5I_INVALID_HID;
 static hid_t mf_err_class_g       = H5I_INVALID_HID;
@@ -881,17 +890,31 @@ static herr_t mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 typedef struct {
     const mf_tail_t *tail;
     mf_extents_t    *map;
+    int64_t         *hlc;
 } refresh_ctx_t;
 
 static int insert_record(const mf_record_t *rec, uint64_t seq, void *arg)
 {
     refresh_ctx_t *ctx = arg;
     mf_key_t       key = {rec->epoch, rec->stamp, (int32_t)ctx->tail->rank, seq};
+    if (rec->stamp > *ctx->hlc)
+        *ctx->hlc = rec->stamp;
     if (rec->flags & MF_REC_TRUNCATE) {
         key.rank = MF_HOLE_RANK;
         return mf_extents_insert(ctx->map, rec->addr, MF_MAXADDR - rec->addr, 0, &key);
     }
     return mf_extents_insert(ctx->map, rec->addr, rec->len, rec->pos, &key);
+}
+
+/* rank r's index and data files, opened when first needed */
+static int open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
+{
+    if (f->tails[r].idx_fd >= 0)
+        return 0;
+    if (mf_tail_open(&f->tails[r], f->path, (unsigned)r, err) < 0)
+        return -1;
+    f->read_fds[r] = f->tails[r].data_fd;
+    return 0;
 }
 
 /* read what the other ranks appended to their indexes since the last look */
@@ -902,16 +925,68 @@ static int refresh(H5FD_multifile_t *f, mf_err_t err)
         int        torn;
         if (r == f->rank)
             continue;
-        if (t->idx_fd < 0) {
-            if (mf_tail_open(t, f->path, (unsigned)r, err) < 0)
-                return -1;
-            f->read_fds[r] = t->data_fd;
-        }
-        refresh_ctx_t ctx = {t, &f->map};
+        if (open_tail(f, r, err) < 0)
+            return -1;
+        refresh_ctx_t ctx = {t, &f->map, &f->hlc};
         if (mf_tail_poll(t, insert_record, &ctx, 0, &torn, err) < 0)
             return -1;
     }
     return 0;
+}
+
+/*
+ * Order stamps form a hybrid logical clock: the common clock (mf_clock.h), raised past
+ * every stamp this rank has given or learned of. Stamps grow along each rank's index.
+ */
+static int64_t next_stamp(H5FD_multifile_t *f)
+{
+    int64_t now = mf_clock_now(&f->clock);
+    f->hlc      = now > f->hlc ? now : f->hlc + 1;
+    return f->hlc;
+}
+
+/*
+ * Before writing metadata: learn the last stamp of every other rank's index. HDF5 writes
+ * metadata at its cache's sync points, each rank a share, with barriers between sync
+ * points; so whatever another rank wrote of an entry at an earlier sync point is in its
+ * index already, and this rank's rewrite is stamped after it, whatever the clocks say.
+ */
+static int learn_stamps(H5FD_multifile_t *f, mf_err_t err)
+{
+    for (int r = 0; r < f->size; r++)
+        if (r != f->rank && (open_tail(f, r, err) < 0 || mf_tail_last_stamp(&f->tails[r], &f->hlc, err) < 0))
+            return -1;
+    return 0;
+}
+
+/* Is the current call collective? Then every rank of the file makes it (HDF5's rule for
+ * its MPI-IO driver, which calls MPI_File_set_view / *_all in it). */
+static bool collective_call(void)
+{
+    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
+    return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
+}
+
+/*
+ * The start and the end of a collective write, on every rank: the ranks exchange the
+ * largest stamp, so every write of the call is stamped after every earlier write of any
+ * rank, and every later write after every write of the call; no rank returns before
+ * every rank's part is written (as MPI-IO's collective writes end), and the ranks agree
+ * on the outcome (status: this rank's).
+ */
+static herr_t sync_collective(H5FD_multifile_t *f, herr_t status)
+{
+    int64_t v[2] = {status < 0, f->hlc};
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, f->comm) != MPI_SUCCESS) {
+        MF_ERROR("%s: the ranks could not complete a collective write together", f->path);
+        return -1;
+    }
+    f->hlc = v[1];
+    if (v[0] && status >= 0) {
+        MF_ERROR("%s: another rank's part of this collective write failed", f->path);
+        return -1;
+    }
+    return status;
 }
 
 /* copy [addr, addr+size) out of the extent map; fds[rank] reads a rank's data */
@@ -1026,7 +1101,8 @@ static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
     return 0;
 }
 
-static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+/* a write at a file address, whatever the mode (also one entry of a vector write) */
+static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     unsigned char     rec_buf[MF_RECORD_SIZE];
@@ -1067,7 +1143,7 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     }
     if (size == 0)
         return 0;
-    mf_record_t rec = {addr, size, f->data_pos, mf_clock_now(&f->clock), f->epoch, (uint16_t)type, 0,
+    mf_record_t rec = {addr, size, f->data_pos, next_stamp(f), f->epoch, (uint16_t)type, 0,
                        f->opt.checksums ? mf_data_crc(0, buf, size) : 0};
     if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
         MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
@@ -1122,7 +1198,32 @@ static herr_t for_each_vector_entry(mf_io_fn io, H5FD_t *file, hid_t dxpl, uint3
 
 static herr_t write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
-    return mf_write(file, type, dxpl, addr, size, buf);
+    return write_at(file, type, dxpl, addr, size, buf);
+}
+
+/* before a call's writes: with metadata among them, learn the other ranks' stamps */
+static herr_t before_writes(H5FD_multifile_t *f, bool metadata)
+{
+    mf_err_t err;
+    if (f->mode != MODE_WRITE || f->size == 1 || !metadata)
+        return 0;
+    if (learn_stamps(f, err) < 0) {
+        MF_ERROR("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+{
+    H5FD_multifile_t *f    = (H5FD_multifile_t *)_file;
+    bool              coll = collective_call();
+    herr_t            ret  = coll ? sync_collective(f, 0) : 0;
+    if (ret >= 0)
+        ret = before_writes(f, type != H5FD_MEM_DRAW);
+    if (ret >= 0)
+        ret = write_at(_file, type, dxpl, addr, size, buf);
+    return coll ? sync_collective(f, ret) : ret;
 }
 
 /* vector entries are plain byte ranges: no derived-datatype check (see derived_type_transfer) */
@@ -1135,12 +1236,20 @@ static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_
 static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                               size_t sizes[], const void *bufs[])
 {
-    H5FD_multifile_t *f = (H5FD_multifile_t *)file;
-    f->in_vector        = true;
+    H5FD_multifile_t *f        = (H5FD_multifile_t *)file;
+    bool              coll     = collective_call();
+    bool              metadata = false;
+    for (uint32_t i = 0; i < count && types[i] != H5FD_MEM_NOLIST; i++)
+        metadata = metadata || types[i] != H5FD_MEM_DRAW;
+    herr_t ret = coll ? sync_collective(f, 0) : 0;
+    if (ret >= 0)
+        ret = before_writes(f, metadata);
+    f->in_vector = true;
     /* the entries are only read from: the cast serves the shared loop */
-    herr_t ret   = for_each_vector_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
+    if (ret >= 0)
+        ret = for_each_vector_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
     f->in_vector = false;
-    return ret;
+    return coll ? sync_collective(f, ret) : ret;
 }
 
 static herr_t mf_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)

@@ -43,6 +43,34 @@ void mf_tail_skip(mf_tail_t *t, uint64_t nrec)
     t->nrec     = nrec;
 }
 
+int mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err)
+{
+    struct stat st;
+    if (fstat(t->idx_fd, &st) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_path, strerror(errno));
+        return -1;
+    }
+    if ((uint64_t)st.st_size < MF_INDEX_HEADER_SIZE + MF_RECORD_SIZE)
+        return 0;
+    uint64_t n = ((uint64_t)st.st_size - MF_INDEX_HEADER_SIZE) / MF_RECORD_SIZE;
+    /* the last record may be being appended right now: then the one before is complete */
+    for (uint64_t i = n; i > 0 && i + 2 > n; i--) {
+        unsigned char buf[MF_RECORD_SIZE];
+        mf_record_t   rec;
+        long long     got = mf_pread_all(t->idx_fd, buf, sizeof buf, MF_INDEX_HEADER_SIZE + (i - 1) * MF_RECORD_SIZE);
+        if (got < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_path, strerror(errno));
+            return -1;
+        }
+        if (got == MF_RECORD_SIZE && mf_record_decode(buf, &rec) == 0) {
+            if (rec.stamp > *stamp)
+                *stamp = rec.stamp;
+            return 0;
+        }
+    }
+    return 0;
+}
+
 #define POLL_BATCH 4096 /* records read per pread */
 
 int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err)

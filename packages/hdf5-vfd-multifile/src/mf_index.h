@@ -33,5 +33,12 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
 /* the first nrec records are known already (e.g. loaded by mf_dir_load): the next
  * poll starts after them (the header is still read and checked) */
 void mf_tail_skip(mf_tail_t *t, uint64_t nrec);
+/*
+ * The order stamp of the last complete record in the index now (stamps grow along an
+ * index), without delivering any record: *stamp is left alone when there is none.
+ * Cheap (one fstat and at most two record reads): a writer learns from it what the
+ * other ranks wrote before it. Returns 0 or -1.
+ */
+int mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err);
 
 #endif

@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "5373c5b252d23dfa4088057fdc6c1d7084ea11357ad0b64e8861f8a80a2c99a3",
-    "2": "a7677f119ba81a9531a32afd781764c12e7c28058a7d411b3e9496a0815c179a",
+    "1.14": "e069d3b487ef1201a61e6af45eb5b847d35e0cfe11e2826829815fdc254500dd",
+    "2": "e49edff251092c321fe4c5829c6d3016d34381a86b396e37d60890e9a9968c14",
 }
 
 

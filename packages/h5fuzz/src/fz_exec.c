@@ -1,0 +1,342 @@
+/*
+ * fz_exec.c - running and verifying plans (see fz_exec.h).
+ */
+#include "fz_exec.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ATTR "a"
+
+static int fail(fz_ctx_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* the outcome of a collective step: -1 on every rank when one failed (its message wins) */
+static int agree(fz_ctx_t *c, int rc)
+{
+    int mine = rc < 0 ? c->rank : c->size, first;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm);
+    if (first == c->size)
+        return 0;
+    MPI_Bcast(c->err, sizeof c->err, MPI_CHAR, first, c->comm);
+    return -1;
+}
+
+static hid_t space_of(const fz_object_t *o, uint64_t dim0, int with_max)
+{
+    hsize_t dims[2] = {dim0, o->dims[1]}, max[2] = {o->maxdims[0] ? o->maxdims[0] : H5S_UNLIMITED, o->maxdims[1]};
+    return H5Screate_simple(o->nd, dims, with_max ? max : NULL);
+}
+
+static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
+{
+    hid_t   dcpl = H5Pcreate(H5P_DATASET_CREATE), space = space_of(o, o->dims[0], 1), d = -1;
+    hsize_t chunk[2] = {o->chunk[0], o->chunk[1]};
+    if (o->layout == LAYOUT_CHUNKED)
+        H5Pset_chunk(dcpl, o->nd, chunk);
+    else
+        H5Pset_layout(dcpl, o->layout == LAYOUT_COMPACT ? H5D_COMPACT : H5D_CONTIGUOUS);
+    if (o->deflate)
+        H5Pset_deflate(dcpl, 1);
+    if (o->fill_set)
+        H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &o->fill);
+    H5Pset_fill_time(dcpl, o->fill_time == FILL_ALLOC ? H5D_FILL_TIME_ALLOC
+                           : o->fill_time == FILL_NEVER ? H5D_FILL_TIME_NEVER
+                                                        : H5D_FILL_TIME_IFSET);
+    d = H5Dcreate2(file, o->name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    if (d < 0)
+        return fail(c, "H5Dcreate2 %s failed", o->name);
+    H5Dclose(d);
+    return 0;
+}
+
+/* this rank's part of a write: the file selection and the values in selection order */
+static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, int rank,
+                             int32_t **vals, hsize_t *count)
+{
+    hid_t    fs   = space_of(o, op->dim0, 0);
+    uint64_t n    = fz_elements(o, op->dim0), cols = o->nd == 2 ? o->dims[1] : n;
+    int32_t *v    = malloc((n ? n : 1) * sizeof *v);
+    hsize_t *pts  = op->pattern == PAT_POINTS ? malloc((n ? n : 1) * 2 * sizeof *pts) : NULL;
+    hsize_t  k    = 0;
+    int      some = 0;
+    H5Sselect_none(fs);
+    for (uint64_t i = 0; i < n;) {
+        int own = op->pattern == PAT_ALL || fz_owner(p, o, op, i) == rank;
+        if (!own) {
+            i++;
+            continue;
+        }
+        uint64_t j = i + 1; /* a run of this rank's elements within one row */
+        while (op->pattern != PAT_POINTS && op->pattern != PAT_ALL && j < n && j % cols != 0 &&
+               fz_owner(p, o, op, j) == rank)
+            j++;
+        if (op->pattern == PAT_ALL)
+            j = n;
+        for (uint64_t e = i; e < j; e++)
+            v[k++] = fz_value(op, e);
+        if (op->pattern == PAT_POINTS) {
+            pts[2 * (k - 1)] = o->nd == 2 ? i / cols : i;
+            pts[2 * (k - 1) + 1] = i % cols;
+        }
+        else if (op->pattern != PAT_ALL) {
+            hsize_t start[2] = {o->nd == 2 ? i / cols : i, i % cols}, cnt[2] = {1, j - i};
+            if (o->nd == 1)
+                cnt[0] = j - i;
+            H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, cnt, NULL);
+        }
+        some = 1;
+        i    = j;
+    }
+    if (op->pattern == PAT_ALL)
+        H5Sselect_all(fs);
+    else if (op->pattern == PAT_POINTS && k) {
+        if (o->nd == 1) /* coordinates are one per element in 1-D */
+            for (hsize_t e = 0; e < k; e++)
+                pts[e] = pts[2 * e];
+        H5Sselect_elements(fs, H5S_SELECT_SET, (size_t)k, pts);
+    }
+    (void)some;
+    free(pts);
+    *vals  = v;
+    *count = k;
+    return fs;
+}
+
+static int do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+{
+    const fz_object_t *o = &p->obj[op->target];
+    int32_t           *v = NULL;
+    hsize_t            k = 0;
+    hid_t              d = H5Dopen2(file, o->name, H5P_DEFAULT);
+    if (d < 0)
+        return fail(c, "H5Dopen2 %s failed", o->name);
+    hid_t   fs   = write_selection(p, o, op, c->rank, &v, &k);
+    hsize_t mdim = k ? k : 1;
+    hid_t   ms   = H5Screate_simple(1, &mdim, NULL), dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (!k)
+        H5Sselect_none(ms);
+    H5Pset_dxpl_mpio(dxpl, op->coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
+    herr_t rc = H5Dwrite(d, H5T_NATIVE_INT32, ms, fs, dxpl, v);
+    H5Pclose(dxpl);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    free(v);
+    return rc < 0 ? fail(c, "H5Dwrite %s (%s) failed", o->name, op->coll ? "collective" : "independent") : 0;
+}
+
+/* read a region of first..first+count rows and compare with the model: mismatches */
+static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uint64_t first, uint64_t count,
+                         fz_ctx_t *c, const char *when)
+{
+    uint64_t cols = o->nd == 2 ? mo->dims[1] : 1, n = count * cols;
+    long     bad  = 0;
+    if (!count)
+        return 0;
+    int32_t *buf = malloc(n * sizeof *buf);
+    hid_t    fs  = H5Dget_space(d);
+    hsize_t  start[2] = {first, 0}, cnt[2] = {count, cols}, mdim = n;
+    hid_t    ms  = H5Screate_simple(1, &mdim, NULL);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL);
+    herr_t rc = H5Dread(d, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    if (rc < 0) {
+        free(buf);
+        fail(c, "H5Dread %s failed (%s)", o->name, when);
+        return -1;
+    }
+    for (uint64_t e = 0; e < n; e++) {
+        uint64_t i = first * cols + e;
+        if (mo->defined[i] && buf[e] != mo->v[i]) {
+            if (bad++ < 3)
+                fprintf(stderr, "h5fuzz: rank %d: %s %s element %" PRIu64 ": read %" PRId32 ", expected %" PRId32 "\n",
+                        c->rank, when, o->name, i, buf[e], mo->v[i]);
+        }
+    }
+    free(buf);
+    return bad;
+}
+
+static int do_read(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+{
+    const fz_object_t *o = &p->obj[op->target];
+    uint64_t           first, count;
+    MPI_Barrier(c->comm); /* every rank's writes are out */
+    hid_t d = H5Dopen2(file, o->name, H5P_DEFAULT);
+    if (d < 0)
+        return fail(c, "H5Dopen2 %s failed", o->name);
+    fz_read_region(o, op, c->rank, &first, &count);
+    long bad = read_compare(o, &m->obj[op->target], d, first, count, c, "during the session:");
+    H5Dclose(d);
+    if (bad < 0)
+        return -1;
+    c->stale += bad;
+    return 0;
+}
+
+static int do_attr(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+{
+    const fz_object_t *o   = &p->obj[op->target];
+    hid_t              obj = H5Oopen(file, o->name, H5P_DEFAULT), a = -1;
+    if (obj < 0)
+        return fail(c, "H5Oopen %s failed", o->name);
+    htri_t exists = H5Aexists(obj, ATTR);
+    if (exists > 0)
+        a = H5Aopen(obj, ATTR, H5P_DEFAULT);
+    else if (exists == 0) {
+        hid_t s = H5Screate(H5S_SCALAR);
+        a       = H5Acreate2(obj, ATTR, H5T_STD_I32LE, s, H5P_DEFAULT, H5P_DEFAULT);
+        H5Sclose(s);
+    }
+    herr_t rc = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT32, &op->value);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Oclose(obj);
+    return rc < 0 ? fail(c, "attribute of %s failed", o->name) : 0;
+}
+
+static int do_extend(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+{
+    const fz_object_t *o    = &p->obj[op->target];
+    hsize_t            dims[2] = {op->dim0, o->dims[1]};
+    hid_t              d    = H5Dopen2(file, o->name, H5P_DEFAULT);
+    herr_t             rc   = d < 0 ? -1 : H5Dset_extent(d, dims);
+    if (d >= 0)
+        H5Dclose(d);
+    return rc < 0 ? fail(c, "H5Dset_extent %s to %" PRIu64 " failed", o->name, op->dim0) : 0;
+}
+
+static int run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t *file, fz_ctx_t *c)
+{
+    const fz_object_t *o = &p->obj[op->target];
+    switch (op->kind) {
+        case OP_GROUP: {
+            hid_t g = H5Gcreate2(*file, o->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            return g < 0 ? fail(c, "H5Gcreate2 %s failed", o->name) : H5Gclose(g);
+        }
+        case OP_DSET:
+            return create_dataset(o, *file, c);
+        case OP_WRITE:
+            return do_write(p, op, *file, c);
+        case OP_EXTEND:
+            return do_extend(p, op, *file, c);
+        case OP_ATTR:
+            return do_attr(p, op, *file, c);
+        case OP_READ:
+            return do_read(p, m, op, *file, c);
+        case OP_FLUSH:
+            return H5Fflush(*file, H5F_SCOPE_GLOBAL) < 0 ? fail(c, "H5Fflush failed") : 0;
+        case OP_REOPEN:
+            if (H5Fclose(*file) < 0)
+                return fail(c, "H5Fclose (before reopening) failed");
+            *file = H5Fopen(c->path, H5F_ACC_RDWR, c->fapl);
+            return *file < 0 ? fail(c, "H5Fopen %s read-write failed", c->path) : 0;
+        default:
+            return fail(c, "unknown operation %d", op->kind);
+    }
+}
+
+int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
+{
+    fz_model_t m;
+    int        rc = 0;
+    fz_model_init(&m);
+    hid_t file = H5Fcreate(c->path, H5F_ACC_TRUNC, H5P_DEFAULT, c->fapl);
+    if (agree(c, file < 0 ? fail(c, "H5Fcreate %s failed", c->path) : 0) < 0)
+        return -1;
+    for (size_t i = 0; i < p->nops && rc == 0; i++) {
+        const fz_op_t *op = &p->ops[i];
+        if (c->verbose && c->rank == 0)
+            printf("h5fuzz: op %zu: %s %s\n", i, fz_op_name(op->kind), p->obj[op->target].name);
+        if (op->delay_rank == c->rank % p->ranks && op->delay_us)
+            usleep(op->delay_us);
+        rc = run_op(p, &m, op, &file, c);
+        if (rc == 0 && fz_model_apply(&m, p, op) < 0)
+            rc = fail(c, "out of memory");
+        if (op->kind == OP_READ || op->kind == OP_REOPEN || op->kind == OP_FLUSH)
+            rc = agree(c, rc);
+    }
+    if (file >= 0 && H5Fclose(file) < 0 && rc == 0)
+        rc = fail(c, "H5Fclose failed");
+    fz_model_free(&m);
+    return agree(c, rc);
+}
+
+long fz_verify(const fz_plan_t *p, fz_ctx_t *c)
+{
+    fz_model_t m;
+    long       bad = 0, total = 0;
+    int        rc  = 0;
+    fz_model_init(&m);
+    for (size_t i = 0; i < p->nops && rc == 0; i++)
+        rc = fz_model_apply(&m, p, &p->ops[i]);
+    hid_t file = rc < 0 ? -1 : H5Fopen(c->path, H5F_ACC_RDONLY, c->fapl);
+    if (agree(c, rc < 0 ? fail(c, "out of memory") : file < 0 ? fail(c, "H5Fopen %s read-only failed", c->path) : 0) < 0) {
+        fz_model_free(&m);
+        return -1;
+    }
+    for (int k = 1; k < p->nobj; k++) {
+        const fz_object_t *o  = &p->obj[k];
+        const fz_mobj_t   *mo = &m.obj[k];
+        if (k % c->size != c->rank || !mo->exists)
+            continue;
+        hid_t obj = H5Oopen(file, o->name, H5P_DEFAULT);
+        if (obj < 0) {
+            fprintf(stderr, "h5fuzz: %s is missing\n", o->name);
+            bad++;
+            continue;
+        }
+        if (o->is_dset) {
+            hid_t   s = H5Dget_space(obj);
+            hsize_t dims[2] = {0, 0};
+            H5Sget_simple_extent_dims(s, dims, NULL);
+            H5Sclose(s);
+            if (dims[0] != mo->dims[0]) {
+                fprintf(stderr, "h5fuzz: %s has %llu rows, expected %" PRIu64 "\n", o->name,
+                        (unsigned long long)dims[0], mo->dims[0]);
+                bad++;
+            }
+            else {
+                long b = read_compare(o, mo, obj, 0, mo->dims[0], c, "after the session:");
+                bad += b < 0 ? 1 : b;
+            }
+        }
+        if (mo->has_attr) {
+            int32_t v = 0;
+            hid_t   a = H5Aexists(obj, ATTR) > 0 ? H5Aopen(obj, ATTR, H5P_DEFAULT) : -1;
+            if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &v) < 0 || v != mo->attr) {
+                fprintf(stderr, "h5fuzz: attribute of %s: %" PRId32 ", expected %" PRId32 "\n", o->name, v, mo->attr);
+                bad++;
+            }
+            if (a >= 0)
+                H5Aclose(a);
+        }
+        H5Oclose(obj);
+    }
+    if (m.obj[0].has_attr && c->rank == 0) { /* the root group */
+        int32_t v = 0;
+        hid_t   a = H5Aopen_by_name(file, "/", ATTR, H5P_DEFAULT, H5P_DEFAULT);
+        if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &v) < 0 || v != m.obj[0].attr)
+            bad++;
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    H5Fclose(file);
+    fz_model_free(&m);
+    MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, c->comm);
+    return total;
+}

@@ -1,0 +1,356 @@
+/*
+ * fz_plan.c - random workloads and their model (see fz_plan.h).
+ */
+#include "fz_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* splitmix64: small, fast, and the same sequence everywhere */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+typedef struct {
+    uint64_t state;
+} rng_t;
+
+static uint64_t next(rng_t *r) { return mix(r->state++); }
+static uint64_t below(rng_t *r, uint64_t n) { return n ? next(r) % n : 0; }
+static int      chance(rng_t *r, unsigned percent) { return below(r, 100) < percent; }
+
+const char *fz_op_name(int kind)
+{
+    static const char *names[] = {"group", "dataset", "write", "extend", "attribute", "read", "flush", "reopen"};
+    return kind >= 0 && kind <= OP_REOPEN ? names[kind] : "?";
+}
+
+uint64_t fz_elements(const fz_object_t *o, uint64_t dim0) { return o->nd == 1 ? dim0 : dim0 * o->dims[1]; }
+
+int32_t fz_value(const fz_op_t *op, uint64_t i) { return (int32_t)((mix(op->salt ^ (i * 0x100000001b3ULL)) >> 33) | 1); }
+
+/* the part of the dataset a write distributes: rows of 2-D datasets (columns for the
+ * cyclic pattern), elements of 1-D ones */
+int fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64_t i)
+{
+    uint64_t n = op->dim0, k = o->nd == 1 ? i : i / o->dims[1];
+    int      owner;
+    if (op->pattern == PAT_ALL)
+        return 0;
+    if (op->pattern == PAT_CYCLIC) {
+        k = o->nd == 1 ? i : i % o->dims[1];
+        owner = (int)((k / op->block + (uint64_t)op->shift) % (uint64_t)p->ranks);
+    }
+    else
+        owner = (int)((k * (uint64_t)p->ranks / (n ? n : 1) + (uint64_t)op->shift) % (uint64_t)p->ranks);
+    if (op->skip & (1u << (owner % 32)))
+        return -1;
+    if (op->pattern == PAT_POINTS && mix(op->salt + i) % op->block != 0)
+        return -1;
+    return owner;
+}
+
+void fz_read_region(const fz_object_t *o, const fz_op_t *op, int rank, uint64_t *first, uint64_t *count)
+{
+    uint64_t n = op->dim0;
+    (void)o;
+    uint64_t a = mix(op->salt + 2 * (uint64_t)rank) % (n + 1), b = mix(op->salt + 2 * (uint64_t)rank + 1) % (n + 1);
+    *first = a < b ? a : b;
+    *count = a < b ? b - a : a - b;
+}
+
+static fz_op_t *push(fz_plan_t *p, int kind, rng_t *r)
+{
+    if (p->nops == p->cap) {
+        size_t   cap = p->cap ? 2 * p->cap : 64;
+        fz_op_t *v   = realloc(p->ops, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        p->ops = v;
+        p->cap = cap;
+    }
+    fz_op_t *op = &p->ops[p->nops++];
+    memset(op, 0, sizeof *op);
+    op->kind       = kind;
+    op->delay_rank = -1;
+    if (r && chance(r, 30)) { /* perturbation: one rank late for this operation */
+        op->delay_rank = (int)below(r, (uint64_t)p->ranks);
+        op->delay_us   = (unsigned)below(r, 3000);
+    }
+    return op;
+}
+
+/* ---------------------------------------------------------------- the model */
+
+void fz_model_init(fz_model_t *m) { memset(m, 0, sizeof *m); }
+
+void fz_model_free(fz_model_t *m)
+{
+    for (int i = 0; i < FZ_MAX_OBJECTS; i++) {
+        free(m->obj[i].v);
+        free(m->obj[i].defined);
+    }
+    fz_model_init(m);
+}
+
+/* a dataset's new first dimension: new elements hold the fill value where HDF5 writes one */
+static int resize(fz_mobj_t *mo, const fz_object_t *o, uint64_t dim0)
+{
+    uint64_t old = fz_elements(o, mo->dims[0]), n = fz_elements(o, dim0);
+    int32_t *v   = realloc(mo->v, (n ? n : 1) * sizeof *v);
+    if (v)
+        mo->v = v;
+    uint8_t *d = realloc(mo->defined, n ? n : 1);
+    if (d)
+        mo->defined = d;
+    if (!v || !d)
+        return -1;
+    int filled = o->fill_time == FILL_ALLOC || (o->fill_time == FILL_IFSET && o->fill_set);
+    for (uint64_t i = old; i < n; i++) {
+        v[i] = o->fill_set ? o->fill : 0;
+        d[i] = (uint8_t)filled;
+    }
+    mo->dims[0] = dim0;
+    mo->dims[1] = o->dims[1];
+    return 0;
+}
+
+int fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op)
+{
+    const fz_object_t *o  = &p->obj[op->target];
+    fz_mobj_t         *mo = &m->obj[op->target];
+    switch (op->kind) {
+        case OP_GROUP:
+            mo->exists = 1;
+            return 0;
+        case OP_DSET:
+            mo->exists = 1;
+            return resize(mo, o, o->dims[0]);
+        case OP_EXTEND:
+            return resize(mo, o, op->dim0);
+        case OP_ATTR:
+            mo->has_attr = 1;
+            mo->attr     = op->value;
+            return 0;
+        case OP_WRITE:
+            for (uint64_t i = 0, n = fz_elements(o, op->dim0); i < n; i++)
+                if (fz_owner(p, o, op, i) >= 0) {
+                    mo->v[i]       = fz_value(op, i);
+                    mo->defined[i] = 1;
+                }
+            return 0;
+        default:
+            return 0;
+    }
+}
+
+/* ---------------------------------------------------------------- planning */
+
+static void ordering_point(fz_plan_t *p)
+{
+    for (int i = 0; i < p->nobj; i++)
+        p->obj[i].last_shift = -1;
+}
+
+/* pick the creation properties of a new dataset */
+static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
+{
+    o->is_dset    = 1;
+    o->layout     = (int)below(r, 10) < 2 ? LAYOUT_CONTIGUOUS : (below(r, 10) < 1 ? LAYOUT_COMPACT : LAYOUT_CHUNKED);
+    o->nd         = chance(r, 60) ? 1 : 2;
+    o->last_shift = -1;
+    if (o->nd == 1)
+        o->dims[0] = 1 + below(r, o->layout == LAYOUT_COMPACT ? 2000 : 20000);
+    else {
+        o->dims[1] = 1 + below(r, 96);
+        o->dims[0] = 1 + below(r, (o->layout == LAYOUT_COMPACT ? 2000 : 20000) / o->dims[1]);
+    }
+    if (o->layout == LAYOUT_CHUNKED) {
+        /* chunks that do and do not align with the ranks' parts */
+        uint64_t part = o->dims[0] / (uint64_t)p->ranks;
+        o->chunk[0]   = chance(r, 30) && part ? part : 1 + below(r, o->dims[0] < 3000 ? o->dims[0] : 3000);
+        o->chunk[1]   = o->nd == 2 ? 1 + below(r, o->dims[1]) : 0;
+        o->maxdims[0] = chance(r, 50) ? 0 : o->dims[0];
+        o->deflate    = chance(r, 25);
+    }
+    else
+        o->maxdims[0] = o->dims[0];
+    o->maxdims[1] = o->dims[1];
+    o->cur0       = o->dims[0];
+    o->fill_set   = chance(r, 50);
+    o->fill       = (int32_t)(next(r) >> 40) - 7;
+    o->fill_time  = (int)below(r, 3);
+    if (o->deflate && o->fill_time == FILL_NEVER) /* HDF5 refuses fill time never with filters */
+        o->fill_time = FILL_ALLOC;
+}
+
+/* a write: who writes which part, collective or not; a flush first when it would rewrite
+ * what another rank wrote independently since the last ordering point */
+static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
+{
+    fz_op_t op0 = {0};
+    op0.pattern = o->layout == LAYOUT_COMPACT ? PAT_ALL : (int)below(r, 3);
+    op0.coll    = o->layout == LAYOUT_COMPACT || o->deflate ? 1 : chance(r, 50);
+    op0.shift   = (int)below(r, (uint64_t)p->ranks);
+    op0.block   = op0.pattern == PAT_POINTS ? 2 + below(r, 40) : 1 + below(r, 300);
+    op0.skip    = chance(r, 20) ? (uint32_t)next(r) : 0;
+    op0.salt    = next(r);
+    op0.dim0    = o->cur0;
+    if (op0.pattern == PAT_CYCLIC && (o->nd == 1 ? o->dims[0] : o->dims[1]) / op0.block > 400)
+        op0.block = (o->nd == 1 ? o->dims[0] : o->dims[1]) / 400 + 1; /* bounded number of pieces */
+    if (op0.pattern != PAT_ALL && !op0.coll && o->last_shift >= 0 && o->last_shift != op0.shift) {
+        if (!push(p, OP_FLUSH, r))
+            return -1;
+        ordering_point(p);
+    }
+    fz_op_t *op = push(p, OP_WRITE, r);
+    if (!op)
+        return -1;
+    int delay_rank = op->delay_rank;
+    unsigned delay = op->delay_us;
+    *op            = op0;
+    op->kind       = OP_WRITE;
+    op->target     = target;
+    op->delay_rank = delay_rank;
+    op->delay_us   = delay;
+    op->dim0       = o->cur0;
+    if (op->coll && op->pattern != PAT_ALL)
+        ordering_point(p);
+    else if (op->pattern != PAT_ALL)
+        o->last_shift = op->shift;
+    return 0;
+}
+
+static int plan_extend(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
+{
+    fz_op_t *op = push(p, OP_EXTEND, r);
+    if (!op)
+        return -1;
+    uint64_t d0 = o->cur0;
+    op->target  = target;
+    op->dim0    = chance(r, 25) && d0 > 1 ? 1 + below(r, d0) : d0 + 1 + below(r, 2 * o->chunk[0] + 10);
+    if (fz_elements(o, op->dim0) > 40000)
+        op->dim0 = d0;
+    o->cur0 = op->dim0;
+    return 0;
+}
+
+/* a group to put a new object in (nesting bounded by the name's length) */
+static int group_for(const fz_plan_t *p, rng_t *r)
+{
+    int g = (int)below(r, (uint64_t)p->nobj);
+    while (p->obj[g].is_dset)
+        g = p->obj[g].parent;
+    return strlen(p->obj[g].name) > FZ_NAME - 32 ? 0 : g;
+}
+
+static int plan_step(fz_plan_t *p, rng_t *r)
+{
+    int      kind = (int)below(r, 100);
+    int      t    = (int)below(r, (uint64_t)p->nobj);
+    fz_op_t *op;
+    if (kind < 8 && p->nobj < FZ_MAX_OBJECTS) { /* a group */
+        fz_object_t *o = &p->obj[p->nobj];
+        int          parent = group_for(p, r);
+        o->parent = parent;
+        snprintf(o->name, sizeof o->name, "%s/g%d", parent ? p->obj[parent].name : "", p->nobj);
+        if (!(op = push(p, OP_GROUP, r)))
+            return -1;
+        op->target = p->nobj++;
+        return 0;
+    }
+    if (kind < 25 && p->nobj < FZ_MAX_OBJECTS) { /* a dataset */
+        fz_object_t *o = &p->obj[p->nobj];
+        int          parent = group_for(p, r);
+        o->parent = parent;
+        snprintf(o->name, sizeof o->name, "%s/d%d", parent ? p->obj[parent].name : "", p->nobj);
+        new_dataset(p, o, r);
+        if (!(op = push(p, OP_DSET, r)))
+            return -1;
+        op->target = p->nobj++;
+        return 0;
+    }
+    if (kind < 35) { /* an attribute on any object */
+        if (!(op = push(p, OP_ATTR, r)))
+            return -1;
+        op->target = t;
+        op->value  = (int32_t)(next(r) >> 33);
+        return 0;
+    }
+    if (kind < 42)
+        return (push(p, OP_FLUSH, r) ? (ordering_point(p), 0) : -1);
+    if (kind < 45)
+        return (push(p, OP_REOPEN, r) ? (ordering_point(p), 0) : -1);
+    if (!p->obj[t].is_dset)
+        return 0;
+    if (kind < 52 && p->obj[t].layout == LAYOUT_CHUNKED && p->obj[t].maxdims[0] == 0)
+        return plan_extend(p, &p->obj[t], t, r);
+    if (kind < 62) {
+        if (!(op = push(p, OP_READ, r)))
+            return -1;
+        op->target = t;
+        op->salt   = next(r);
+        op->dim0   = p->obj[t].cur0;
+        return 0;
+    }
+    return plan_write(p, &p->obj[t], t, r);
+}
+
+static void plan_init(fz_plan_t *p, uint64_t seed, int ranks)
+{
+    memset(p, 0, sizeof *p);
+    p->seed  = seed;
+    p->ranks = ranks;
+    p->nobj  = 1;
+    snprintf(p->obj[0].name, sizeof p->obj[0].name, "/");
+    p->obj[0].last_shift = -1;
+}
+
+int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops)
+{
+    rng_t r = {mix(seed) ^ 0x5eed};
+    plan_init(p, seed, ranks);
+    while (p->nops < nops)
+        if (plan_step(p, &r) < 0)
+            return -1;
+    return 0;
+}
+
+int fz_plan_straddle(fz_plan_t *p, int ranks)
+{
+    plan_init(p, 0, ranks);
+    for (int d = 0; d < 12 && d + 1 < FZ_MAX_OBJECTS; d++) {
+        fz_object_t *o = &p->obj[p->nobj];
+        snprintf(o->name, sizeof o->name, "/d%02d", d);
+        o->is_dset    = 1;
+        o->nd         = 1;
+        o->layout     = LAYOUT_CHUNKED;
+        o->dims[0]    = o->maxdims[0] = o->cur0 = 50000 * (uint64_t)ranks;
+        o->chunk[0]   = 1024;
+        o->fill_time  = FILL_IFSET;
+        o->last_shift = -1;
+        fz_op_t *op   = push(p, OP_DSET, NULL);
+        if (!op)
+            return -1;
+        op->target = p->nobj++;
+        fz_op_t w  = {.kind = OP_WRITE, .target = op->target, .pattern = PAT_BLOCKS, .salt = (uint64_t)d + 1,
+                      .dim0 = o->dims[0], .delay_rank = -1};
+        if (!(op = push(p, OP_WRITE, NULL)))
+            return -1;
+        *op = w;
+        if (!push(p, OP_FLUSH, NULL))
+            return -1;
+    }
+    return 0;
+}
+
+void fz_plan_free(fz_plan_t *p)
+{
+    free(p->ops);
+    memset(p, 0, sizeof *p);
+}

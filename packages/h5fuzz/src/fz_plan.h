@@ -1,0 +1,104 @@
+/*
+ * fz_plan.h - a random parallel HDF5 workload and the file it must leave behind.
+ *
+ * fz_plan_make() turns a seed and a number of ranks into a list of operations that
+ * every rank executes in the same order (fz_exec.c) on objects whose creation
+ * properties the plan holds; fz_model_apply() replays them on a model of every element
+ * and attribute. Both depend on (seed, ranks) only, so a verifier with any number of
+ * ranks rebuilds the same model. No MPI or HDF5 here.
+ *
+ * The plan writes only what MPI-IO itself defines: within one write each element has
+ * one writer; an element written by one rank is rewritten by another rank only after a
+ * flush or a collective write orders the two (as MPI-IO's collective writes do; HDF5
+ * writes compact datasets in object headers, never collectively, so those do not count);
+ * a read of other ranks' data follows a barrier after their writes.
+ */
+#ifndef FZ_PLAN_H
+#define FZ_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FZ_NAME 256
+#define FZ_MAX_OBJECTS 64
+
+enum fz_op_kind { OP_GROUP, OP_DSET, OP_WRITE, OP_EXTEND, OP_ATTR, OP_READ, OP_FLUSH, OP_REOPEN };
+enum fz_layout { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_COMPACT };
+enum fz_pattern { PAT_BLOCKS, PAT_CYCLIC, PAT_POINTS, PAT_ALL };
+enum fz_fill_time { FILL_IFSET, FILL_ALLOC, FILL_NEVER };
+
+typedef struct {
+    int      kind;
+    int      target;   /* object index (OP_GROUP/OP_DSET: the new one; OP_ATTR: any object) */
+    int      coll;     /* collective transfer */
+    int      pattern;  /* OP_WRITE: enum fz_pattern */
+    int      shift;    /* OP_WRITE: rotates which rank owns which part */
+    uint64_t block;    /* OP_WRITE PAT_CYCLIC: block length; PAT_POINTS: 1 in `block` elements */
+    uint64_t dim0;     /* OP_WRITE, OP_READ: the dataset's first dimension then; OP_EXTEND: the new one */
+    uint32_t skip;     /* OP_WRITE: ranks (bit r % 32) that write nothing this time */
+    uint64_t salt;     /* OP_WRITE: values; OP_READ: regions */
+    int32_t  value;    /* OP_ATTR */
+    int      delay_rank; /* a rank that sleeps delay_us before the operation (-1: none) */
+    unsigned delay_us;
+} fz_op_t;
+
+typedef struct {
+    char     name[FZ_NAME]; /* full path */
+    int      is_dset;
+    int      parent;
+    /* datasets: creation properties */
+    int      nd;
+    uint64_t dims[2], maxdims[2], chunk[2]; /* maxdims[0] == 0: unlimited */
+    int      layout, deflate, fill_time, fill_set;
+    int32_t  fill;
+    /* while planning */
+    uint64_t cur0;       /* first dimension now */
+    int      last_shift; /* shift of independent writes since the last ordering point, -1 none */
+} fz_object_t;
+
+/* the expected state of an object after some operations */
+typedef struct {
+    int      exists, has_attr;
+    int32_t  attr;
+    uint64_t dims[2];
+    int32_t *v;
+    uint8_t *defined; /* 0: no value defined (no write, no fill value written) */
+} fz_mobj_t;
+
+typedef struct {
+    fz_mobj_t obj[FZ_MAX_OBJECTS];
+} fz_model_t;
+
+typedef struct {
+    uint64_t    seed;
+    int         ranks;
+    fz_op_t    *ops;
+    size_t      nops, cap;
+    fz_object_t obj[FZ_MAX_OBJECTS]; /* obj[0] is the root group */
+    int         nobj;
+} fz_plan_t;
+
+/* a random workload of about nops operations; 0, or -1 (out of memory) */
+int  fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops);
+/* the regression workload "straddle": chunked datasets whose chunks straddle the
+ * ranks' slabs, written independently, a flush after each */
+int  fz_plan_straddle(fz_plan_t *p, int ranks);
+void fz_plan_free(fz_plan_t *p);
+
+void fz_model_init(fz_model_t *m);
+/* the state after op; 0, or -1 (out of memory) */
+int  fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op);
+void fz_model_free(fz_model_t *m);
+
+/* elements of a dataset whose first dimension is dim0 */
+uint64_t fz_elements(const fz_object_t *o, uint64_t dim0);
+/* the rank that writes element i (row-major) in a write, or -1 for nobody */
+int fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64_t i);
+/* the value a write puts in element i */
+int32_t fz_value(const fz_op_t *op, uint64_t i);
+/* a rank's read region of an OP_READ: first and count of rows (or elements, 1-D) */
+void fz_read_region(const fz_object_t *o, const fz_op_t *op, int rank, uint64_t *first, uint64_t *count);
+
+const char *fz_op_name(int kind);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * h5fuzz - one random parallel HDF5 workload, written through a driver and checked
+ * value by value against its model (the differential part, h5diff against the same
+ * workload written with MPI-IO, is the harness's: ./h5stack fuzz).
+ *
+ *   mpiexec -n N h5fuzz FILE --seed S [--ops K] [--driver D] [--config STR]
+ *   mpiexec -n M h5fuzz FILE --seed S --verify-only --writer-ranks N [--driver D]
+ *   mpiexec -n N h5fuzz FILE --case straddle [--driver D]
+ *
+ * Exit status: 0 when every value is as the model says, 1 when not or on an HDF5
+ * error, 2 on bad arguments.
+ */
+#include "fz_driver.h"
+#include "fz_exec.h"
+#include "fz_plan.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *path, *driver, *config, *casename;
+    uint64_t    seed;
+    long        ops, writer_ranks;
+    int         verify_only, no_verify, verbose;
+} options_t;
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: h5fuzz FILE [--seed S] [--ops K] [--case straddle] [--driver D] [--config STR]\n"
+                "              [--writer-ranks N] [--verify-only | --no-verify] [--verbose]\n"
+                "  --seed S          the workload (default 1); the same seed and writer ranks give the same\n"
+                "  --ops K           operations in the workload (default 60)\n"
+                "  --case straddle   the fixed regression workload instead of a random one\n"
+                "  --driver D        mpio (default), default (HDF5_DRIVER), multifile, mpiposix, dsm, sec2\n"
+                "  --config STR      the driver's configuration (multifile options, dsm configuration)\n"
+                "  --writer-ranks N  ranks that wrote the file (--verify-only; default: this job's)\n"
+                "  --verify-only     only check FILE against the model; --no-verify: only write it\n");
+}
+
+static int parse(int argc, char **argv, options_t *o)
+{
+    static const struct option opts[] = {
+        {"seed", required_argument, 0, 's'},   {"ops", required_argument, 0, 'k'},
+        {"case", required_argument, 0, 'c'},   {"driver", required_argument, 0, 'd'},
+        {"config", required_argument, 0, 'C'}, {"writer-ranks", required_argument, 0, 'w'},
+        {"verify-only", no_argument, 0, 'V'},  {"no-verify", no_argument, 0, 'N'},
+        {"verbose", no_argument, 0, 'v'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    char *end;
+    int   c;
+    *o = (options_t){.driver = "mpio", .seed = 1, .ops = 60};
+    while ((c = getopt_long(argc, argv, "s:k:c:d:C:w:VNvh", opts, NULL)) != -1) {
+        switch (c) {
+            case 's': o->seed = strtoull(optarg, &end, 0); if (*end || !*optarg) return -1; break;
+            case 'k': o->ops = strtol(optarg, &end, 0); if (*end || o->ops < 1 || o->ops > 100000) return -1; break;
+            case 'w': o->writer_ranks = strtol(optarg, &end, 0); if (*end || o->writer_ranks < 1 || o->writer_ranks > 1 << 20) return -1; break;
+            case 'c': o->casename = optarg; if (strcmp(optarg, "straddle")) return -1; break;
+            case 'd': o->driver = optarg; break;
+            case 'C': o->config = optarg; break;
+            case 'V': o->verify_only = 1; break;
+            case 'N': o->no_verify = 1; break;
+            case 'v': o->verbose = 1; break;
+            case 'h': usage(stdout); exit(0);
+            default: return -1;
+        }
+    }
+    if (optind != argc - 1 || (o->verify_only && o->no_verify))
+        return -1;
+    o->path = argv[optind];
+    return 0;
+}
+
+static int run(const options_t *o, fz_ctx_t *c)
+{
+    fz_plan_t p;
+    int       ranks = o->writer_ranks ? (int)o->writer_ranks : c->size, status = 0;
+    if ((o->casename ? fz_plan_straddle(&p, ranks) : fz_plan_make(&p, o->seed, ranks, (size_t)o->ops)) < 0) {
+        fprintf(stderr, "h5fuzz: out of memory\n");
+        return 1;
+    }
+    if (!o->verify_only && fz_execute(&p, c) < 0) {
+        if (c->rank == 0)
+            fprintf(stderr, "h5fuzz: %s: %s\n", o->path, c->err);
+        fz_plan_free(&p);
+        return 1;
+    }
+    long stale = 0, bad = 0;
+    MPI_Allreduce(&c->stale, &stale, 1, MPI_LONG, MPI_SUM, c->comm);
+    if (!o->no_verify)
+        bad = fz_verify(&p, c);
+    if (c->rank == 0) {
+        char what[64];
+        if (o->casename)
+            snprintf(what, sizeof what, "case %s", o->casename);
+        else
+            snprintf(what, sizeof what, "seed %" PRIu64, o->seed);
+        if (bad < 0)
+            fprintf(stderr, "h5fuzz: %s: %s\n", o->path, c->err);
+        else if (bad || stale)
+            printf("h5fuzz: %s, %d writer ranks, %zu operations, driver %s: FAILED: %ld wrong values, "
+                   "objects or attributes in the file, %ld stale values read during the session\n",
+                   what, ranks, p.nops, o->driver, bad, stale);
+        else
+            printf("h5fuzz: %s, %d writer ranks, %zu operations, driver %s: ok (%s)\n", what, ranks, p.nops,
+                   o->driver, o->no_verify ? "written" : o->verify_only ? "verified" : "written and verified");
+    }
+    status = bad || stale ? 1 : 0;
+    fz_plan_free(&p);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    fz_ctx_t  c = {0};
+    int       provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (parse(argc, argv, &o) < 0) {
+        usage(stderr);
+        MPI_Finalize();
+        return 2;
+    }
+    if (fz_driver_comm(o.driver, &c.comm, c.err, sizeof c.err) < 0) {
+        fprintf(stderr, "h5fuzz: %s\n", c.err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Comm_rank(c.comm, &c.rank);
+    MPI_Comm_size(c.comm, &c.size);
+    c.path    = o.path;
+    c.verbose = o.verbose;
+    c.fapl    = fz_driver_fapl(o.driver, o.config, c.comm, c.err, sizeof c.err);
+    if (c.fapl < 0) {
+        if (c.rank == 0)
+            fprintf(stderr, "h5fuzz: %s\n", c.err);
+        MPI_Finalize();
+        return 2;
+    }
+    int status = run(&o, &c);
+    H5Pclose(c.fapl);
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# usage.sh H5FUZZ: bad arguments give the usage and exit status 2
+set -uo pipefail
+fuzz=$1
+for args in "" "--seed x f.h5" "--ops 0 f.h5" "--case nosuch f.h5" "--verify-only --no-verify f.h5" "--driver nosuch f.h5"; do
+    # shellcheck disable=SC2086
+    "$fuzz" $args > out.txt 2>&1
+    rc=$?
+    if [[ $rc != 2 ]]; then cat out.txt; echo "h5fuzz $args: exit $rc, expected 2"; exit 1; fi
+done
+rm -f out.txt
+echo "usage: ok"
