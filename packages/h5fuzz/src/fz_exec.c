@@ -250,18 +250,50 @@ static int run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hi
     }
 }
 
+/* the plan's metadata settings on a copy of the driver's fapl */
+static hid_t session_fapl(const fz_plan_t *p, hid_t fapl)
+{
+    hid_t copy = H5Pcopy(fapl);
+    if (p->sync_bytes) {
+        H5AC_cache_config_t mdc = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
+        H5Pget_mdc_config(copy, &mdc);
+        mdc.dirty_bytes_threshold = p->sync_bytes;
+        H5Pset_mdc_config(copy, &mdc);
+    }
+    if (p->coll_md)
+        H5Pset_coll_metadata_write(copy, 1);
+    return copy;
+}
+
 int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
 {
     fz_model_t m;
     int        rc = 0;
     fz_model_init(&m);
+    hid_t driver_fapl = c->fapl;
+    c->fapl           = session_fapl(p, driver_fapl);
     hid_t file = H5Fcreate(c->path, H5F_ACC_TRUNC, H5P_DEFAULT, c->fapl);
-    if (agree(c, file < 0 ? fail(c, "H5Fcreate %s failed", c->path) : 0) < 0)
+    if (agree(c, file < 0 ? fail(c, "H5Fcreate %s failed", c->path) : 0) < 0) {
+        H5Pclose(c->fapl);
+        c->fapl = driver_fapl;
         return -1;
+    }
     for (size_t i = 0; i < p->nops && rc == 0; i++) {
         const fz_op_t *op = &p->ops[i];
-        if (c->verbose && c->rank == 0)
-            printf("h5fuzz: op %zu: %s %s\n", i, fz_op_name(op->kind), p->obj[op->target].name);
+        if (c->verbose && c->rank == 0) {
+            const fz_object_t *o = &p->obj[op->target];
+            printf("h5fuzz: op %zu: %s %s", i, fz_op_name(op->kind), o->name);
+            if (op->kind == OP_DSET)
+                printf(" (%dD %" PRIu64 "x%" PRIu64 " layout %d chunk %" PRIu64 "x%" PRIu64 " deflate %d fill time %d "
+                       "fill %s)", o->nd, o->dims[0], o->dims[1], o->layout, o->chunk[0], o->chunk[1], o->deflate,
+                       o->fill_time, o->fill_set ? "set" : "default");
+            if (op->kind == OP_WRITE)
+                printf(" (%s pattern %d shift %d block %" PRIu64 " skip %#x, %" PRIu64 " rows)",
+                       op->coll ? "collective" : "independent", op->pattern, op->shift, op->block, op->skip, op->dim0);
+            if (op->kind == OP_EXTEND)
+                printf(" (to %" PRIu64 " rows)", op->dim0);
+            printf("\n");
+        }
         if (op->delay_rank == c->rank % p->ranks && op->delay_us)
             usleep(op->delay_us);
         rc = run_op(p, &m, op, &file, c);
@@ -272,6 +304,8 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
     }
     if (file >= 0 && H5Fclose(file) < 0 && rc == 0)
         rc = fail(c, "H5Fclose failed");
+    H5Pclose(c->fapl);
+    c->fapl = driver_fapl;
     fz_model_free(&m);
     return agree(c, rc);
 }

@@ -154,7 +154,7 @@ int fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op)
 static void ordering_point(fz_plan_t *p)
 {
     for (int i = 0; i < p->nobj; i++)
-        p->obj[i].last_shift = -1;
+        p->obj[i].last_owners = -1;
 }
 
 /* pick the creation properties of a new dataset */
@@ -163,7 +163,7 @@ static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
     o->is_dset    = 1;
     o->layout     = (int)below(r, 10) < 2 ? LAYOUT_CONTIGUOUS : (below(r, 10) < 1 ? LAYOUT_COMPACT : LAYOUT_CHUNKED);
     o->nd         = chance(r, 60) ? 1 : 2;
-    o->last_shift = -1;
+    o->last_owners = -1;
     if (o->nd == 1)
         o->dims[0] = 1 + below(r, o->layout == LAYOUT_COMPACT ? 2000 : 20000);
     else {
@@ -203,7 +203,10 @@ static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
     op0.dim0    = o->cur0;
     if (op0.pattern == PAT_CYCLIC && (o->nd == 1 ? o->dims[0] : o->dims[1]) / op0.block > 400)
         op0.block = (o->nd == 1 ? o->dims[0] : o->dims[1]) / 400 + 1; /* bounded number of pieces */
-    if (op0.pattern != PAT_ALL && !op0.coll && o->last_shift >= 0 && o->last_shift != op0.shift) {
+    /* which rank owns which element: the shift, and the block length of the cyclic pattern */
+    int64_t owners = op0.pattern == PAT_CYCLIC ? (int64_t)((op0.block << 16 | (uint64_t)op0.shift) << 1 | 1)
+                                                : (int64_t)op0.shift << 1;
+    if (op0.pattern != PAT_ALL && !op0.coll && o->last_owners >= 0 && o->last_owners != owners) {
         if (!push(p, OP_FLUSH, r))
             return -1;
         ordering_point(p);
@@ -222,7 +225,7 @@ static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
     if (op->coll && op->pattern != PAT_ALL)
         ordering_point(p);
     else if (op->pattern != PAT_ALL)
-        o->last_shift = op->shift;
+        o->last_owners = owners;
     return 0;
 }
 
@@ -308,13 +311,16 @@ static void plan_init(fz_plan_t *p, uint64_t seed, int ranks)
     p->ranks = ranks;
     p->nobj  = 1;
     snprintf(p->obj[0].name, sizeof p->obj[0].name, "/");
-    p->obj[0].last_shift = -1;
+    p->obj[0].last_owners = -1;
 }
 
 int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops)
 {
     rng_t r = {mix(seed) ^ 0x5eed};
     plan_init(p, seed, ranks);
+    /* frequent sync points: the same metadata rewritten by other ranks within an epoch */
+    p->sync_bytes = chance(&r, 60) ? 1024 << below(&r, 4) : 0;
+    p->coll_md    = chance(&r, 30);
     while (p->nops < nops)
         if (plan_step(p, &r) < 0)
             return -1;
@@ -333,7 +339,7 @@ int fz_plan_straddle(fz_plan_t *p, int ranks)
         o->dims[0]    = o->maxdims[0] = o->cur0 = 50000 * (uint64_t)ranks;
         o->chunk[0]   = 1024;
         o->fill_time  = FILL_IFSET;
-        o->last_shift = -1;
+        o->last_owners = -1;
         fz_op_t *op   = push(p, OP_DSET, NULL);
         if (!op)
             return -1;

@@ -53,7 +53,7 @@ typedef struct {
     int32_t  fill;
     /* while planning */
     uint64_t cur0;       /* first dimension now */
-    int      last_shift; /* shift of independent writes since the last ordering point, -1 none */
+    int64_t  last_owners; /* who owns what in independent writes since the last ordering point, -1 none */
 } fz_object_t;
 
 /* the expected state of an object after some operations */
@@ -72,6 +72,8 @@ typedef struct {
 typedef struct {
     uint64_t    seed;
     int         ranks;
+    int         sync_bytes; /* >0: metadata cache sync points after this many dirty bytes */
+    int         coll_md;    /* metadata written collectively (H5Pset_coll_metadata_write) */
     fz_op_t    *ops;
     size_t      nops, cap;
     fz_object_t obj[FZ_MAX_OBJECTS]; /* obj[0] is the root group */
