@@ -1,4 +1,4 @@
-"""The `h5stack` command line: setup, list, env, run, test, report, patches,
+"""The `h5stack` command line: setup, list, env, run, test, fuzz, report, patches,
 spack-config, slurm, containers.
 
 build_parser() uses the standard library only (it runs before the virtual
@@ -88,6 +88,26 @@ def build_parser():
         help="the image's OS: e.g. docker://debian:12 (default: a debootstrap Debian 12, offline)",
     )
     p.add_argument("--force", action="store_true", help="build even if a cached image matches")
+
+    p = sub.add_parser("fuzz", help="differential fuzzing of the drivers against MPI-IO (packages/h5fuzz)")
+    p.add_argument("--seeds", type=int, default=10, help="workloads to try (default 10)")
+    p.add_argument("--time", type=float, metavar="SECONDS", help="stop after this long instead")
+    p.add_argument("--seed", type=int, help="this seed only (a replay); default: seeds from a random start")
+    p.add_argument("--case", choices=["straddle"], help="the fixed regression workload instead of seeds")
+    p.add_argument("--stack", action="append", default=[], metavar="STACK", help="only these stacks (repeatable)")
+    p.add_argument(
+        "--driver",
+        action="append",
+        default=[],
+        metavar="D",
+        help="only these variants: multifile, multifile-linked, mpiposix, dsm, dsm:<distribution> (repeatable)",
+    )
+    p.add_argument("--ranks", type=int, help="ranks of every workload (default: 1..--max-ranks by seed)")
+    p.add_argument("--max-ranks", type=int, default=8, help="the most ranks a seed picks (default 8)")
+    p.add_argument("--ops", type=int, default=60, help="operations per workload (default 60)")
+    p.add_argument("--no-perturb", action="store_true", help="no slowed ranks and no clocks of their own")
+    p.add_argument("--no-minimise", action="store_true", help="report failures without minimising them")
+    p.add_argument("--keep", action="store_true", help="keep the files of passing cases too")
 
     sub.add_parser("test", help="run the project's own test suite")
     return parser
@@ -199,6 +219,21 @@ def cmd_containers(args):
     return 0
 
 
+def cmd_fuzz(args):
+    from . import fuzz
+
+    for name in ("seeds", "ranks", "max_ranks", "ops"):
+        value = getattr(args, name)
+        if value is not None and not 1 <= value <= (100000 if name == "ops" else 1000000):
+            raise StepError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
+    if args.time is not None and not 0 < args.time < float("inf"):
+        raise StepError(f"--time must be a positive number of seconds, not {args.time}")
+    from .stacks import Stacks
+
+    Stacks().setup(args.stack or None)
+    return fuzz.run(args)
+
+
 def cmd_test(args):
     from . import testsuite
 
@@ -215,6 +250,7 @@ COMMANDS = {
     "report": cmd_report,
     "slurm": cmd_slurm,
     "containers": cmd_containers,
+    "fuzz": cmd_fuzz,
     "test": cmd_test,
 }
 

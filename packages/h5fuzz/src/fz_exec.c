@@ -257,8 +257,16 @@ static hid_t session_fapl(const fz_plan_t *p, hid_t fapl)
     if (p->sync_bytes) {
         H5AC_cache_config_t mdc = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
         H5Pget_mdc_config(copy, &mdc);
+        /* a small cache that must stay mostly clean: sync points write most dirty entries */
         mdc.dirty_bytes_threshold = p->sync_bytes;
-        H5Pset_mdc_config(copy, &mdc);
+        mdc.set_initial_size      = 1;
+        mdc.initial_size = mdc.min_size = mdc.max_size = 16 * 1024;
+        mdc.min_clean_fraction    = 0.9;
+        mdc.incr_mode             = H5C_incr__off;
+        mdc.flash_incr_mode       = H5C_flash_incr__off;
+        mdc.decr_mode             = H5C_decr__off;
+        if (H5Pset_mdc_config(copy, &mdc) < 0)
+            fprintf(stderr, "h5fuzz: H5Pset_mdc_config refused the small cache\n");
     }
     if (p->coll_md)
         H5Pset_coll_metadata_write(copy, 1);

@@ -355,6 +355,30 @@ int fz_plan_straddle(fz_plan_t *p, int ranks)
     return 0;
 }
 
+int fz_plan_metadata(fz_plan_t *p, int ranks)
+{
+    rng_t r = {0x6d657461};
+    plan_init(p, 0, ranks);
+    p->sync_bytes = 1024;
+    for (int k = 0; k < 2000; k++) {
+        int      t  = k < FZ_MAX_OBJECTS - 1 ? -1 : (int)below(&r, (uint64_t)p->nobj);
+        fz_op_t *op = push(p, t < 0 ? OP_GROUP : OP_ATTR, NULL);
+        if (!op)
+            return -1;
+        if (t < 0) {
+            fz_object_t *o = &p->obj[p->nobj];
+            o->last_owners = -1;
+            snprintf(o->name, sizeof o->name, "/m%d", p->nobj);
+            op->target = p->nobj++;
+        }
+        else {
+            op->target = t;
+            op->value  = (int32_t)(next(&r) >> 33);
+        }
+    }
+    return 0;
+}
+
 void fz_plan_free(fz_plan_t *p)
 {
     free(p->ops);

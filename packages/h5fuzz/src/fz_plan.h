@@ -85,6 +85,9 @@ int  fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops);
 /* the regression workload "straddle": chunked datasets whose chunks straddle the
  * ranks' slabs, written independently, a flush after each */
 int  fz_plan_straddle(fz_plan_t *p, int ranks);
+/* the regression workload "metadata": groups and attributes rewritten many times, sync
+ * points every KiB of dirty metadata, one epoch (no flush) */
+int  fz_plan_metadata(fz_plan_t *p, int ranks);
 void fz_plan_free(fz_plan_t *p);
 
 void fz_model_init(fz_model_t *m);

@@ -5,7 +5,7 @@
  *
  *   mpiexec -n N h5fuzz FILE --seed S [--ops K] [--driver D] [--config STR]
  *   mpiexec -n M h5fuzz FILE --seed S --verify-only --writer-ranks N [--driver D]
- *   mpiexec -n N h5fuzz FILE --case straddle [--driver D]
+ *   mpiexec -n N h5fuzz FILE --case straddle|metadata [--driver D]
  *
  * Exit status: 0 when every value is as the model says, 1 when not or on an HDF5
  * error, 2 on bad arguments.
@@ -29,11 +29,11 @@ typedef struct {
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: h5fuzz FILE [--seed S] [--ops K] [--case straddle] [--driver D] [--config STR]\n"
+    fprintf(to, "usage: h5fuzz FILE [--seed S] [--ops K] [--case C] [--driver D] [--config STR]\n"
                 "              [--writer-ranks N] [--verify-only | --no-verify] [--verbose]\n"
                 "  --seed S          the workload (default 1); the same seed and writer ranks give the same\n"
                 "  --ops K           operations in the workload (default 60)\n"
-                "  --case straddle   the fixed regression workload instead of a random one\n"
+                "  --case C          a fixed regression workload instead of a random one: straddle, metadata\n"
                 "  --driver D        mpio (default), default (HDF5_DRIVER), multifile, mpiposix, dsm, sec2\n"
                 "  --config STR      the driver's configuration (multifile options, dsm configuration)\n"
                 "  --writer-ranks N  ranks that wrote the file (--verify-only; default: this job's)\n"
@@ -57,7 +57,7 @@ static int parse(int argc, char **argv, options_t *o)
             case 's': o->seed = strtoull(optarg, &end, 0); if (*end || !*optarg) return -1; break;
             case 'k': o->ops = strtol(optarg, &end, 0); if (*end || o->ops < 1 || o->ops > 100000) return -1; break;
             case 'w': o->writer_ranks = strtol(optarg, &end, 0); if (*end || o->writer_ranks < 1 || o->writer_ranks > 1 << 20) return -1; break;
-            case 'c': o->casename = optarg; if (strcmp(optarg, "straddle")) return -1; break;
+            case 'c': o->casename = optarg; if (strcmp(optarg, "straddle") && strcmp(optarg, "metadata")) return -1; break;
             case 'd': o->driver = optarg; break;
             case 'C': o->config = optarg; break;
             case 'V': o->verify_only = 1; break;
@@ -77,7 +77,10 @@ static int run(const options_t *o, fz_ctx_t *c)
 {
     fz_plan_t p;
     int       ranks = o->writer_ranks ? (int)o->writer_ranks : c->size, status = 0;
-    if ((o->casename ? fz_plan_straddle(&p, ranks) : fz_plan_make(&p, o->seed, ranks, (size_t)o->ops)) < 0) {
+    int made = !o->casename                     ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops)
+               : !strcmp(o->casename, "straddle") ? fz_plan_straddle(&p, ranks)
+                                                  : fz_plan_metadata(&p, ranks);
+    if (made < 0) {
         fprintf(stderr, "h5fuzz: out of memory\n");
         return 1;
     }

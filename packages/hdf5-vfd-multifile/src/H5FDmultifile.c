@@ -959,11 +959,25 @@ static int learn_stamps(H5FD_multifile_t *f, mf_err_t err)
     return 0;
 }
 
+/* test hook: H5MF_TEST_UNORDERED=1 switches the ordering of collective writes and of
+ * metadata off (the driver as it was without them), so tests can show they catch the loss */
+static bool unordered(void)
+{
+    static int set = -1;
+    if (set < 0) {
+        const char *v = getenv("H5MF_TEST_UNORDERED");
+        set           = v && *v == '1';
+    }
+    return set;
+}
+
 /* Is the current call collective? Then every rank of the file makes it (HDF5's rule for
  * its MPI-IO driver, which calls MPI_File_set_view / *_all in it). */
 static bool collective_call(void)
 {
     H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
+    if (unordered())
+        return false;
     return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
 }
 
@@ -1205,7 +1219,7 @@ static herr_t write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t add
 static herr_t before_writes(H5FD_multifile_t *f, bool metadata)
 {
     mf_err_t err;
-    if (f->mode != MODE_WRITE || f->size == 1 || !metadata)
+    if (f->mode != MODE_WRITE || f->size == 1 || !metadata || unordered())
         return 0;
     if (learn_stamps(f, err) < 0) {
         MF_ERROR("%s", err);

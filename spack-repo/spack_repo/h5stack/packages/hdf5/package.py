@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "e069d3b487ef1201a61e6af45eb5b847d35e0cfe11e2826829815fdc254500dd",
-    "2": "e49edff251092c321fe4c5829c6d3016d34381a86b396e37d60890e9a9968c14",
+    "1.14": "7e8e3be327a146771e22ff610ff9a2e25878d6eb2d3468395b2c2fdbadcd3a4b",
+    "2": "bc82cfcabea24647496827832cbf36b86a0d27bfdddc771764241a2413e9958b",
 }
 
 

@@ -1,0 +1,308 @@
+"""`h5stack fuzz`: the drivers against HDF5's MPI-IO driver, on random workloads.
+
+A case is one workload (packages/h5fuzz: a seed, a number of ranks and operations, or
+the fixed case `straddle`) on one stack through one driver variant:
+  1. the reference: the workload written with MPI-IO; h5fuzz checks it value by value
+     against the workload's model (a failure here is a fault of the model or of HDF5);
+  2. the same workload through the variant, with slowed ranks (libh5fuzz_delay.so) and,
+     for multifile, ranks whose clocks differ by seconds and drift by 100 ppm
+     (h5fuzz-clock: a time namespace and libfaketime per rank); every value read back
+     during the session is checked against the model;
+  3. multifile: `h5mf verify`, then read in place by another number of ranks (checked
+     value by value), then reconstructed (`h5mf merge -o`); DSM: dumped by the server;
+  4. `h5diff` of the reference and the result (silent, exit 0), and the result checked
+     value by value against the model once more (serially, as an ordinary file).
+A failing case is minimised (the fewest operations that still fail: a shorter workload
+of a seed is a prefix of the longer one) and printed with the command that replays it.
+"""
+
+import glob
+import os
+import random
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from . import paths
+from .stacks import Stacks, exports
+from .ui import StepError, fmt_seconds, info
+
+# distributions of the DSM's address space among its servers (h5dsm-server --distribution)
+DSM_DISTRIBUTIONS = ("linear", "block-cyclic:64k", "random-block:4k:7", "mask:16m")
+DELAY = "1500:20"  # libh5fuzz_delay.so: up to 1.5 ms before 20 % of the I/O calls
+CLOCK = "5:100"  # h5fuzz-clock: offsets of up to 5 s, rates of 1 +- 100 ppm
+TIMEOUT = 300  # seconds for one program run: a hang is a failure
+
+
+@dataclass(frozen=True)
+class Case:
+    stack: str
+    variant: str  # multifile, multifile-linked, mpiposix, dsm:<distribution>
+    seed: int  # 0 with case="straddle"
+    ranks: int
+    ops: int = 60
+    case: str = ""
+    perturb: bool = True
+
+    def label(self):
+        what = f"case {self.case}" if self.case else f"seed {self.seed}"
+        return f"{self.stack} {self.variant} {what} ({self.ranks} ranks, {self.ops} operations)"
+
+    def replay(self):
+        what = f"--case {self.case}" if self.case else f"--seed {self.seed} --ops {self.ops}"
+        quiet = "" if self.perturb else " --no-perturb"
+        return f"./h5stack fuzz --stack {self.stack} --driver {self.variant} {what} --ranks {self.ranks}{quiet}"
+
+
+@dataclass
+class Outcome:
+    case: Case
+    ok: bool
+    message: str = ""
+    seconds: float = 0.0
+    workdir: str = ""
+    steps: list = field(default_factory=list)
+
+
+def variants(desc):
+    """The driver variants a stack offers (from its stack.json)."""
+    names = {p["name"] for p in desc.get("packages", [])}
+    if "h5fuzz" not in names:
+        return []
+    result = []
+    if desc.get("variant") == "multifile" or desc["name"].endswith("-multifile"):
+        result.append("mpiposix")  # the patched libhdf5's own driver, the original API
+    if "hdf5-vfd-multifile" in names:
+        result += ["multifile", "multifile-linked"]
+    if "hdf5-vfd-dsm" in names:
+        result += [f"dsm:{d}" for d in DSM_DISTRIBUTIONS]
+    return result
+
+
+def stack_env(desc):
+    env = dict(os.environ)
+    for var, value, prepend in exports(desc):
+        env[var] = f"{value}:{env[var]}" if prepend and env.get(var) else value
+    for var in ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG", "LD_PRELOAD", "H5FUZZ_DELAY", "H5FUZZ_CLOCK"):
+        env.pop(var, None)
+    return env
+
+
+class Runner:
+    """Runs cases; references are shared by the cases of one stack and workload."""
+
+    def __init__(self, workroot=None, keep=False):
+        self.stacks = Stacks()
+        self.workroot = workroot or os.path.join(paths.home(), "fuzz")
+        self.keep = keep
+        self._refs = {}
+        os.makedirs(self.workroot, exist_ok=True)
+
+    def desc(self, stack):
+        desc = self.stacks.get(stack).description()
+        if not desc:
+            raise StepError(f"stack {stack} is not built: ./h5stack setup {stack}")
+        return desc
+
+    # -- running programs ------------------------------------------------------
+    def _run(self, out, env, cmd, cwd, expect_ok=True):
+        out.steps.append(" ".join(cmd))
+        try:
+            proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise CaseFailed(f"no end after {TIMEOUT} s (a hang): {' '.join(cmd)}") from None
+        text = proc.stdout + proc.stderr
+        if expect_ok and proc.returncode != 0:
+            raise CaseFailed(f"exit {proc.returncode}: {' '.join(cmd)}\n{text[-3000:]}")
+        return proc, text
+
+    def _fuzz_args(self, case):
+        if case.case:
+            return ["--case", case.case]
+        return ["--seed", str(case.seed), "--ops", str(case.ops)]
+
+    def reference(self, case, env, out):
+        """The MPI-IO file of the workload (made once per stack and workload)."""
+        key = (case.stack, case.seed, case.ranks, case.ops, case.case)
+        if key in self._refs and os.path.exists(self._refs[key]):
+            return self._refs[key]
+        name = f"{case.case or case.seed}-{case.ranks}r-{case.ops}o"
+        d = os.path.join(self.workroot, case.stack, "reference", name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        ref = os.path.join(d, "ref.h5")
+        cmd = ["mpiexec", "-n", str(case.ranks), "h5fuzz", ref, *self._fuzz_args(case)]
+        proc, text = self._run(out, env, cmd, d, expect_ok=False)
+        if proc.returncode != 0:
+            raise CaseFailed(f"the MPI-IO reference itself fails (a fault of the model or of HDF5):\n{text[-3000:]}")
+        self._refs[key] = ref
+        return ref
+
+    def _perturbed(self, case, env, clocks):
+        env = dict(env)
+        if case.perturb:
+            lib = shutil.which("h5fuzz", path=env["PATH"])
+            env["LD_PRELOAD"] = os.path.join(os.path.dirname(os.path.dirname(lib)), "lib", "libh5fuzz_delay.so")
+            env["H5FUZZ_DELAY"] = f"{DELAY}:{case.seed}"
+            if clocks:
+                env["H5FUZZ_CLOCK"] = f"{CLOCK}:{case.seed}"
+        return env
+
+    def _multifile(self, case, env, work, out):
+        d = os.path.join(work, "out.h5")
+        wenv = self._perturbed(case, env, clocks=True)
+        driver = {"multifile": "default", "multifile-linked": "multifile", "mpiposix": "mpiposix"}[case.variant]
+        if case.variant == "multifile":
+            wenv["HDF5_DRIVER"] = "multifile"
+        launch = ["mpiexec", "-n", str(case.ranks)] + (["h5fuzz-clock"] if case.perturb else [])
+        self._run(out, wenv, [*launch, "h5fuzz", d, *self._fuzz_args(case), "--driver", driver, "--no-verify"], work)
+        self._run(out, env, ["h5mf", "verify", d], work)
+        other = case.ranks % 3 + 1  # read in place by another number of ranks
+        renv = dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG="read=inplace")
+        self._run(out, renv, ["mpiexec", "-n", str(other), "h5fuzz", d, *self._fuzz_args(case), "--verify-only",
+                              "--writer-ranks", str(case.ranks), "--driver", "default"], work)  # fmt: skip
+        merged = os.path.join(work, "merged.h5")
+        self._run(out, env, ["h5mf", "merge", "-q", d, "-o", merged], work)
+        return merged
+
+    def _dsm(self, case, env, work, out):
+        distribution = case.variant.split(":", 1)[1]
+        wenv = self._perturbed(case, env, clocks=False)
+        cmd = ["mpiexec", "-n", "2", "h5dsm-server", "--size", "16m", "--distribution", distribution,
+               "--action", "dump:dump_{step}.h5", ":", "-n", str(case.ranks), "h5fuzz", "mem.h5",
+               *self._fuzz_args(case), "--driver", "dsm", "--no-verify"]  # fmt: skip
+        self._run(out, wenv, cmd, work)
+        dumps = sorted((f for f in os.listdir(work) if f.startswith("dump_")), key=lambda f: int(f[5:-3]))
+        if not dumps:
+            raise CaseFailed("the DSM server dumped no file")
+        if os.path.exists(os.path.join(work, "mem.h5")):
+            raise CaseFailed("the file the clients named reached the disk")
+        return os.path.join(work, dumps[-1])
+
+    def run(self, case):
+        out = Outcome(case, ok=False)
+        t0 = time.monotonic()
+        env = stack_env(self.desc(case.stack))
+        work = os.path.join(self.workroot, case.stack, case.variant.replace(":", "_"), case.case or str(case.seed))
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        out.workdir = work
+        try:
+            ref = self.reference(case, env, out)
+            result = self._dsm(case, env, work, out) if case.variant.startswith("dsm:") else self._multifile(
+                case, env, work, out
+            )
+            proc, text = self._run(out, env, ["h5diff", ref, result], work, expect_ok=False)
+            if proc.returncode != 0 or text.strip():  # h5diff exits 0 on "not comparable": it must be silent
+                raise CaseFailed(f"h5diff {ref} {result} (exit {proc.returncode}):\n{text[-3000:]}")
+            self._run(out, env, ["h5fuzz", result, *self._fuzz_args(case), "--verify-only", "--writer-ranks",
+                                 str(case.ranks), "--driver", "sec2"], work)  # fmt: skip
+            out.ok = True
+        except CaseFailed as e:
+            out.message = str(e)
+        out.seconds = time.monotonic() - t0
+        if out.ok and not self.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        return out
+
+    def minimise(self, case):
+        """The fewest operations of a failing seed that still fail (a shorter plan is a prefix)."""
+        if case.case:
+            return case
+        lo, hi = 1, case.ops  # hi fails
+        while lo < hi:
+            mid = (lo + hi) // 2
+            trial = Case(case.stack, case.variant, case.seed, case.ranks, mid, perturb=case.perturb)
+            if self.run(trial).ok:
+                lo = mid + 1
+            else:
+                hi = mid
+        return Case(case.stack, case.variant, case.seed, case.ranks, hi, perturb=case.perturb)
+
+
+class CaseFailed(Exception):
+    pass
+
+
+def report_failure(runner, outcome, minimise=True):
+    """The failure's message, its replay command (minimised) and where its files are."""
+    case = outcome.case
+    small = runner.minimise(case) if minimise else case
+    lines = [
+        f"FAILED: {case.label()}",
+        outcome.message.rstrip(),
+        f"steps: {' ; '.join(outcome.steps)}",
+        f"files: {outcome.workdir}",
+        f"replay: {case.replay()}",
+    ]
+    if small != case:
+        lines.append(f"minimised ({small.ops} operations): {small.replay()}")
+    return "\n".join(lines)
+
+
+def check_capabilities():
+    """Time namespaces and libfaketime: say what is missing."""
+    try:
+        subprocess.run(["unshare", "--time", "--fork", "true"], check=True, capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        raise StepError("unshare --time fails here (needs CAP_SYS_ADMIN and Linux >= 5.6): run as root, "
+                        "or give --no-perturb") from None  # fmt: skip
+    if not glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") + glob.glob("/usr/lib/faketime/libfaketimeMT.so.1"):
+        raise StepError("libfaketime is missing (Debian: faketime, in requirements/debian.txt)")
+
+
+def selection(runner, stack_names, drivers):
+    """(stack, variant) pairs: the stacks given (default all) x their variants (or those given)."""
+    pairs = []
+    for name in stack_names or runner.stacks.names():
+        offered = variants(runner.desc(name))
+        chosen = [v for v in offered if not drivers or v in drivers or v.split(":")[0] in drivers]
+        pairs += [(name, v) for v in chosen]
+    if not pairs:
+        raise StepError(f"no stack offers the driver(s) {', '.join(drivers)}" if drivers else "no stack has h5fuzz")
+    return pairs
+
+
+def _cases(args, pairs):
+    """The cases of the run, lazily: every pair for each seed in turn."""
+    if args.case:
+        for stack, variant in pairs:
+            yield Case(stack, variant, 0, args.ranks or 4, args.ops, case=args.case, perturb=not args.no_perturb)
+        return
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
+    for k in range(args.seeds if args.seed is None else 1):
+        s = seed + k
+        ranks = args.ranks or 1 + s % args.max_ranks
+        for stack, variant in pairs:
+            yield Case(stack, variant, s, ranks, args.ops, perturb=not args.no_perturb)
+
+
+def run(args):
+    """./h5stack fuzz: run cases until the seeds or the time are used up; a summary."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    if not args.no_perturb:
+        check_capabilities()
+    runner = Runner(keep=args.keep)
+    pairs = selection(runner, args.stack, args.driver)
+    total = len(pairs) * (1 if args.case or args.seed is not None else args.seeds)
+    t0, done, ops, failures, seeds = time.monotonic(), 0, 0, [], set()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  disable=not os.isatty(2)) as bar:  # fmt: skip
+        task = bar.add_task("fuzz", total=None if args.time else total)
+        for case in _cases(args, pairs):
+            if args.time and time.monotonic() - t0 > args.time:
+                break
+            bar.update(task, description=case.label())
+            outcome = runner.run(case)
+            done, ops, seeds = done + 1, ops + case.ops, seeds | {case.seed}
+            if not outcome.ok:
+                failures.append(outcome)
+                bar.console.print(report_failure(runner, outcome, minimise=not args.no_minimise))
+            elif not os.isatty(2):
+                info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
+            bar.advance(task)
+    info(f"fuzz: {len(seeds)} seed(s), {done} case(s), {ops} operations, {len(failures)} failure(s) in "
+         f"{fmt_seconds(time.monotonic() - t0)}")  # fmt: skip
+    return 1 if failures else 0
