@@ -61,6 +61,7 @@ typedef struct {
     haddr_t      eof; /* as HDF5's mpio driver: known at open and at each commit only, the same on
                          every rank (HDF5 takes decisions on it, e.g. "empty file: create") */
     /* MODE_WRITE */
+    int          dir_fd; /* the directory, held from open: it may be renamed meanwhile */
     int          data_fd, idx_fd;
     uint64_t     data_pos, idx_pos, nrec;
     uint32_t     epoch;
@@ -400,6 +401,8 @@ static void free_file(H5FD_multifile_t *f)
         close(f->data_fd);
     if (f->idx_fd >= 0)
         close(f->idx_fd);
+    if (f->dir_fd >= 0)
+        close(f->dir_fd);
     if (f->plain_fd >= 0)
         close(f->plain_fd);
     if (f->tails) {
@@ -462,8 +465,35 @@ static int create_dir(const char *path, unsigned flags, int nranks, mf_err_t err
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create the directory: %s", path, strerror(errno));
         return -1;
     }
-    mf_meta_t meta = {MF_FORMAT_VERSION, (uint32_t)nranks, MF_STATE_WRITING, 0, 0};
-    return mf_meta_write(path, &meta, 0, err);
+    int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    mf_meta_t meta = {MF_META_VERSION, (uint32_t)nranks, MF_STATE_WRITING, 0, 0, 0};
+    int       rc   = mf_meta_write(dirfd, path, &meta, 0, err);
+    close(dirfd);
+    return rc;
+}
+
+/* every rank: hold the directory open (files are opened and the metafile replaced in it) */
+static int open_dir(H5FD_multifile_t *f, mf_err_t err)
+{
+    f->dir_fd = open(f->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (f->dir_fd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* a rank file in the directory: <rank> (data) or <rank>.offset (index) */
+static int open_rank_file(H5FD_multifile_t *f, const char *suffix, int flags, char *path, size_t n)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%d%s", f->rank, suffix);
+    snprintf(path, n, "%s/%s", f->path, name);
+    return openat(f->dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
 /* every rank: create its data and index files */
@@ -473,14 +503,14 @@ static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
     unsigned char     hdr[MF_INDEX_HEADER_SIZE];
     mf_index_header_t h = {MF_FORMAT_VERSION, (uint32_t)f->rank, (uint32_t)f->size, MF_RECORD_SIZE,
                            f->opt.checksums ? MF_DATA_CRC32C : 0};
-    mf_data_path(dpath, sizeof dpath, f->path, (unsigned)f->rank);
-    mf_index_path(ipath, sizeof ipath, f->path, (unsigned)f->rank);
-    f->data_fd = open(dpath, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (open_dir(f, err) < 0)
+        return -1;
+    f->data_fd = open_rank_file(f, "", O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
     if (f->data_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", dpath, strerror(errno));
         return -1;
     }
-    f->idx_fd = open(ipath, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    f->idx_fd = open_rank_file(f, ".offset", O_RDWR | O_CREAT | O_TRUNC, ipath, sizeof ipath);
     mf_index_header_encode(&h, hdr);
     if (f->idx_fd < 0 || mf_pwrite_all(f->idx_fd, hdr, sizeof hdr, 0) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", ipath, strerror(errno));
@@ -621,8 +651,8 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
         mf_dir_free(&d);
         return -1;
     }
-    const mf_rank_records_t *own = &d.ranks[f->rank];
-    uint64_t                 eoa = d.meta.eoa;
+    const mf_rank_records_t *own     = &d.ranks[f->rank];
+    uint64_t                 eoa     = d.meta.eoa, records = d.records;
     f->mode          = MODE_WRITE;
     f->epoch         = d.meta.committed;
     f->eof           = (haddr_t)d.size;
@@ -630,11 +660,10 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
     f->data_pos      = own->data_size;
     f->idx_pos       = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
     f->opt.checksums = own->checksums != 0; /* new records follow the index's header */
-    mf_data_path(dpath, sizeof dpath, f->path, (unsigned)f->rank);
-    mf_index_path(ipath, sizeof ipath, f->path, (unsigned)f->rank);
-    f->data_fd = open(dpath, O_RDWR);
-    f->idx_fd  = f->data_fd < 0 ? -1 : open(ipath, O_RDWR);
-    if (f->idx_fd < 0) {
+    ok         = open_dir(f, err) == 0;
+    f->data_fd = ok ? open_rank_file(f, "", O_RDWR, dpath, sizeof dpath) : -1;
+    f->idx_fd  = f->data_fd < 0 ? -1 : open_rank_file(f, ".offset", O_RDWR, ipath, sizeof ipath);
+    if (ok && f->idx_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->data_fd < 0 ? dpath : ipath, strerror(errno));
         ok = 0;
     }
@@ -643,7 +672,7 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
         if (r == f->rank)
             continue;
         /* the map below has the records loaded: the tail goes on after them */
-        ok = mf_tail_open(&f->tails[r], f->path, (unsigned)r, err) == 0;
+        ok = mf_tail_open(&f->tails[r], f->dir_fd, f->path, (unsigned)r, err) == 0;
         if (ok)
             mf_tail_skip(&f->tails[r], d.ranks[r].n);
         f->read_fds[r] = f->tails[r].data_fd;
@@ -659,8 +688,8 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
         return -1;
     }
     if (f->rank == 0) {
-        mf_meta_t meta = {MF_FORMAT_VERSION, (uint32_t)f->size, MF_STATE_WRITING, f->epoch, eoa};
-        ok             = mf_meta_write(f->path, &meta, f->opt.sync, err) == 0;
+        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, MF_STATE_WRITING, f->epoch, eoa, records};
+        ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }
     return mf_agree(f->comm, ok, err);
 }
@@ -716,7 +745,7 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         MF_ERROR("%s: out of memory", name);
         return NULL;
     }
-    f->data_fd = f->idx_fd = f->plain_fd = -1;
+    f->data_fd = f->idx_fd = f->plain_fd = f->dir_fd = -1;
     f->comm                              = MPI_COMM_NULL;
     f->info                              = MPI_INFO_NULL;
     mf_extents_init(&f->map);
@@ -825,9 +854,11 @@ static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
     }
     if (mf_agree(f->comm, ok, err) < 0) /* also the barrier: all records of this epoch are out */
         return -1;
+    uint64_t records = 0; /* every record of the committed epochs: a reader must find them all */
+    MPI_Reduce(&f->nrec, &records, 1, MPI_UINT64_T, MPI_SUM, 0, f->comm);
     if (f->rank == 0) {
-        mf_meta_t meta = {MF_FORMAT_VERSION, (uint32_t)f->size, state, f->epoch + 1, (uint64_t)f->eoa};
-        ok             = mf_meta_write(f->path, &meta, f->opt.sync, err) == 0;
+        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, state, f->epoch + 1, (uint64_t)f->eoa, records};
+        ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }
     if (mf_agree(f->comm, ok, err) < 0)
         return -1;
@@ -911,7 +942,7 @@ static int open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
 {
     if (f->tails[r].idx_fd >= 0)
         return 0;
-    if (mf_tail_open(&f->tails[r], f->path, (unsigned)r, err) < 0)
+    if (mf_tail_open(&f->tails[r], f->dir_fd, f->path, (unsigned)r, err) < 0)
         return -1;
     f->read_fds[r] = f->tails[r].data_fd;
     return 0;

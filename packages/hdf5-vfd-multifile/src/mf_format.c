@@ -166,33 +166,33 @@ int mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_inde
 
 static int format_meta(char *buf, size_t n, const mf_meta_t *m)
 {
-    int len = snprintf(buf, n, "%s %" PRIu32 "\nranks %" PRIu32 "\nstate %s\ncommitted %" PRIu32 "\neoa %" PRIu64 "\n",
-                       MF_METAFILE_MAGIC, m->version, m->ranks, m->state == MF_STATE_COMPLETE ? "complete" : "writing",
-                       m->committed, m->eoa);
+    int len = snprintf(buf, n,
+                       "%s %d\nranks %" PRIu32 "\nstate %s\ncommitted %" PRIu32 "\neoa %" PRIu64 "\nrecords %" PRIu64 "\n",
+                       MF_METAFILE_MAGIC, MF_META_VERSION, m->ranks,
+                       m->state == MF_STATE_COMPLETE ? "complete" : "writing", m->committed, m->eoa, m->records);
     if (len < 0 || (size_t)len >= n)
         return -1;
     int len2 = snprintf(buf + len, n - (size_t)len, "crc32 %08" PRIx32 "\n", mf_crc32(0, buf, (size_t)len));
     return len2 < 0 ? -1 : len + len2;
 }
 
-int mf_meta_write(const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err)
+int mf_meta_write(int dirfd, const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err)
 {
-    char path[PATH_MAX], tmp[PATH_MAX], text[512];
+    char tmp[64], text[512];
     int  len = format_meta(text, sizeof text, meta);
-    snprintf(path, sizeof path, "%s/%s", dir, MF_METAFILE_NAME);
-    snprintf(tmp, sizeof tmp, "%s/%s.tmp.%ld", dir, MF_METAFILE_NAME, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", MF_METAFILE_NAME, (long)getpid());
+    int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 || len < 0 || mf_pwrite_all(fd, text, (size_t)len, 0) < 0 || (do_sync && fsync(fd) < 0)) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write: %s", tmp, strerror(errno));
+        snprintf(err, MF_ERRMSG_SIZE, "%s/%s: cannot write: %s", dir, tmp, strerror(errno));
         if (fd >= 0) {
             close(fd);
-            unlink(tmp);
+            unlinkat(dirfd, tmp, 0);
         }
         return -1;
     }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot replace: %s", path, strerror(errno));
-        unlink(tmp);
+    if (close(fd) < 0 || renameat(dirfd, tmp, dirfd, MF_METAFILE_NAME) < 0 || (do_sync && fsync(dirfd) < 0)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s/%s: cannot replace: %s", dir, MF_METAFILE_NAME, strerror(errno));
+        unlinkat(dirfd, tmp, 0);
         return -1;
     }
     return 0;
@@ -225,15 +225,16 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
     }
     char magic[32];
     memset(meta, 0, sizeof *meta);
-    if (sscanf(text, "%31s %" SCNu32 " ranks %" SCNu32 " state %31s committed %" SCNu32 " eoa %" SCNu64, magic,
-               &meta->version, &meta->ranks, state, &meta->committed, &meta->eoa) != 6 ||
-        strcmp(magic, MF_METAFILE_MAGIC) != 0) {
+    int fields = sscanf(text, "%31s %" SCNu32 " ranks %" SCNu32 " state %31s committed %" SCNu32 " eoa %" SCNu64
+                        " records %" SCNu64, magic, &meta->version, &meta->ranks, state, &meta->committed, &meta->eoa,
+                        &meta->records);
+    if (fields < 6 || strcmp(magic, MF_METAFILE_MAGIC) != 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: not a multifile metafile", path);
         return -1;
     }
-    if (meta->version != MF_FORMAT_VERSION) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: format version %" PRIu32 " is not supported (this is version %d)", path,
-                 meta->version, MF_FORMAT_VERSION);
+    if (meta->version < 1 || meta->version > MF_META_VERSION || (meta->version >= 2 && fields != 7)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: metafile version %" PRIu32 "%s is not supported (this reads 1 to %d)", path,
+                 meta->version, meta->version >= 2 && fields != 7 ? " without its record count" : "", MF_META_VERSION);
         return -1;
     }
     if (meta->ranks == 0 || (strcmp(state, "complete") != 0 && strcmp(state, "writing") != 0)) {
@@ -259,6 +260,30 @@ int mf_is_multifile(const char *path)
         return 0;
     snprintf(meta, sizeof meta, "%s/%s", path, MF_METAFILE_NAME);
     return access(meta, F_OK) == 0;
+}
+
+int mf_is_hdf5_fd(int fd)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char              buf[8];
+    for (uint64_t at = 0; at < (1ULL << 40); at = at ? 2 * at : 512) {
+        long long got = mf_pread_all(fd, buf, sizeof buf, at);
+        if (got < (long long)sizeof buf)
+            return 0;
+        if (memcmp(buf, sig, sizeof sig) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int mf_is_hdf5(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int yes = mf_is_hdf5_fd(fd);
+    close(fd);
+    return yes;
 }
 
 int mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)

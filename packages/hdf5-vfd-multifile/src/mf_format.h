@@ -1,13 +1,16 @@
 /*
- * mf_format.h - the on-disk format of a multifile directory (format version 1).
+ * mf_format.h - the on-disk format of a multifile directory (metafile version 2,
+ * index version 1; metafiles of version 1 are read too).
  *
  * A multifile "file" NAME is a directory holding
  *   metafile        text, written atomically (temporary file + rename) by rank 0:
- *                     h5stack-multifile 1
+ *                     h5stack-multifile 2
  *                     ranks <P>
  *                     state writing|complete
  *                     committed <C>      epochs 0..C-1 are complete (all ranks flushed)
  *                     eoa <bytes>        HDF5's end of address space at the last commit
+ *                     records <N>        records of all ranks in epochs 0..C-1 (version 2):
+ *                                        a reader that finds fewer or more refuses
  *                     crc32 <8 hex digits of everything above>
  *   <r>             rank r's data: every byte rank r wrote, appended, nothing else
  *   <r>.offset      rank r's index: a 32-byte header, then one 48-byte record per
@@ -24,7 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MF_FORMAT_VERSION 1
+#define MF_FORMAT_VERSION 1 /* of the index files */
+#define MF_META_VERSION 2   /* of the metafile; version 1 has no record count */
 #define MF_METAFILE_NAME "metafile"
 #define MF_METAFILE_MAGIC "h5stack-multifile"
 #define MF_INDEX_MAGIC "H5MFIDX\0"
@@ -44,6 +48,7 @@ typedef struct {
     mf_state_t state;
     uint32_t   committed; /* number of complete epochs */
     uint64_t   eoa;       /* end of address space at the last commit */
+    uint64_t   records;   /* records of the committed epochs, all ranks (version >= 2) */
 } mf_meta_t;
 
 typedef struct {
@@ -81,8 +86,10 @@ void mf_index_header_encode(const mf_index_header_t *h, unsigned char out[MF_IND
 int  mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_index_header_t *h,
                             const char *path, mf_err_t err);
 
-/* metafile: write atomically (dir/metafile.tmp.<pid> + rename), read and validate */
-int mf_meta_write(const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err);
+/* metafile: write atomically (metafile.tmp.<pid> + rename) in the directory open as
+ * dirfd (named dir in messages), so a directory renamed meanwhile is still the one
+ * written; read and validate */
+int mf_meta_write(int dirfd, const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err);
 int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err);
 
 /* paths inside the directory; buffers of PATH_MAX */
@@ -91,6 +98,10 @@ void mf_index_path(char *out, size_t n, const char *dir, unsigned rank);
 
 /* is path a directory that holds a metafile? 1 yes, 0 no */
 int mf_is_multifile(const char *path);
+/* does the file begin with HDF5's superblock signature (at 0, 512, 1024, ... as HDF5
+ * looks for it)? 1 yes, 0 no */
+int mf_is_hdf5_fd(int fd);
+int mf_is_hdf5(const char *path);
 
 /* full pwrite/pread that retry on EINTR and short transfers; 0 or -1 (errno set) */
 int mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);

@@ -12,14 +12,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int mf_tail_open(mf_tail_t *t, const char *dir, unsigned rank, mf_err_t err)
+int mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, mf_err_t err)
 {
+    char idx[32], data[32];
     memset(t, 0, sizeof *t);
     t->rank = rank;
     mf_index_path(t->idx_path, sizeof t->idx_path, dir, rank);
     mf_data_path(t->data_path, sizeof t->data_path, dir, rank);
-    t->idx_fd  = open(t->idx_path, O_RDONLY);
-    t->data_fd = t->idx_fd < 0 ? -1 : open(t->data_path, O_RDONLY);
+    snprintf(idx, sizeof idx, "%u.offset", rank);
+    snprintf(data, sizeof data, "%u", rank);
+    t->idx_fd  = openat(dirfd, dirfd == AT_FDCWD ? t->idx_path : idx, O_RDONLY | O_CLOEXEC);
+    t->data_fd = t->idx_fd < 0 ? -1 : openat(dirfd, dirfd == AT_FDCWD ? t->data_path : data, O_RDONLY | O_CLOEXEC);
     if (t->idx_fd < 0 || t->data_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_fd < 0 ? t->idx_path : t->data_path, strerror(errno));
         mf_tail_close(t);

@@ -19,8 +19,9 @@ typedef struct {
 
 typedef int (*mf_record_cb)(const mf_record_t *rec, uint64_t seq, void *arg);
 
-/* open rank's index and data files read-only */
-int  mf_tail_open(mf_tail_t *t, const char *dir, unsigned rank, mf_err_t err);
+/* open rank's index and data files read-only, in the directory open as dirfd (or
+ * AT_FDCWD: the directory dir); dir names them in messages */
+int  mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, mf_err_t err);
 void mf_tail_close(mf_tail_t *t);
 
 /*

@@ -14,11 +14,11 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,6 +56,35 @@ static int order_cmp(const void *a, const void *b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/*
+ * Every record the metafile committed must be there, intact: a complete directory has no
+ * torn record, and the committed epochs hold exactly the records the last commit counted
+ * (metafile version 2). Else the directory is damaged: refused, or with MF_LOAD_ANY noted.
+ */
+static int accounted(mf_dir_t *d, int load_mode, mf_err_t err)
+{
+    char msg[MF_ERRMSG_SIZE] = "";
+    for (unsigned r = 0; r < d->meta.ranks && !*msg; r++)
+        if (d->ranks[r].torn && d->meta.state == MF_STATE_COMPLETE)
+            snprintf(msg, sizeof msg,
+                     "%s: damaged: rank %u's index ends in a damaged or partial record although the directory "
+                     "was closed (complete): corrupt or truncated, refused",
+                     d->path, r);
+    if (!*msg && d->meta.version >= 2 && d->records != d->meta.records)
+        snprintf(msg, sizeof msg,
+                 "%s: damaged: the metafile committed %" PRIu64 " records, the indexes hold %" PRIu64
+                 " of them (an index truncated or damaged): refused",
+                 d->path, d->meta.records, d->records);
+    if (!*msg)
+        return 0;
+    if (load_mode == MF_LOAD_ANY) {
+        snprintf(d->problem, sizeof d->problem, "%s", msg);
+        return 0;
+    }
+    snprintf(err, MF_ERRMSG_SIZE, "%s", msg);
+    return -1;
+}
+
 int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
 {
     memset(d, 0, sizeof *d);
@@ -90,7 +119,7 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
         collect_t          c  = {rr, 0};
         int                torn;
         struct stat        st;
-        if (mf_tail_open(&t, path, r, err) < 0)
+        if (mf_tail_open(&t, AT_FDCWD, path, r, err) < 0)
             goto fail;
         int rc = mf_tail_poll(&t, collect, &c, 1, &torn, err);
         if (rc == 0 && t.have_header && t.hdr.ranks != d->meta.ranks) {
@@ -116,6 +145,7 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
                 rr->dropped++;
                 continue;
             }
+            d->records++;
             if (rec->pos + rec->len > rr->data_size) {
                 snprintf(err, MF_ERRMSG_SIZE,
                          "%s: record %" PRIu64 " needs bytes %" PRIu64 "..%" PRIu64 " but the file has %" PRIu64
@@ -140,6 +170,8 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
         if (rc < 0)
             goto fail;
     }
+    if (accounted(d, load_mode, err) < 0)
+        goto fail;
     d->size = d->meta.eoa ? d->meta.eoa : mf_extents_end(&d->map);
     /* holes carry no source: the order lists data extents only, hole key rank is -1 */
     d->order = malloc((d->map.n ? d->map.n : 1) * sizeof *d->order);
@@ -255,7 +287,15 @@ int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts,
     return ret;
 }
 
-/* outputs of interrupted merges: .<base>.h5mf-merge.<pid> whose process is gone */
+/*
+ * A merge holds an exclusive lock (flock) on its output .<base>.h5mf-merge.<pid> from its
+ * creation until the directory is replaced, and on the directory itself from just before
+ * the swap until it is removed (after the swap it has the output's name). A leftover whose
+ * lock can be taken belongs to no running merge: one that died (or is a zombie), on this
+ * node or another. It is removed: a partial output, or an old directory swapped out.
+ */
+static int held_lock_fd = -1; /* this process's lock on its output (a dup, kept past close) */
+
 static void remove_stale_outputs(const char *parent, const char *base)
 {
     char           prefix[PATH_MAX], path[PATH_MAX];
@@ -263,13 +303,20 @@ static void remove_stale_outputs(const char *parent, const char *base)
     struct dirent *e;
     snprintf(prefix, sizeof prefix, ".%s.h5mf-merge.", base);
     while (d && (e = readdir(d)) != NULL) {
+        struct stat st;
         if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
             continue;
-        long pid = strtol(e->d_name + strlen(prefix), NULL, 10);
-        if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0) {
             snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
-            unlink(path);
+            if (!S_ISDIR(st.st_mode))
+                unlink(path);
+            else if (mf_is_multifile(path))
+                mf_rmtree(path);
         }
+        close(fd);
     }
     if (d)
         closedir(d);
@@ -290,9 +337,18 @@ int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_pa
     const char *parent = slash ? copy : ".";
     remove_stale_outputs(parent, base);
     snprintf(tmp_path, n, "%s/.%s.h5mf-merge.%ld", parent, base, (long)getpid());
-    int fd = open(tmp_path, O_RDWR | O_CREAT | O_EXCL, 0644);
+    int fd = open(tmp_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", tmp_path, strerror(errno));
+        return -1;
+    }
+    if (held_lock_fd >= 0)
+        close(held_lock_fd);
+    held_lock_fd = dup(fd);
+    if (held_lock_fd < 0 || flock(held_lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot lock: %s", tmp_path, strerror(errno));
+        close(fd);
+        unlink(tmp_path);
         return -1;
     }
     if (ftruncate(fd, (off_t)d->size) < 0) {
@@ -318,13 +374,31 @@ int mf_rmtree(const char *path) { return nftw(path, rm_entry, 16, FTW_DEPTH | FT
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
+static void release_lock(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
 int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
 {
+    /* never a file that is not HDF5 in the place of the directory */
+    if (!mf_is_hdf5(tmp_path)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file %s has no HDF5 signature: the directory is kept",
+                 dir, tmp_path);
+        return -1;
+    }
+    int dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir_lock >= 0)
+        flock(dir_lock, LOCK_EX); /* once swapped out, it is this merge's until removed */
     /* one atomic step where the file system can: swap the directory and the new file */
     if (syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+        release_lock(&held_lock_fd);
         if (mf_rmtree(tmp_path) < 0) /* tmp_path now names the old directory */
             snprintf(err, MF_ERRMSG_SIZE, "%s: replaced, but the old directory %s could not be removed: %s", dir,
                      tmp_path, strerror(errno));
+        release_lock(&dir_lock);
         return 0;
     }
     /* else: move the directory aside, the file in, then remove the directory */
@@ -332,14 +406,18 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     snprintf(aside, sizeof aside, "%s.h5mf-old.%ld", tmp_path, (long)getpid());
     if (rename(dir, aside) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot move the directory aside: %s", dir, strerror(errno));
+        release_lock(&dir_lock);
         return -1;
     }
     if (rename(tmp_path, dir) < 0) {
         int e = errno;
         rename(aside, dir); /* put it back */
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot move the reconstructed file in place: %s", dir, strerror(e));
+        release_lock(&dir_lock);
         return -1;
     }
+    release_lock(&held_lock_fd);
     mf_rmtree(aside);
+    release_lock(&dir_lock);
     return 0;
 }

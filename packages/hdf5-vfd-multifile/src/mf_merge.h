@@ -34,6 +34,8 @@ typedef struct {
     mf_rank_records_t *ranks;
     mf_extents_t       map;
     uint64_t           size;    /* size of the reconstructed file */
+    uint64_t           records; /* records of the committed epochs found in the indexes */
+    char               problem[MF_ERRMSG_SIZE]; /* MF_LOAD_ANY: why a merge would refuse, or "" */
     uint32_t           epochs;  /* epochs used */
     size_t            *order;   /* extent indices sorted by (source rank, record) */
     size_t             norder;
@@ -44,7 +46,7 @@ typedef void (*mf_progress_cb)(uint64_t done, uint64_t total, void *arg);
 /* what mf_dir_load accepts of a directory whose writer did not finish (state writing) */
 #define MF_LOAD_COMPLETE 0 /* refuse it: reconstruction must not drop what was written */
 #define MF_LOAD_PARTIAL  1 /* use the epochs committed by the last flush; refuse if there is none */
-#define MF_LOAD_ANY      2 /* load for information: never refuse for being incomplete */
+#define MF_LOAD_ANY      2 /* load for information: never refuse for being incomplete or damaged (problem) */
 
 int  mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err);
 void mf_dir_free(mf_dir_t *d);

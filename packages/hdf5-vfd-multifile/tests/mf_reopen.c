@@ -14,9 +14,10 @@
  *   5. H5Fdelete removes it.
  *
  *   mpiexec -n N mf_reopen --open-rdwr FILE
+ *   mpiexec -n N mf_reopen --open-rdonly FILE
  *
- * only opens FILE read-write and closes it (for the error tests: HDF5's error stack
- * says why it failed; exit 1).
+ * only opens FILE read-write (read-only: a directory is reconstructed) and closes it
+ * (for the error tests: HDF5's error stack says why it failed; exit 1).
  * Rank 0 prints "reopen: ok" on success; any failure exits non-zero.
  */
 #include "H5FDmultifile.h"
@@ -113,8 +114,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc == 3 && strcmp(argv[1], "--open-rdwr") == 0) {
-        hid_t p = fapl(), f = H5Fopen(argv[2], H5F_ACC_RDWR, p);
+    if (argc == 3 && (strcmp(argv[1], "--open-rdwr") == 0 || strcmp(argv[1], "--open-rdonly") == 0)) {
+        unsigned mode = strcmp(argv[1], "--open-rdwr") == 0 ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
+        hid_t    p = fapl(), f = H5Fopen(argv[2], mode, p);
         int   ok = f >= 0 && H5Fclose(f) >= 0;
         H5Pclose(p);
         H5close();
@@ -123,7 +125,7 @@ int main(int argc, char **argv)
     }
     if (argc != 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr FILE\n");
+            fprintf(stderr, "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr|--open-rdonly FILE\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     snprintf(path, sizeof path, "%s/a.h5", argv[1]);

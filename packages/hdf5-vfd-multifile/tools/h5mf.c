@@ -113,9 +113,9 @@ static int cmd_info(const char *dir, int json)
         printf("{\"path\": \"%s\", \"format\": %" PRIu32 ", \"ranks\": %" PRIu32 ", \"state\": \"%s\", "
                "\"committed_epochs\": %" PRIu32 ", \"eoa\": %" PRIu64 ", \"records\": %" PRIu64
                ", \"bytes\": %" PRIu64 ", \"uncommitted_records\": %" PRIu64 ", \"torn_indexes\": %" PRIu64
-               ", \"extents\": %zu, \"reconstructed_size\": %" PRIu64 ", \"per_rank\": [",
+               ", \"extents\": %zu, \"reconstructed_size\": %" PRIu64 ", \"damaged\": %s, \"per_rank\": [",
                dir, d.meta.version, d.meta.ranks, complete ? "complete" : "writing", d.meta.committed, d.meta.eoa,
-               records, bytes, dropped, torn, d.map.n, d.size);
+               records, bytes, dropped, torn, d.map.n, d.size, *d.problem ? "true" : "false");
         for (unsigned r = 0; r < d.meta.ranks; r++)
             printf("%s{\"rank\": %u, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"data_size\": %" PRIu64
                    ", \"uncommitted_records\": %" PRIu64 ", \"torn\": %" PRIu64 "}",
@@ -139,6 +139,8 @@ static int cmd_info(const char *dir, int json)
             printf("  %" PRIu64 " records after the last completed flush would be left out by "
                    "`h5mf merge --partial -o FILE`\n",
                    dropped);
+        if (*d.problem)
+            printf("  DAMAGED: %s\n", d.problem);
     }
     mf_dir_free(&d);
     return 0;
@@ -208,7 +210,9 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
         return 1;
     }
     if (rank_g == 0) {
-        if (out)
+        if (out && !mf_is_hdf5(tmp))
+            ok = (snprintf(err, sizeof err, "%s: the reconstructed file has no HDF5 signature: not written", out), 0);
+        else if (out)
             ok = rename(tmp, out) == 0 || (snprintf(err, sizeof err, "%s: %s", out, strerror(errno)), 0);
         else
             ok = mf_replace_dir(dir, tmp, err) == 0;
@@ -267,6 +271,18 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *cmd = argv[optind], *dir = argv[optind + 1];
+    struct stat st;
+    int         known = !strcmp(cmd, "info") || !strcmp(cmd, "verify") || !strcmp(cmd, "merge");
+    if (known && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        /* what a careless second merge, or a merge of the wrong path, finds */
+        int hdf5 = S_ISREG(st.st_mode) && mf_is_hdf5(dir);
+        if (rank_g == 0)
+            fprintf(hdf5 ? stdout : stderr, "%s%s: %s\n", hdf5 ? "" : "h5mf: ", dir,
+                    hdf5 ? "an ordinary HDF5 file, already merged: nothing to do"
+                         : "neither a multifile directory nor an HDF5 file");
+        MPI_Finalize();
+        return hdf5 ? 0 : 1;
+    }
     if (!strcmp(cmd, "info"))
         rc = cmd_info(dir, json);
     else if (!strcmp(cmd, "verify"))

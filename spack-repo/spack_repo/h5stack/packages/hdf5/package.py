@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "7e8e3be327a146771e22ff610ff9a2e25878d6eb2d3468395b2c2fdbadcd3a4b",
-    "2": "bc82cfcabea24647496827832cbf36b86a0d27bfdddc771764241a2413e9958b",
+    "1.14": "96df287121cba9a46e0ea4183e01f2ce29e04d6715eae0266bd2c5b385dcb900",
+    "2": "0020127fec955f1a79d76602bb678b8ee0eddadf8cdb2233ebbcb921929a9fb2",
 }
 
 
