@@ -190,8 +190,10 @@ class Runner:
         out.workdir = work
         try:
             ref = self.reference(case, env, out)
-            result = self._dsm(case, env, work, out) if case.variant.startswith("dsm:") else self._multifile(
-                case, env, work, out
+            result = (
+                self._dsm(case, env, work, out)
+                if case.variant.startswith("dsm:")
+                else self._multifile(case, env, work, out)
             )
             proc, text = self._run(out, env, ["h5diff", ref, result], work, expect_ok=False)
             if proc.returncode != 0 or text.strip():  # h5diff exits 0 on "not comparable": it must be silent
