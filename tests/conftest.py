@@ -15,6 +15,18 @@ sys.path.insert(0, os.path.join(ROOT, "lib"))
 
 from h5stack.stacks import Stacks  # noqa: E402
 
+#: `./h5stack test --full` (H5STACK_TEST_FULL=1) runs every check on every stack. By
+#: default the checks that cost minutes per stack (each package's ctest, the regression
+#: on `generic`) run on a representative selection: both MPIs x both HDF5 series, and a
+#: patched twin; the fuzzer's regression workloads and the rest run on every stack.
+FULL = os.environ.get("H5STACK_TEST_FULL") == "1"
+SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14", "mpich-hdf5-2", "openmpi-hdf5-2", "mpich-hdf5-2-multifile"]
+
+
+def selected(stack_name):
+    """Does this stack run the per-stack checks of the default selection?"""
+    return FULL or stack_name in SELECTED_STACKS
+
 
 def h5stack(*args, env=None, check=False, timeout=1800):
     """Run ./h5stack with args; return the CompletedProcess (text output)."""

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, h5stack
+from conftest import FULL, ROOT, SELECTED_STACKS, h5stack
 from h5stack import containers
 
 TUTORIAL_PER_STACK = 16  # 4 tutorial programs x {collective, independent} x {mpio, multifile}
@@ -66,7 +66,7 @@ SLURM_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14", "mpich-hdf5-2-multifile"
 @pytest.mark.parametrize("system", ["generic", "slurm-local"])
 def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
     """The regression as users run it, on this machine with and without Slurm."""
-    names = SLURM_STACKS if system == "slurm-local" else []
+    names = SLURM_STACKS if system == "slurm-local" else ([] if FULL else SELECTED_STACKS)
     if system == "slurm-local":
         h5stack("slurm", "stop", check=True)  # the run must start (and then stop) it
     proc = h5stack("run", "--system", system, "--no-setup", *[a for n in names for a in ("--stack", n)], timeout=3600)
@@ -111,6 +111,17 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
     assert {c["system"] for c in cases} == {system}
     if system == "slurm-local":  # started for the run, stopped after it
         assert "Slurm is up" in proc.stderr and "stopped: slurmd, slurmctld, munged" in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.skipif(FULL, reason="the full run on generic covers it (every stack and the builtin environment)")
+def test_filesystem_preflight_on_generic():
+    """The file systems' pre-flight (the builtin environment), which a run restricted to
+    some stacks leaves out."""
+    proc = h5stack("run", "--no-setup", "filesystem_preflight", timeout=1200)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    assert re.search(r"^│ filesystem_preflight %fs_kind=posix +│ builtin +│ pass", proc.stdout, re.M), proc.stdout[
+        -3000:
+    ]
 
 
 def test_run_one_stack_selects_only_its_environment(stack_descriptions):

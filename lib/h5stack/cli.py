@@ -109,7 +109,12 @@ def build_parser():
     p.add_argument("--no-minimise", action="store_true", help="report failures without minimising them")
     p.add_argument("--keep", action="store_true", help="keep the files of passing cases too")
 
-    sub.add_parser("test", help="run the project's own test suite")
+    p = sub.add_parser("test", help="run the project's own test suite")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="every per-stack check on every stack (default: a representative selection of stacks)",
+    )
     return parser
 
 

@@ -28,8 +28,9 @@ def run(args):
     extra = list(args.extra)
     targets = [] if any(not a.startswith("-") for a in extra) else [os.path.join(paths.ROOT, "tests")]
     cmd = [sys.executable, "-m", "pytest", *targets, "-ra", *extra]
-    info("running: " + " ".join(cmd))
-    rc = subprocess.call(cmd, cwd=paths.ROOT)
+    env = dict(os.environ, H5STACK_TEST_FULL="1" if args.full else os.environ.get("H5STACK_TEST_FULL", "0"))
+    info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
+    rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
     if rc == 5:
         info("error: pytest collected no tests")
         return 1
