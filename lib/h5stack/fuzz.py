@@ -207,7 +207,8 @@ class Runner:
         out = Outcome(case, ok=False)
         t0 = time.monotonic()
         env = stack_env(self.desc(case.stack))
-        work = os.path.join(self.workroot, case.stack, case.variant.replace(":", "_"), case.case or str(case.seed))
+        name = case.case or f"{case.seed}-{case.ranks}r-{case.ops}o"  # minimising keeps the failure's files
+        work = os.path.join(self.workroot, case.stack, case.variant.replace(":", "_"), name)
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
         out.workdir = work
