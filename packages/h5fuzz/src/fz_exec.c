@@ -71,7 +71,6 @@ static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_
     int32_t *v    = malloc((n ? n : 1) * sizeof *v);
     hsize_t *pts  = op->pattern == PAT_POINTS ? malloc((n ? n : 1) * 2 * sizeof *pts) : NULL;
     hsize_t  k    = 0;
-    int      some = 0;
     H5Sselect_none(fs);
     for (uint64_t i = 0; i < n;) {
         int own = op->pattern == PAT_ALL || fz_owner(p, o, op, i) == rank;
@@ -97,8 +96,7 @@ static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_
                 cnt[0] = j - i;
             H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, cnt, NULL);
         }
-        some = 1;
-        i    = j;
+        i = j;
     }
     if (op->pattern == PAT_ALL)
         H5Sselect_all(fs);
@@ -108,7 +106,6 @@ static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_
                 pts[e] = pts[2 * e];
         H5Sselect_elements(fs, H5S_SELECT_SET, (size_t)k, pts);
     }
-    (void)some;
     free(pts);
     *vals  = v;
     *count = k;

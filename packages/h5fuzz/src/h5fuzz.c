@@ -76,7 +76,7 @@ static int parse(int argc, char **argv, options_t *o)
 static int run(const options_t *o, fz_ctx_t *c)
 {
     fz_plan_t p;
-    int       ranks = o->writer_ranks ? (int)o->writer_ranks : c->size, status = 0;
+    int       ranks = o->writer_ranks ? (int)o->writer_ranks : c->size;
     int made = !o->casename                     ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops)
                : !strcmp(o->casename, "straddle") ? fz_plan_straddle(&p, ranks)
                                                   : fz_plan_metadata(&p, ranks);
@@ -110,9 +110,8 @@ static int run(const options_t *o, fz_ctx_t *c)
             printf("h5fuzz: %s, %d writer ranks, %zu operations, driver %s: ok (%s)\n", what, ranks, p.nops,
                    o->driver, o->no_verify ? "written" : o->verify_only ? "verified" : "written and verified");
     }
-    status = bad || stale ? 1 : 0;
     fz_plan_free(&p);
-    return status;
+    return bad || stale ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -487,11 +487,11 @@ static int open_dir(H5FD_multifile_t *f, mf_err_t err)
     return 0;
 }
 
-/* a rank file in the directory: <rank> (data) or <rank>.offset (index) */
-static int open_rank_file(H5FD_multifile_t *f, const char *suffix, int flags, char *path, size_t n)
+/* this rank's data file (index 0) or index file (index 1) in the directory; path: for messages */
+static int open_rank_file(H5FD_multifile_t *f, int index, int flags, char *path, size_t n)
 {
-    char name[32];
-    snprintf(name, sizeof name, "%d%s", f->rank, suffix);
+    char name[MF_NAME_SIZE];
+    (index ? mf_index_name : mf_data_name)(name, sizeof name, (unsigned)f->rank);
     snprintf(path, n, "%s/%s", f->path, name);
     return openat(f->dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
@@ -505,12 +505,12 @@ static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
                            f->opt.checksums ? MF_DATA_CRC32C : 0};
     if (open_dir(f, err) < 0)
         return -1;
-    f->data_fd = open_rank_file(f, "", O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
+    f->data_fd = open_rank_file(f, 0, O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
     if (f->data_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", dpath, strerror(errno));
         return -1;
     }
-    f->idx_fd = open_rank_file(f, ".offset", O_RDWR | O_CREAT | O_TRUNC, ipath, sizeof ipath);
+    f->idx_fd = open_rank_file(f, 1, O_RDWR | O_CREAT | O_TRUNC, ipath, sizeof ipath);
     mf_index_header_encode(&h, hdr);
     if (f->idx_fd < 0 || mf_pwrite_all(f->idx_fd, hdr, sizeof hdr, 0) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", ipath, strerror(errno));
@@ -661,8 +661,8 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
     f->idx_pos       = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
     f->opt.checksums = own->checksums != 0; /* new records follow the index's header */
     ok         = open_dir(f, err) == 0;
-    f->data_fd = ok ? open_rank_file(f, "", O_RDWR, dpath, sizeof dpath) : -1;
-    f->idx_fd  = f->data_fd < 0 ? -1 : open_rank_file(f, ".offset", O_RDWR, ipath, sizeof ipath);
+    f->data_fd = ok ? open_rank_file(f, 0, O_RDWR, dpath, sizeof dpath) : -1;
+    f->idx_fd  = f->data_fd < 0 ? -1 : open_rank_file(f, 1, O_RDWR, ipath, sizeof ipath);
     if (ok && f->idx_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->data_fd < 0 ? dpath : ipath, strerror(errno));
         ok = 0;

@@ -245,11 +245,22 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
     return 0;
 }
 
-void mf_data_path(char *out, size_t n, const char *dir, unsigned rank) { snprintf(out, n, "%s/%u", dir, rank); }
+void mf_data_name(char *out, size_t n, unsigned rank) { snprintf(out, n, "%u", rank); }
+
+void mf_index_name(char *out, size_t n, unsigned rank) { snprintf(out, n, "%u.offset", rank); }
+
+void mf_data_path(char *out, size_t n, const char *dir, unsigned rank)
+{
+    char name[MF_NAME_SIZE];
+    mf_data_name(name, sizeof name, rank);
+    snprintf(out, n, "%s/%s", dir, name);
+}
 
 void mf_index_path(char *out, size_t n, const char *dir, unsigned rank)
 {
-    snprintf(out, n, "%s/%u.offset", dir, rank);
+    char name[MF_NAME_SIZE];
+    mf_index_name(name, sizeof name, rank);
+    snprintf(out, n, "%s/%s", dir, name);
 }
 
 int mf_is_multifile(const char *path)

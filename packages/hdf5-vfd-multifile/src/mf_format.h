@@ -92,7 +92,11 @@ int  mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_ind
 int mf_meta_write(int dirfd, const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err);
 int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err);
 
-/* paths inside the directory; buffers of PATH_MAX */
+/* names of a rank's files in the directory (buffers of MF_NAME_SIZE), and their paths
+ * (buffers of PATH_MAX) */
+#define MF_NAME_SIZE 32
+void mf_data_name(char *out, size_t n, unsigned rank);
+void mf_index_name(char *out, size_t n, unsigned rank);
 void mf_data_path(char *out, size_t n, const char *dir, unsigned rank);
 void mf_index_path(char *out, size_t n, const char *dir, unsigned rank);
 

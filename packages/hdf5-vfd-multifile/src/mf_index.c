@@ -14,13 +14,13 @@
 
 int mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, mf_err_t err)
 {
-    char idx[32], data[32];
+    char idx[MF_NAME_SIZE], data[MF_NAME_SIZE];
     memset(t, 0, sizeof *t);
     t->rank = rank;
     mf_index_path(t->idx_path, sizeof t->idx_path, dir, rank);
     mf_data_path(t->data_path, sizeof t->data_path, dir, rank);
-    snprintf(idx, sizeof idx, "%u.offset", rank);
-    snprintf(data, sizeof data, "%u", rank);
+    mf_index_name(idx, sizeof idx, rank);
+    mf_data_name(data, sizeof data, rank);
     t->idx_fd  = openat(dirfd, dirfd == AT_FDCWD ? t->idx_path : idx, O_RDONLY | O_CLOEXEC);
     t->data_fd = t->idx_fd < 0 ? -1 : openat(dirfd, dirfd == AT_FDCWD ? t->data_path : data, O_RDONLY | O_CLOEXEC);
     if (t->idx_fd < 0 || t->data_fd < 0) {
@@ -57,7 +57,7 @@ int mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err)
         return 0;
     uint64_t n = ((uint64_t)st.st_size - MF_INDEX_HEADER_SIZE) / MF_RECORD_SIZE;
     /* the last record may be being appended right now: then the one before is complete */
-    for (uint64_t i = n; i > 0 && i + 2 > n; i--) {
+    for (uint64_t i = n; i > 0 && i >= n - 1; i--) {
         unsigned char buf[MF_RECORD_SIZE];
         mf_record_t   rec;
         long long     got = mf_pread_all(t->idx_fd, buf, sizeof buf, MF_INDEX_HEADER_SIZE + (i - 1) * MF_RECORD_SIZE);

@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "96df287121cba9a46e0ea4183e01f2ce29e04d6715eae0266bd2c5b385dcb900",
-    "2": "0020127fec955f1a79d76602bb678b8ee0eddadf8cdb2233ebbcb921929a9fb2",
+    "1.14": "06ded892266e1f3e554c668ea6f7a40a006a68b00db0a79d1ad331061109389e",
+    "2": "fa2e66851ddfa25513ef7d93eeb876cd295cc9735cf1dda8d20a01e5a8a90e96",
 }
 
 
