@@ -3,6 +3,9 @@
  *
  *   mpiexec -n N h5mf-bench DIR [--mib-per-rank M] [--block-kib K] [--repeat R]
  *                               [--fsync] [--multifile-options OPTS] [--json FILE]
+ *   mpiexec -n N h5mf-bench DIR --records N1,N2,... [--record-bytes B] [--json FILE]
+ *                               the index operations against the number of records
+ *                               (mf_scale.c)
  *
  * Every kernel moves the same bytes (M MiB per rank in blocks of K KiB, rank r owning
  * one contiguous slab) on the same file system (DIR), timed from a barrier before
@@ -25,6 +28,7 @@
  */
 #include "H5FDmultifile.h"
 #include "mf_merge.h"
+#include "mf_scale.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -362,6 +366,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *target = NULL;
+    uint64_t    counts[32], record_bytes = 8;
+    int         ncounts = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--mib-per-rank") && i + 1 < argc)
             per_rank = strtoull(argv[++i], NULL, 10) << 20;
@@ -375,12 +381,21 @@ int main(int argc, char **argv)
             mf_options = argv[++i];
         else if (!strcmp(argv[i], "--fsync"))
             do_fsync = 1;
+        else if (!strcmp(argv[i], "--records") && i + 1 < argc && ncounts == 0) {
+            for (char *tok = strtok(argv[++i], ","); tok && ncounts < 32; tok = strtok(NULL, ","))
+                if ((counts[ncounts++] = strtoull(tok, NULL, 10)) == 0)
+                    ncounts = 33; /* invalid: reported below */
+        }
+        else if (!strcmp(argv[i], "--record-bytes") && i + 1 < argc)
+            record_bytes = strtoull(argv[++i], NULL, 10);
         else if (!target && argv[i][0] != '-')
             target = argv[i];
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: mpiexec -n N %s DIR [--mib-per-rank M] [--block-kib K] [--repeat R] "
-                                "[--fsync] [--multifile-options OPTS] [--json FILE]\n", argv[0]);
+                                "[--fsync] [--multifile-options OPTS] [--json FILE]\n"
+                                "       mpiexec -n N %s DIR --records N1,N2,... [--record-bytes B] [--json FILE]\n",
+                        argv[0], argv[0]);
             MPI_Finalize();
             return 2;
         }
@@ -393,6 +408,12 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    if (ncounts > 32 || record_bytes == 0 || record_bytes > (1u << 20)) {
+        if (rank == 0)
+            fprintf(stderr, "h5mf-bench: --records takes up to 32 positive counts, --record-bytes 1 to 1048576\n");
+        MPI_Finalize();
+        return 2;
+    }
     snprintf(dir, sizeof dir, "%s", target);
     struct stat st;
     if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -400,6 +421,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "h5mf-bench: %s: not a directory\n", dir);
         MPI_Finalize();
         return 1;
+    }
+    if (ncounts > 0) {
+        FILE *json = rank == 0 && json_path ? fopen(json_path, "w") : NULL;
+        if (rank == 0 && json_path && !json)
+            die(json_path);
+        mf_scale_run(dir, counts, ncounts, record_bytes, json);
+        if (json)
+            fclose(json);
+        MPI_Finalize();
+        return 0;
     }
     buf = malloc(block);
     if (!buf)

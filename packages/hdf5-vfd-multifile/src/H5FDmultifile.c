@@ -43,6 +43,8 @@
 #include <unistd.h>
 
 #define MF_MAXADDR ((haddr_t)((1ULL << 62) - 1))
+#define MF_ALIGN (4096u)          /* block size a reflink can share */
+#define MF_ALIGN_MIN (64u << 10) /* writes this large start block-aligned in the data file */
 
 typedef enum { MODE_WRITE, MODE_PLAIN, MODE_INPLACE, MODE_ALIAS } mf_mode_t;
 
@@ -67,6 +69,8 @@ typedef struct {
     uint32_t     epoch;
     mf_clock_t   clock;
     int64_t      hlc;   /* the last order stamp given or learned (see next_stamp) */
+    mf_record_t  run;      /* this rank's last record, while writes may still extend it */
+    bool         run_open; /* see extend_run */
     mf_extents_t map;   /* MODE_WRITE: live map; MODE_INPLACE: dir.map */
     mf_tail_t   *tails; /* other ranks' files (MODE_WRITE), NULL entries closed */
     /* MODE_PLAIN */
@@ -80,6 +84,9 @@ typedef struct {
      * data_fd and the other ranks' tails[r].data_fd as they are opened (WRITE) */
     int         *read_fds;
 } H5FD_multifile_t;
+
+/* no later write extends this rank's last record (see extend_run) */
+static void close_run(H5FD_multifile_t *f) { f->run_open = false; }
 
 /*
  * HDF5's record of the transfer mode of the current call, which its built-in MPI drivers
@@ -863,6 +870,7 @@ static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
     if (mf_agree(f->comm, ok, err) < 0)
         return -1;
     f->epoch++;
+    close_run(f);
     f->eof   = f->eoa; /* HDF5 truncates the file to its EOA at this point */
     return 0;
 }
@@ -918,23 +926,47 @@ static herr_t mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 
 /* ---------------------------------------------------------------- I/O */
 
+/* records read from other ranks' indexes, added to the map together */
 typedef struct {
     const mf_tail_t *tail;
-    mf_extents_t    *map;
     int64_t         *hlc;
+    mf_extent_t     *v;
+    size_t           n, cap;
 } refresh_ctx_t;
 
-static int insert_record(const mf_record_t *rec, uint64_t seq, void *arg)
+#define MF_BUILD_MIN 64 /* fewer new records are inserted one by one, more resolved in one pass */
+
+static int collect_record(const mf_record_t *rec, uint64_t seq, void *arg)
 {
     refresh_ctx_t *ctx = arg;
     mf_key_t       key = {rec->epoch, rec->stamp, (int32_t)ctx->tail->rank, seq};
     if (rec->stamp > *ctx->hlc)
         *ctx->hlc = rec->stamp;
-    if (rec->flags & MF_REC_TRUNCATE) {
-        key.rank = MF_HOLE_RANK;
-        return mf_extents_insert(ctx->map, rec->addr, MF_MAXADDR - rec->addr, 0, &key);
+    if (ctx->n == ctx->cap) {
+        size_t       cap = ctx->cap ? 2 * ctx->cap : 256;
+        mf_extent_t *v   = realloc(ctx->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        ctx->v   = v;
+        ctx->cap = cap;
     }
-    return mf_extents_insert(ctx->map, rec->addr, rec->len, rec->pos, &key);
+    if (rec->flags & MF_REC_TRUNCATE) {
+        key.rank             = MF_HOLE_RANK;
+        ctx->v[ctx->n++] = (mf_extent_t){rec->addr, MF_MAXADDR - rec->addr, 0, key};
+    }
+    else
+        ctx->v[ctx->n++] = (mf_extent_t){rec->addr, rec->len, rec->pos, key};
+    return 0;
+}
+
+static int add_collected(mf_extents_t *map, const refresh_ctx_t *ctx)
+{
+    if (ctx->n >= MF_BUILD_MIN)
+        return mf_extents_build(map, ctx->v, ctx->n);
+    for (size_t i = 0; i < ctx->n; i++)
+        if (mf_extents_insert(map, ctx->v[i].addr, ctx->v[i].len, ctx->v[i].pos, &ctx->v[i].key) < 0)
+            return -1;
+    return 0;
 }
 
 /* rank r's index and data files, opened when first needed */
@@ -951,18 +983,24 @@ static int open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
 /* read what the other ranks appended to their indexes since the last look */
 static int refresh(H5FD_multifile_t *f, mf_err_t err)
 {
-    for (int r = 0; r < f->size; r++) {
-        mf_tail_t *t = &f->tails[r];
-        int        torn;
+    refresh_ctx_t ctx = {NULL, &f->hlc, NULL, 0, 0};
+    int           rc  = 0;
+    close_run(f);
+    for (int r = 0; r < f->size && rc == 0; r++) {
+        int torn;
         if (r == f->rank)
             continue;
-        if (open_tail(f, r, err) < 0)
-            return -1;
-        refresh_ctx_t ctx = {t, &f->map, &f->hlc};
-        if (mf_tail_poll(t, insert_record, &ctx, 0, &torn, err) < 0)
-            return -1;
+        rc       = open_tail(f, r, err);
+        ctx.tail = &f->tails[r];
+        if (rc == 0)
+            rc = mf_tail_poll(&f->tails[r], collect_record, &ctx, 0, &torn, err);
     }
-    return 0;
+    if (rc == 0 && add_collected(&f->map, &ctx) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
+        rc = -1;
+    }
+    free(ctx.v);
+    return rc;
 }
 
 /*
@@ -984,6 +1022,7 @@ static int64_t next_stamp(H5FD_multifile_t *f)
  */
 static int learn_stamps(H5FD_multifile_t *f, mf_err_t err)
 {
+    close_run(f);
     for (int r = 0; r < f->size; r++)
         if (r != f->rank && (open_tail(f, r, err) < 0 || mf_tail_last_stamp(&f->tails[r], &f->hlc, err) < 0))
             return -1;
@@ -1021,6 +1060,7 @@ static bool collective_call(void)
  */
 static herr_t sync_collective(H5FD_multifile_t *f, herr_t status)
 {
+    close_run(f);
     int64_t v[2] = {status < 0, f->hlc};
     if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, f->comm) != MPI_SUCCESS) {
         MF_ERROR("%s: the ranks could not complete a collective write together", f->path);
@@ -1146,11 +1186,88 @@ static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
     return 0;
 }
 
+/*
+ * One record per contiguous run: a write that continues this rank's last record in the
+ * file and in the data file, with the same memory type in the same epoch, extends that
+ * record (rewritten in place in the index) instead of adding one. The extension takes
+ * the record's stamp. That is exact because a run is closed (close_run) at every event
+ * that orders this rank's writes against other ranks' (a collective write, learning
+ * stamps before metadata, reading other ranks' records, an epoch boundary): between
+ * two such events no other rank's write of the same bytes is ordered before or after
+ * this rank's (MPI-IO leaves concurrent conflicting writes undefined), so stamping the
+ * whole run at its start orders it as correctly as stamping each write. extend_run
+ * returns 0 when extended, 1 when the write needs a record of its own, -1 on error.
+ */
+static int write_index_record(H5FD_multifile_t *f, const mf_record_t *rec, uint64_t at)
+{
+    unsigned char rec_buf[MF_RECORD_SIZE];
+    mf_record_encode(rec, rec_buf);
+    if (mf_pwrite_all(f->idx_fd, rec_buf, sizeof rec_buf, at) < 0) {
+        MF_ERROR("%s/%d.offset: cannot write a record: %s", f->path, f->rank, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int extend_run(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, size_t size, const void *buf)
+{
+    mf_record_t *run = &f->run;
+    if (!f->run_open || run->type != (uint16_t)type || run->epoch != f->epoch || run->addr + run->len != addr ||
+        run->pos + run->len != f->data_pos)
+        return 1;
+    if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
+        MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
+        return -1;
+    }
+    mf_record_t ext = *run;
+    ext.len += size;
+    ext.data_crc = f->opt.checksums ? mf_data_crc(run->data_crc, buf, size) : 0;
+    if (write_index_record(f, &ext, f->idx_pos - MF_RECORD_SIZE) < 0)
+        return -1;
+    mf_key_t key = {run->epoch, run->stamp, f->rank, f->nrec - 1};
+    if (mf_extents_insert(&f->map, addr, size, f->data_pos, &key) < 0) {
+        MF_ERROR("%s: out of memory", f->path);
+        return -1;
+    }
+    *run = ext;
+    f->data_pos += size;
+    return 0;
+}
+
+/*
+ * A new record. A large write starts at a data-file position congruent to its file
+ * address modulo MF_ALIGN (the data file gets a hole), so a merge on a file system with
+ * reflinks (XFS, Btrfs) can share its whole blocks instead of copying them.
+ */
+static int append_record(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, size_t size, const void *buf)
+{
+    if (size >= MF_ALIGN_MIN)
+        f->data_pos += (addr - f->data_pos) % MF_ALIGN;
+    mf_record_t rec = {addr, size, f->data_pos, next_stamp(f), f->epoch, (uint16_t)type, 0,
+                       f->opt.checksums ? mf_data_crc(0, buf, size) : 0};
+    if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
+        MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
+        return -1;
+    }
+    if (write_index_record(f, &rec, f->idx_pos) < 0)
+        return -1;
+    mf_key_t key = {rec.epoch, rec.stamp, f->rank, f->nrec};
+    if (mf_extents_insert(&f->map, addr, size, f->data_pos, &key) < 0) {
+        MF_ERROR("%s: out of memory", f->path);
+        return -1;
+    }
+    f->run      = rec;
+    f->run_open = true;
+    f->data_pos += size;
+    f->idx_pos += MF_RECORD_SIZE;
+    f->nrec++;
+    return 0;
+}
+
 /* a write at a file address, whatever the mode (also one entry of a vector write) */
 static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
-    unsigned char     rec_buf[MF_RECORD_SIZE];
     if (f->mode != MODE_WRITE && !(f->mode == MODE_PLAIN && f->writable)) {
         MF_ERROR("%s: the file is open read-only", f->path);
         return -1;
@@ -1188,26 +1305,9 @@ static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     }
     if (size == 0)
         return 0;
-    mf_record_t rec = {addr, size, f->data_pos, next_stamp(f), f->epoch, (uint16_t)type, 0,
-                       f->opt.checksums ? mf_data_crc(0, buf, size) : 0};
-    if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
-        MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
-        return -1;
-    }
-    mf_record_encode(&rec, rec_buf);
-    if (mf_pwrite_all(f->idx_fd, rec_buf, sizeof rec_buf, f->idx_pos) < 0) {
-        MF_ERROR("%s/%d.offset: cannot append a record: %s", f->path, f->rank, strerror(errno));
-        return -1;
-    }
-    mf_key_t key = {rec.epoch, rec.stamp, f->rank, f->nrec};
-    if (mf_extents_insert(&f->map, addr, size, f->data_pos, &key) < 0) {
-        MF_ERROR("%s: out of memory", f->path);
-        return -1;
-    }
-    f->data_pos += size;
-    f->idx_pos += MF_RECORD_SIZE;
-    f->nrec++;
-    return 0;
+    if (extend_run(f, type, addr, size, buf) == 0)
+        return 0;
+    return append_record(f, type, addr, size, buf);
 }
 
 static haddr_t mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)

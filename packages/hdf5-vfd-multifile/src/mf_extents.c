@@ -131,3 +131,109 @@ int mf_extents_insert(mf_extents_t *m, uint64_t addr, uint64_t len, uint64_t pos
     free(tmp);
     return 0;
 }
+
+/* ---------------------------------------------------------------- batch build */
+
+typedef struct {
+    uint64_t at;    /* address of the boundary */
+    size_t   piece; /* index into the combined pieces; the boundary is its start or end */
+} boundary_t;
+
+static int boundary_cmp(const void *a, const void *b)
+{
+    const boundary_t *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+typedef struct {
+    const mf_extent_t *p; /* all pieces */
+    size_t            *v; /* heap of piece indices, largest key on top */
+    size_t             n;
+} heap_t;
+
+static int heap_less(const heap_t *h, size_t i, size_t j) { return mf_key_cmp(&h->p[h->v[i]].key, &h->p[h->v[j]].key) < 0; }
+
+static void heap_swap(heap_t *h, size_t i, size_t j)
+{
+    size_t t = h->v[i];
+    h->v[i]  = h->v[j];
+    h->v[j]  = t;
+}
+
+static void heap_push(heap_t *h, size_t piece)
+{
+    size_t i = h->n++;
+    h->v[i]  = piece;
+    while (i > 0 && heap_less(h, (i - 1) / 2, i)) {
+        heap_swap(h, (i - 1) / 2, i);
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_pop(heap_t *h)
+{
+    size_t i = 0;
+    h->v[0]  = h->v[--h->n];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, big = i;
+        if (l < h->n && heap_less(h, big, l))
+            big = l;
+        if (r < h->n && heap_less(h, big, r))
+            big = r;
+        if (big == i)
+            break;
+        heap_swap(h, i, big);
+        i = big;
+    }
+}
+
+/* sweep the boundaries: between two consecutive boundary addresses the top of the heap
+ * (after dropping pieces that ended) owns the bytes */
+static size_t sweep(const mf_extent_t *all, const boundary_t *b, size_t nb, heap_t *h, mf_extent_t *out)
+{
+    size_t nout = 0;
+    for (size_t i = 0; i < nb;) {
+        uint64_t at = b[i].at;
+        for (; i < nb && b[i].at == at; i++)
+            if (all[b[i].piece].addr == at) /* a start (an end is dropped lazily below) */
+                heap_push(h, b[i].piece);
+        while (h->n > 0 && all[h->v[0]].addr + all[h->v[0]].len <= at)
+            heap_pop(h);
+        if (h->n == 0 || i == nb)
+            continue;
+        const mf_extent_t *w = &all[h->v[0]];
+        push(out, &nout, at, b[i].at - at, w->pos + (at - w->addr), &w->key);
+    }
+    return nout;
+}
+
+int mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n)
+{
+    size_t       total = m->n + n, nb = 0;
+    mf_extent_t *all   = malloc((total ? total : 1) * sizeof *all);
+    boundary_t  *b     = malloc((2 * total + 1) * sizeof *b);
+    heap_t       h     = {all, malloc((total ? total : 1) * sizeof(size_t)), 0};
+    /* the result has at most 2 * total - 1 extents (one per interval between boundaries) */
+    mf_extent_t *out   = malloc((2 * total + 1) * sizeof *out);
+    if (!all || !b || !h.v || !out) {
+        free(all), free(b), free(h.v), free(out);
+        return -1;
+    }
+    memcpy(all, m->v, m->n * sizeof *all);
+    size_t k = m->n;
+    for (size_t i = 0; i < n; i++)
+        if (pieces[i].len > 0)
+            all[k++] = pieces[i];
+    for (size_t i = 0; i < k; i++) {
+        b[nb++] = (boundary_t){all[i].addr, i};
+        b[nb++] = (boundary_t){all[i].addr + all[i].len, i};
+    }
+    qsort(b, nb, sizeof *b, boundary_cmp);
+    size_t nout = sweep(all, b, nb, &h, out);
+    free(all), free(b), free(h.v), free(m->v);
+    mf_extent_t *shrunk = realloc(out, (nout ? nout : 1) * sizeof *out);
+    m->v   = shrunk ? shrunk : out;
+    m->n   = nout;
+    m->cap = shrunk ? (nout ? nout : 1) : 2 * total + 1;
+    return 0;
+}

@@ -7,6 +7,11 @@
  * key is older, so records may arrive in any order (own writes as they happen, other
  * ranks' records when their index files are read). A truncate is a "hole" source.
  * Memory: one 64-byte extent per distinct piece (at most 2 per inserted record).
+ *
+ * Two ways to fill it: mf_extents_insert() one record at a time (a live writer's own
+ * writes, which mostly land at the end: cheap; in the middle it moves the tail), and
+ * mf_extents_build() for a whole batch at once in O(n log n) time (loading a directory,
+ * merging many records read from other ranks).
  */
 #ifndef MF_EXTENTS_H
 #define MF_EXTENTS_H
@@ -39,6 +44,13 @@ void mf_extents_init(mf_extents_t *m);
 void mf_extents_free(mf_extents_t *m);
 /* insert [addr, addr+len) from source pos with key; returns 0 or -1 (out of memory) */
 int mf_extents_insert(mf_extents_t *m, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key);
+/*
+ * Add n pieces (addr, len, pos, key; len 0 ignored) to the map in one pass: the map's
+ * extents and the pieces are swept in address order with a heap of the ones covering
+ * the current address, the largest key winning. O((m + n) log (m + n)) time, 40 bytes
+ * of scratch memory per extent and piece. Returns 0 or -1 (out of memory; map unchanged).
+ */
+int mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n);
 /* index of the first extent ending after addr (n if none) */
 size_t mf_extents_find(const mf_extents_t *m, uint64_t addr);
 /* end of the last non-hole extent (the logical end of file), 0 if none */

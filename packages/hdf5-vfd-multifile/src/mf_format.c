@@ -156,9 +156,10 @@ int mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_inde
         snprintf(err, MF_ERRMSG_SIZE, "%s: unknown data checksum kind %" PRIu32, path, h->checksums);
         return -1;
     }
-    if (h->version != MF_FORMAT_VERSION || h->record_size != MF_RECORD_SIZE) {
+    if (h->version < 1 || h->version > MF_FORMAT_VERSION || h->record_size != MF_RECORD_SIZE) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: index format version %" PRIu32 " (record size %" PRIu32
-                 ") is not supported (this is version %d)", path, h->version, h->record_size, MF_FORMAT_VERSION);
+                 ") is not supported (this reads versions 1 to %d)", path, h->version, h->record_size,
+                 MF_FORMAT_VERSION);
         return -1;
     }
     return 0;

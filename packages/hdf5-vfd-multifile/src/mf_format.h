@@ -1,6 +1,6 @@
 /*
  * mf_format.h - the on-disk format of a multifile directory (metafile version 2,
- * index version 1; metafiles of version 1 are read too).
+ * index version 2; metafiles and indexes of version 1 are read too).
  *
  * A multifile "file" NAME is a directory holding
  *   metafile        text, written atomically (temporary file + rename) by rank 0:
@@ -12,9 +12,15 @@
  *                     records <N>        records of all ranks in epochs 0..C-1 (version 2):
  *                                        a reader that finds fewer or more refuses
  *                     crc32 <8 hex digits of everything above>
- *   <r>             rank r's data: every byte rank r wrote, appended, nothing else
+ *   <r>             rank r's data: every byte rank r wrote, appended; a record of 64 KiB
+ *                   or more starts at a position congruent to its file address modulo
+ *                   4096 (index version 2), the bytes skipped are a hole
  *   <r>.offset      rank r's index: a 32-byte header, then one 48-byte record per
- *                   write, appended (little-endian, see mf_record_t)
+ *                   contiguous run of writes, appended (little-endian, see mf_record_t).
+ *                   Index version 2: while its epoch lasts, the last record may be
+ *                   rewritten in place, longer (a write continued it in the file and in
+ *                   the data file); its checksum then covers all its bytes. A reader of a
+ *                   live index reads the last record it delivered again (mf_index.h).
  *
  * The reconstructed file is the replay of all records of committed epochs in the
  * order (epoch, stamp, rank, record number): later records win byte by byte.
@@ -27,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MF_FORMAT_VERSION 1 /* of the index files */
+#define MF_FORMAT_VERSION 2 /* of the index files written; version 1 is read too */
 #define MF_META_VERSION 2   /* of the metafile; version 1 has no record count */
 #define MF_METAFILE_NAME "metafile"
 #define MF_METAFILE_MAGIC "h5stack-multifile"

@@ -42,8 +42,29 @@ void mf_tail_close(mf_tail_t *t)
 
 void mf_tail_skip(mf_tail_t *t, uint64_t nrec)
 {
-    t->consumed = MF_INDEX_HEADER_SIZE + nrec * MF_RECORD_SIZE;
-    t->nrec     = nrec;
+    t->consumed  = MF_INDEX_HEADER_SIZE + nrec * MF_RECORD_SIZE;
+    t->nrec      = nrec;
+    t->have_last = 0; /* records of completed epochs: never extended */
+}
+
+/* the last record delivered, grown since by its writer: deliver it again */
+static int recheck_last(mf_tail_t *t, mf_record_cb cb, void *arg, mf_err_t err)
+{
+    unsigned char buf[MF_RECORD_SIZE];
+    mf_record_t   rec;
+    if (!t->have_last)
+        return 0;
+    if (mf_pread_all(t->idx_fd, buf, sizeof buf, t->consumed - MF_RECORD_SIZE) != MF_RECORD_SIZE ||
+        mf_record_decode(buf, &rec) < 0)
+        return 0; /* being rewritten right now: the next poll sees it */
+    if (rec.len <= t->last.len || rec.addr != t->last.addr || rec.pos != t->last.pos || rec.stamp != t->last.stamp)
+        return 0;
+    if (cb(&rec, t->nrec - 1, arg) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " rejected", t->idx_path, t->nrec - 1);
+        return -1;
+    }
+    t->last = rec;
+    return 0;
 }
 
 int mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err)
@@ -110,6 +131,8 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
         if (t->consumed < MF_INDEX_HEADER_SIZE) /* not moved on by mf_tail_skip */
             t->consumed = MF_INDEX_HEADER_SIZE;
     }
+    if (recheck_last(t, cb, arg, err) < 0)
+        return -1;
     unsigned char *buf = malloc((size_t)POLL_BATCH * MF_RECORD_SIZE);
     if (!buf) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", t->idx_path);
@@ -152,6 +175,8 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
                 goto done;
             }
             t->nrec++;
+            t->last      = rec;
+            t->have_last = 1;
         }
         t->consumed += (uint64_t)nrec * MF_RECORD_SIZE;
     }

@@ -14,6 +14,8 @@ typedef struct {
     mf_index_header_t hdr;
     uint64_t          consumed; /* bytes of the index file already read */
     uint64_t          nrec;     /* records delivered so far (= next record number) */
+    int               have_last;
+    mf_record_t       last;     /* the last record delivered: its writer may extend it */
     char              idx_path[4096], data_path[4096];
 } mf_tail_t;
 
@@ -25,7 +27,9 @@ int  mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, mf_er
 void mf_tail_close(mf_tail_t *t);
 
 /*
- * Deliver the complete records appended since the last call. A record whose checksum
+ * Deliver the complete records appended since the last call, and the last record
+ * delivered before again (same record number) if its writer has extended it since
+ * (see the index format in mf_format.h). A record whose checksum
  * fails at the very end of the file is taken as still being written (live) or torn by
  * a crash (merge): delivery stops there and *torn is set to 1. With strict, a bad
  * record followed by more data is corruption: error. Returns 0 or -1.

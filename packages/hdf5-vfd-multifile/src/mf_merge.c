@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -44,16 +45,24 @@ static int collect(const mf_record_t *rec, uint64_t seq, void *arg)
     return 0;
 }
 
-static const mf_dir_t *sort_dir; /* qsort context */
+/* the pieces of every committed record, resolved at once (mf_extents_build) */
+typedef struct {
+    mf_extent_t *v;
+    size_t       n, cap;
+} pieces_t;
 
-static int order_cmp(const void *a, const void *b)
+static int add_piece(pieces_t *p, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key)
 {
-    const mf_extent_t *x = &sort_dir->map.v[*(const size_t *)a], *y = &sort_dir->map.v[*(const size_t *)b];
-    if (x->key.rank != y->key.rank)
-        return x->key.rank < y->key.rank ? -1 : 1;
-    if (x->key.seq != y->key.seq)
-        return x->key.seq < y->key.seq ? -1 : 1;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    if (p->n == p->cap) {
+        size_t       cap = p->cap ? p->cap + p->cap / 2 : 4096;
+        mf_extent_t *v   = realloc(p->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        p->v   = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = (mf_extent_t){addr, len, pos, *key};
+    return 0;
 }
 
 /*
@@ -108,7 +117,8 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
                  path);
         return -1;
     }
-    d->ranks = calloc(d->meta.ranks, sizeof *d->ranks);
+    pieces_t p = {NULL, 0, 0};
+    d->ranks   = calloc(d->meta.ranks, sizeof *d->ranks);
     if (!d->ranks) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
         return -1;
@@ -159,10 +169,10 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
                 d->epochs = rec->epoch + 1;
             if (rec->flags & MF_REC_TRUNCATE) {
                 key.rank = MF_HOLE_RANK;
-                rc       = mf_extents_insert(&d->map, rec->addr, UINT64_MAX / 2 - rec->addr, 0, &key);
+                rc       = add_piece(&p, rec->addr, UINT64_MAX / 2 - rec->addr, 0, &key);
             }
             else
-                rc = mf_extents_insert(&d->map, rec->addr, rec->len, rec->pos, &key);
+                rc = add_piece(&p, rec->addr, rec->len, rec->pos, &key);
             if (rc < 0)
                 snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
         }
@@ -170,22 +180,18 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
         if (rc < 0)
             goto fail;
     }
+    if (mf_extents_build(&d->map, p.v, p.n) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory (%zu records)", path, p.n);
+        goto fail;
+    }
+    free(p.v);
+    p.v = NULL;
     if (accounted(d, load_mode, err) < 0)
         goto fail;
     d->size = d->meta.eoa ? d->meta.eoa : mf_extents_end(&d->map);
-    /* holes carry no source: the order lists data extents only, hole key rank is -1 */
-    d->order = malloc((d->map.n ? d->map.n : 1) * sizeof *d->order);
-    if (!d->order) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
-        goto fail;
-    }
-    for (size_t i = 0; i < d->map.n; i++)
-        if (d->map.v[i].key.rank != MF_HOLE_RANK && d->map.v[i].addr < d->size)
-            d->order[d->norder++] = i;
-    sort_dir = d;
-    qsort(d->order, d->norder, sizeof *d->order, order_cmp);
     return 0;
 fail:
+    free(p.v);
     mf_dir_free(d);
     return -1;
 }
@@ -196,94 +202,251 @@ void mf_dir_free(mf_dir_t *d)
         for (unsigned r = 0; r < d->meta.ranks; r++)
             free(d->ranks[r].v);
     free(d->ranks);
-    free(d->order);
     mf_extents_free(&d->map);
     d->ranks = NULL;
-    d->order = NULL;
 }
 
-uint64_t mf_part_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
+/* ---------------------------------------------------------------- verification */
+
+/* records of epochs a reconstruction uses (the others are dropped, see mf_dir_load) */
+static int used(const mf_dir_t *d, const mf_record_t *rec)
+{
+    return d->meta.state == MF_STATE_COMPLETE || rec->epoch < d->meta.committed;
+}
+
+uint64_t mf_verify_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
 {
     uint64_t total = 0;
     for (unsigned r = part; r < d->meta.ranks; r += nparts)
-        total += d->ranks[r].bytes;
+        if (d->ranks[r].checksums)
+            total += d->ranks[r].bytes;
     return total;
 }
 
-int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
-                  mf_err_t err)
+/* check rank r's records, reading its data file front to back through buf */
+static int verify_rank(const mf_dir_t *d, unsigned r, unsigned char *buf, uint64_t *done, uint64_t total,
+                       mf_progress_cb cb, void *arg, mf_err_t err)
 {
-    unsigned char *buf = malloc(MF_MERGE_BUFFER);
-    uint64_t       done = 0, total = mf_part_bytes(d, part, nparts);
-    int            ret  = 0;
-    if (!buf) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", d->path);
+    const mf_rank_records_t *rr = &d->ranks[r];
+    char                     data_path[PATH_MAX];
+    uint64_t                 wlo = 0, whi = 0; /* the data-file bytes in buf */
+    mf_data_path(data_path, sizeof data_path, d->path, r);
+    int fd = open(data_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", data_path, strerror(errno));
         return -1;
     }
-    size_t k = 0; /* cursor in d->order */
-    for (unsigned r = part; r < d->meta.ranks && ret == 0; r += nparts) {
-        const mf_rank_records_t *rr = &d->ranks[r];
-        char                     data_path[PATH_MAX];
-        mf_data_path(data_path, sizeof data_path, d->path, r);
-        int fd = open(data_path, O_RDONLY);
-        if (fd < 0) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", data_path, strerror(errno));
-            ret = -1;
-            break;
-        }
-        while (k < d->norder && d->map.v[d->order[k]].key.rank < (int32_t)r)
-            k++;
-        for (uint64_t i = 0; i < rr->n && ret == 0; i++) {
-            const mf_record_t *rec = &rr->v[i];
-            uint32_t           crc = 0;
-            for (uint64_t off = 0; off < rec->len && ret == 0;) { /* stream the record through buf */
-                size_t    want = rec->len - off < MF_MERGE_BUFFER ? (size_t)(rec->len - off) : MF_MERGE_BUFFER;
-                long long got  = mf_pread_all(fd, buf, want, rec->pos + off);
-                if (got != (long long)want) {
+    int ret = 0;
+    for (uint64_t i = 0; i < rr->n && ret == 0; i++) {
+        const mf_record_t *rec = &rr->v[i];
+        uint32_t           crc = 0;
+        if (!used(d, rec) || rec->len == 0)
+            continue;
+        for (uint64_t at = rec->pos; at < rec->pos + rec->len && ret == 0;) {
+            if (at < wlo || at >= whi) { /* refill the window at `at` */
+                long long got = mf_pread_all(fd, buf, MF_MERGE_BUFFER, at);
+                if (got <= 0) {
                     snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read record %" PRIu64 ": %s", data_path, i,
                              got < 0 ? strerror(errno) : "file too short");
                     ret = -1;
                     break;
                 }
-                if (rr->checksums)
-                    crc = mf_data_crc(crc, buf, want);
-                /* write the pieces of this record that survive, within [off, off+want) */
-                for (size_t j = k; out_fd >= 0 && j < d->norder; j++) {
-                    const mf_extent_t *e = &d->map.v[d->order[j]];
-                    if (e->key.rank != (int32_t)r || e->key.seq != i)
-                        break;
-                    uint64_t s = e->pos, t = e->pos + e->len; /* data-file positions */
-                    uint64_t lo = s > rec->pos + off ? s : rec->pos + off;
-                    uint64_t hi = t < rec->pos + off + want ? t : rec->pos + off + want;
-                    uint64_t addr = e->addr + (lo - s);
-                    if (lo >= hi || addr >= d->size)
-                        continue;
-                    if (addr + (hi - lo) > d->size)
-                        hi = lo + (d->size - addr);
-                    if (mf_pwrite_all(out_fd, buf + (lo - rec->pos - off), hi - lo, addr) < 0) {
-                        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write the reconstructed file: %s", d->path,
-                                 strerror(errno));
-                        ret = -1;
-                        break;
-                    }
-                }
-                off += want;
-                done += want;
-                if (cb)
-                    cb(done, total, arg);
+                wlo = at;
+                whi = at + (uint64_t)got;
             }
-            if (ret == 0 && rr->checksums && rec->len && crc != rec->data_crc) {
-                snprintf(err, MF_ERRMSG_SIZE,
-                         "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64 " bytes): data checksum mismatch",
-                         data_path, i, rec->addr, rec->len);
-                ret = -1;
-            }
-            while (k < d->norder && d->map.v[d->order[k]].key.rank == (int32_t)r && d->map.v[d->order[k]].key.seq == i)
-                k++;
+            uint64_t end = rec->pos + rec->len < whi ? rec->pos + rec->len : whi;
+            crc          = mf_data_crc(crc, buf + (at - wlo), end - at);
+            *done += end - at;
+            at = end;
         }
-        close(fd);
+        if (ret == 0 && crc != rec->data_crc) {
+            snprintf(err, MF_ERRMSG_SIZE,
+                     "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64 " bytes): data checksum mismatch",
+                     data_path, i, rec->addr, rec->len);
+            ret = -1;
+        }
+        if (cb)
+            cb(*done, total, arg);
     }
+    close(fd);
+    return ret;
+}
+
+int mf_verify_part(const mf_dir_t *d, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg, mf_err_t err)
+{
+    unsigned char *buf  = malloc(MF_MERGE_BUFFER);
+    uint64_t       done = 0, total = mf_verify_bytes(d, part, nparts);
+    int            ret  = 0;
+    if (!buf) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", d->path);
+        return -1;
+    }
+    for (unsigned r = part; r < d->meta.ranks && ret == 0; r += nparts)
+        if (d->ranks[r].checksums)
+            ret = verify_rank(d, r, buf, &done, total, cb, arg, err);
     free(buf);
+    return ret;
+}
+
+/* ---------------------------------------------------------------- reconstruction */
+
+/* the part's share of the reconstructed file's data bytes: [*lo, *hi) counted over the
+ * data extents in address order */
+static void part_range(const mf_dir_t *d, unsigned part, unsigned nparts, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < d->map.n; i++) {
+        const mf_extent_t *e = &d->map.v[i];
+        if (e->key.rank != MF_HOLE_RANK && e->addr < d->size)
+            total += e->addr + e->len <= d->size ? e->len : d->size - e->addr;
+    }
+    /* 128-bit free: total * part / nparts without overflow for any total below 2^64 */
+    *lo = total / nparts * part + total % nparts * part / nparts;
+    *hi = total / nparts * (part + 1) + total % nparts * (part + 1) / nparts;
+}
+
+uint64_t mf_part_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
+{
+    uint64_t lo, hi;
+    part_range(d, part, nparts, &lo, &hi);
+    return hi - lo;
+}
+
+/* the state of one part's reconstruction */
+typedef struct {
+    const mf_dir_t *d;
+    int             out_fd;
+    int            *fds;   /* source data files, opened when first needed */
+    unsigned char **maps;  /* and mapped, for small pieces */
+    unsigned char  *stage; /* small pieces gathered for one write at stage_addr */
+    uint64_t        stage_addr, stage_fill;
+    uint64_t        done, total;
+    mf_progress_cb  cb;
+    void           *arg;
+} merger_t;
+
+#define MF_COPY_MIN (256u << 10) /* pieces this large go through copy_file_range */
+
+static int source(merger_t *m, int r, mf_err_t err)
+{
+    char p[PATH_MAX];
+    if (m->fds[r] >= 0)
+        return 0;
+    mf_data_path(p, sizeof p, m->d->path, (unsigned)r);
+    if ((m->fds[r] = open(p, O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", p, strerror(errno));
+        return -1;
+    }
+    uint64_t size = m->d->ranks[r].data_size;
+    void    *map  = size ? mmap(NULL, size, PROT_READ, MAP_SHARED, m->fds[r], 0) : MAP_FAILED;
+    m->maps[r]    = map == MAP_FAILED ? NULL : map; /* without a map: pread */
+    return 0;
+}
+
+static int flush_stage(merger_t *m, mf_err_t err)
+{
+    if (m->stage_fill && mf_pwrite_all(m->out_fd, m->stage, m->stage_fill, m->stage_addr) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write the reconstructed file: %s", m->d->path, strerror(errno));
+        return -1;
+    }
+    m->done += m->stage_fill;
+    m->stage_fill = 0;
+    if (m->cb)
+        m->cb(m->done, m->total, m->arg);
+    return 0;
+}
+
+/* n bytes from in_fd at pos to out_fd at addr: copy_file_range (the kernel copies, or
+ * shares the blocks where the file system can), else through a buffer */
+static int copy_range(merger_t *m, int in_fd, uint64_t pos, uint64_t addr, uint64_t n, mf_err_t err)
+{
+    while (n > 0) {
+        loff_t  in = (loff_t)pos, out = (loff_t)addr;
+        ssize_t k  = copy_file_range(in_fd, &in, m->out_fd, &out, n > (1u << 30) ? (1u << 30) : n, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+            size_t    want = n < MF_MERGE_BUFFER ? (size_t)n : MF_MERGE_BUFFER;
+            long long got  = mf_pread_all(in_fd, m->stage, want, pos);
+            k              = got == (long long)want && mf_pwrite_all(m->out_fd, m->stage, want, addr) == 0
+                                 ? (ssize_t)want
+                                 : (got >= 0 && got < (long long)want ? 0 : -1);
+        }
+        if (k <= 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot copy %" PRIu64 " bytes at %" PRIu64 ": %s", m->d->path, n,
+                     pos, k == 0 ? "a rank file is too short" : strerror(errno));
+            return -1;
+        }
+        pos += (uint64_t)k;
+        addr += (uint64_t)k;
+        n -= (uint64_t)k;
+        m->done += (uint64_t)k;
+        if (m->cb)
+            m->cb(m->done, m->total, m->arg);
+    }
+    return 0;
+}
+
+static int copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t n, mf_err_t err)
+{
+    if (source(m, r, err) < 0)
+        return -1;
+    if (n >= MF_COPY_MIN)
+        return flush_stage(m, err) == 0 ? copy_range(m, m->fds[r], pos, addr, n, err) : -1;
+    uint64_t end = m->stage_addr + m->stage_fill;
+    if (m->stage_fill && (addr < end || addr - end > 4096 || addr - m->stage_addr + n > MF_MERGE_BUFFER) &&
+        flush_stage(m, err) < 0)
+        return -1;
+    if (m->stage_fill == 0)
+        m->stage_addr = addr;
+    else if (addr > end) /* a small gap of zeros: the output reads zeros there anyway */
+        memset(m->stage + m->stage_fill, 0, addr - end);
+    unsigned char *to = m->stage + (addr - m->stage_addr);
+    if (m->maps[r])
+        memcpy(to, m->maps[r] + pos, n);
+    else if (mf_pread_all(m->fds[r], to, n, pos) != (long long)n) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read %" PRIu64 " bytes of rank %d at %" PRIu64, m->d->path, n, r,
+                 pos);
+        return -1;
+    }
+    m->stage_fill = addr - m->stage_addr + n;
+    return 0;
+}
+
+int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
+                  mf_err_t err)
+{
+    merger_t m   = {d, out_fd, calloc(d->meta.ranks, sizeof(int)), calloc(d->meta.ranks, sizeof(void *)),
+                    malloc(MF_MERGE_BUFFER), 0, 0, 0, 0, cb, arg};
+    uint64_t lo, hi, cum = 0;
+    int      ret = 0;
+    part_range(d, part, nparts, &lo, &hi);
+    m.total = hi - lo;
+    if (!m.fds || !m.maps || !m.stage) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", d->path);
+        ret = -1;
+    }
+    for (unsigned r = 0; m.fds && r < d->meta.ranks; r++)
+        m.fds[r] = -1;
+    for (size_t i = 0; ret == 0 && i < d->map.n && cum < hi; i++) {
+        const mf_extent_t *e = &d->map.v[i];
+        if (e->key.rank == MF_HOLE_RANK || e->addr >= d->size)
+            continue;
+        uint64_t len = e->addr + e->len <= d->size ? e->len : d->size - e->addr;
+        uint64_t s = lo > cum ? lo - cum : 0, t = hi < cum + len ? hi - cum : len; /* this part's share of e */
+        if (s < t)
+            ret = copy_piece(&m, e->key.rank, e->pos + s, e->addr + s, t - s, err);
+        cum += len;
+    }
+    if (ret == 0)
+        ret = flush_stage(&m, err);
+    for (unsigned r = 0; m.fds && m.maps && r < d->meta.ranks; r++) {
+        if (m.maps[r])
+            munmap(m.maps[r], d->ranks[r].data_size);
+        if (m.fds[r] >= 0)
+            close(m.fds[r]);
+    }
+    free(m.fds), free(m.maps), free(m.stage);
     return ret;
 }
 

@@ -4,11 +4,15 @@
  *
  * mf_dir_load() reads the metafile and every index (records of epochs that never
  * completed are left out when the writer did not finish) and builds the extent map.
- * mf_merge_part() writes the winning bytes of the data files of source ranks
- * part, part+nparts, ... into an output file already sized to the result: serial
- * reconstruction is part 0 of 1; parallel reconstruction gives each process a part.
- * Each data file is read once, sequentially, in record order, through a bounded
- * buffer (MF_MERGE_BUFFER bytes), checking every record's checksum on the way.
+ * mf_merge_part() writes part `part` of `nparts` of the reconstructed file into an
+ * output file already sized to the result: the parts are address ranges holding equal
+ * shares of its data bytes, and a part reads only the bytes it writes. Large pieces go
+ * through copy_file_range(2) (which shares blocks where the file system has reflinks),
+ * small ones are gathered from the mapped data files into writes of MF_MERGE_BUFFER
+ * bytes. Serial reconstruction is part 0 of 1.
+ * mf_verify_part() checks the data checksums of source ranks part, part+nparts, ...,
+ * reading each data file once, front to back. Reconstruction does not check them: it
+ * reads only the bytes that survive, while a checksum covers a whole record.
  */
 #ifndef MF_MERGE_H
 #define MF_MERGE_H
@@ -37,8 +41,6 @@ typedef struct {
     uint64_t           records; /* records of the committed epochs found in the indexes */
     char               problem[MF_ERRMSG_SIZE]; /* MF_LOAD_ANY: why a merge would refuse, or "" */
     uint32_t           epochs;  /* epochs used */
-    size_t            *order;   /* extent indices sorted by (source rank, record) */
-    size_t             norder;
 } mf_dir_t;
 
 typedef void (*mf_progress_cb)(uint64_t done, uint64_t total, void *arg);
@@ -51,12 +53,13 @@ typedef void (*mf_progress_cb)(uint64_t done, uint64_t total, void *arg);
 int  mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err);
 void mf_dir_free(mf_dir_t *d);
 
-/* bytes the part will read (for progress bars) */
+/* bytes the part will write, bytes mf_verify_part will check (for progress bars) */
 uint64_t mf_part_bytes(const mf_dir_t *d, unsigned part, unsigned nparts);
+uint64_t mf_verify_bytes(const mf_dir_t *d, unsigned part, unsigned nparts);
 
-/* out_fd < 0: only verify checksums */
 int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
                   mf_err_t err);
+int mf_verify_part(const mf_dir_t *d, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg, mf_err_t err);
 
 /* create the output next to the directory: returns fd, fills tmp_path */
 int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err);

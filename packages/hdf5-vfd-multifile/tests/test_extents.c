@@ -1,7 +1,8 @@
 /*
  * test_extents - the extent map against a byte-by-byte model: random records with
- * random keys, inserted in random order; every byte must end up naming the record
- * with the largest key that covers it, at the right source position.
+ * random keys, in random order, added one by one (mf_extents_insert), in batches
+ * (mf_extents_build) or both mixed; every byte must end up naming the record with the
+ * largest key that covers it, at the right source position.
  */
 #include "mf_extents.h"
 
@@ -24,6 +25,9 @@ int main(void)
     for (int round = 0; round < ROUNDS; round++) {
         mf_extents_t m;
         static cell_t model[SPACE];
+        mf_extent_t  batch[RECORDS];
+        size_t       nbatch = 0;
+        int          how    = round % 3; /* 0: insert, 1: one batch, 2: mixed, batches of up to 37 */
         mf_extents_init(&m);
         for (int i = 0; i < SPACE; i++)
             model[i].set = 0;
@@ -33,7 +37,16 @@ int main(void)
                 len = SPACE - addr;
             mf_key_t key = {(uint32_t)(rand() % 3), rand() % 1000, rand() % 4, (uint64_t)r};
             uint64_t pos = (uint64_t)(rand() % 100000);
-            if (mf_extents_insert(&m, addr, len, pos, &key) < 0) {
+            int rc = 0;
+            if (how == 0 || (how == 2 && rand() % 2))
+                rc = mf_extents_insert(&m, addr, len, pos, &key);
+            else
+                batch[nbatch++] = (mf_extent_t){addr, len, pos, key};
+            if (rc == 0 && nbatch > 0 && ((how == 2 && rand() % 37 == 0) || r == RECORDS - 1)) {
+                rc     = mf_extents_build(&m, batch, nbatch);
+                nbatch = 0;
+            }
+            if (rc < 0) {
                 fprintf(stderr, "out of memory\n");
                 return 1;
             }
@@ -49,6 +62,11 @@ int main(void)
             const mf_extent_t *e = &m.v[i];
             if (e->len == 0 || e->addr < prev_end) {
                 fprintf(stderr, "round %d: extent %zu overlaps or is empty\n", round, i);
+                return 1;
+            }
+            if (i > 0 && e->addr == prev_end && mf_key_cmp(&e->key, &m.v[i - 1].key) == 0 &&
+                e->pos == m.v[i - 1].pos + m.v[i - 1].len) {
+                fprintf(stderr, "round %d: extent %zu continues the one before and was not joined\n", round, i);
                 return 1;
             }
             for (uint64_t b = prev_end; b < e->addr; b++)
@@ -75,6 +93,7 @@ int main(void)
         }
         mf_extents_free(&m);
     }
-    printf("extent map: %d rounds of %d random records agree with the byte model\n", ROUNDS, RECORDS);
+    printf("extent map: %d rounds of %d random records (inserted, built, mixed) agree with the byte model\n",
+           ROUNDS, RECORDS);
     return 0;
 }

@@ -3,10 +3,12 @@
  *
  *   h5mf info DIR [--json]             ranks, records, bytes, state, what is incomplete
  *   h5mf verify DIR [--partial]        check every index and data checksum
- *   h5mf merge DIR [-o FILE] [--partial] [--force] [-q]
+ *   h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [-q]
  *                                      reconstruct the HDF5 file: in place of DIR
- *                                      (atomic replace), or into FILE (DIR kept);
- *                                      under mpiexec the ranks share the work
+ *                                      (atomic replace), or into FILE (DIR kept),
+ *                                      after checking every data checksum (unless
+ *                                      --no-verify); under mpiexec the ranks share
+ *                                      the work
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
  */
 #include "mf_merge.h"
@@ -31,7 +33,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: h5mf info DIR [--json]\n"
                  "       h5mf verify DIR [--partial]\n"
-                 "       h5mf merge DIR [-o FILE] [--partial] [--force] [-q]\n"
+                 "       h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [-q]\n"
                  "\n"
                  "  info     what the directory holds: ranks, records, bytes, completion\n"
                  "  verify   check the metafile, every index record and every data checksum\n"
@@ -40,6 +42,8 @@ static void usage(FILE *out)
                  "  --partial  accept a directory whose writer did not close it: use the data of\n"
                  "             every completed flush (merge then needs -o: DIR is kept)\n"
                  "  --force    let -o overwrite an existing FILE\n"
+                 "  --no-verify  merge without checking the data checksums first (the check reads\n"
+                 "             every byte written once more; h5mf verify does it on its own)\n"
                  "  -q         no progress bar\n");
 }
 
@@ -66,6 +70,7 @@ typedef struct {
     double   t0, last;
     int      enabled;
     uint64_t kill_after; /* test hook H5MF_TEST_KILL_AFTER_BYTES: die mid-merge (crash tests) */
+    const char *what;    /* "verifying" or "merging" (NULL) */
 } progress_t;
 
 static double now(void)
@@ -78,8 +83,9 @@ static double now(void)
 static void progress(uint64_t done, uint64_t total, void *arg)
 {
     progress_t *p = arg;
+    const char *what = p->what ? p->what : "merging";
     double      t = now();
-    if (p->kill_after && done >= p->kill_after) {
+    if (p->kill_after && !p->what && done >= p->kill_after) {
         fprintf(stderr, "h5mf: killed after %" PRIu64 " bytes (H5MF_TEST_KILL_AFTER_BYTES)\n", done);
         raise(SIGKILL);
     }
@@ -89,7 +95,7 @@ static void progress(uint64_t done, uint64_t total, void *arg)
     double frac  = total ? (double)done / (double)total : 1.0;
     int    width = 30, fill = (int)(frac * width);
     double rate  = (double)done / (t - p->t0 + 1e-9) / (1 << 20);
-    fprintf(stderr, "\r  merging [%.*s%*s] %5.1f%% %8.1f MiB/s", fill, "##############################",
+    fprintf(stderr, "\r  %-9s [%.*s%*s] %5.1f%% %8.1f MiB/s", what, fill, "##############################",
             width - fill, "", 100 * frac, rate);
     if (done >= total)
         fputc('\n', stderr);
@@ -153,7 +159,7 @@ static int cmd_verify(const char *dir, int partial)
     int      ok  = mf_dir_load(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
     if (agree(ok, err))
         return 1;
-    ok = mf_merge_part(&d, -1, (unsigned)rank_g, (unsigned)size_g, NULL, NULL, err) == 0;
+    ok = mf_verify_part(&d, (unsigned)rank_g, (unsigned)size_g, NULL, NULL, err) == 0;
     if (agree(ok, err) == 0 && rank_g == 0) {
         uint64_t records = 0, bytes = 0;
         for (unsigned r = 0; r < d.meta.ranks; r++) {
@@ -167,7 +173,7 @@ static int cmd_verify(const char *dir, int partial)
     return ok ? 0 : 1;
 }
 
-static int cmd_merge(const char *dir, const char *out, int partial, int force, int quiet)
+static int cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet)
 {
     mf_dir_t    d;
     mf_err_t    err = "";
@@ -180,10 +186,22 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
         snprintf(err, sizeof err, "%s: exists (use --force to overwrite it)", out);
         return fail(err);
     }
-    ok = mf_dir_load(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
+    double t_start = now();
+    ok             = mf_dir_load(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
     if (agree(ok, err))
         return 1;
-    double t0 = now();
+    double      t_load     = now() - t_start;
+    double      t0         = now();
+    const char *kill_after = getenv("H5MF_TEST_KILL_AFTER_BYTES");
+    progress_t  p = {t0, 0, !quiet && rank_g == 0 && isatty(2), kill_after ? strtoull(kill_after, NULL, 10) : 0,
+                     "verifying"};
+    if (verify && agree(mf_verify_part(&d, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0, err)) {
+        mf_dir_free(&d);
+        return 1;
+    }
+    double t_verify = now() - t0;
+    p.what          = NULL;
+    p.t0            = now();
     if (rank_g == 0)
         ok = (fd = mf_merge_create_output(&d, out, tmp, sizeof tmp, err)) >= 0;
     if (agree(ok, err)) {
@@ -195,8 +213,6 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
         snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
         ok = 0;
     }
-    const char *kill_after = getenv("H5MF_TEST_KILL_AFTER_BYTES");
-    progress_t  p = {t0, 0, !quiet && rank_g == 0 && isatty(2), kill_after ? strtoull(kill_after, NULL, 10) : 0};
     if (ok)
         ok = mf_merge_part(&d, fd, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0;
     if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
@@ -224,10 +240,10 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
         uint64_t bytes = 0;
         for (unsigned r = 0; r < d.meta.ranks; r++)
             bytes += d.ranks[r].bytes;
-        printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of records, %d process%s, "
-               "%.2f s, %.1f MiB/s)\n",
-               dir, out ? out : dir, d.size, bytes, size_g, size_g > 1 ? "es" : "", dt,
-               (double)bytes / (dt + 1e-9) / (1 << 20));
+        printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of %" PRIu64 " records, %d process%s, "
+               "%.2f s: load %.2f s, verify %s%.2f s, write %.2f s)\n",
+               dir, out ? out : dir, d.size, bytes, d.records, size_g, size_g > 1 ? "es" : "", dt + t_load, t_load,
+               !verify ? "skipped " : d.ranks[0].checksums ? "" : "(no checksums) ", t_verify, dt - t_verify);
     }
     mf_dir_free(&d);
     return ok ? 0 : 1;
@@ -238,9 +254,9 @@ int main(int argc, char **argv)
     static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"partial", no_argument, 0, 'p'},
                                          {"force", no_argument, 0, 'f'},         {"json", no_argument, 0, 'j'},
                                          {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+                                         {"no-verify", no_argument, 0, 'n'},     {0, 0, 0, 0}};
     const char *out = NULL;
-    int         partial = 0, force = 0, json = 0, quiet = 0, c, rc;
+    int         partial = 0, force = 0, json = 0, quiet = 0, verify = 1, c, rc;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_g);
@@ -252,6 +268,7 @@ int main(int argc, char **argv)
             case 'f': force = 1; break;
             case 'j': json = 1; break;
             case 'q': quiet = 1; break;
+            case 'n': verify = 0; break;
             case 'h':
                 if (rank_g == 0)
                     usage(stdout);
@@ -288,7 +305,7 @@ int main(int argc, char **argv)
     else if (!strcmp(cmd, "verify"))
         rc = cmd_verify(dir, partial);
     else if (!strcmp(cmd, "merge"))
-        rc = cmd_merge(dir, out, partial, force, quiet);
+        rc = cmd_merge(dir, out, partial, force, verify, quiet);
     else {
         if (rank_g == 0) {
             fprintf(stderr, "h5mf: unknown command '%s'\n", cmd);
