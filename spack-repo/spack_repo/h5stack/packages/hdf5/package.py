@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "06ded892266e1f3e554c668ea6f7a40a006a68b00db0a79d1ad331061109389e",
-    "2": "fa2e66851ddfa25513ef7d93eeb876cd295cc9735cf1dda8d20a01e5a8a90e96",
+    "1.14": "1eb2ed6f7545fc84a54b1498ed2c88f666037c05e5bf7c1ac9e617cab1408c29",
+    "2": "a7a18125b60a69fb8e3a87694be3900ca8018066e4958d74c1ff863acc8b582e",
 }
 
 
