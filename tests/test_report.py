@@ -16,11 +16,13 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(scope="module")
 def perflogs(tmp_path_factory):
-    """Perflogs of one real multifile_bench run (2 ranks) on one stack."""
+    """Perflogs of one real multifile_bench run (2 ranks) and one multifile_scale run (1 rank)
+    on one stack."""
     d = tmp_path_factory.mktemp("report")
     cmd = [
         "reframe", "-C", ":" + os.path.join(ROOT, "site-configs", "config.py"), "--system", "generic", "-r",
-        "-n", "multifile_bench", "-p", "^mpich-hdf5-1_14$", "-x", "multifile_bench%ranks=4",
+        "-n", "multifile_bench|multifile_scale", "-p", "^mpich-hdf5-1_14$",
+        "-x", "multifile_bench%ranks=4", "-x", "multifile_scale%ranks=2", "-x", "multifile_scale%ranks=4",
         "--prefix", str(d / "rfm"), "--perflogdir", str(d / "perflogs"), "--report-file", str(d / "run.json"),
     ]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1200)
@@ -44,18 +46,30 @@ def test_report_renders_its_plots_in_chromium(perflogs, tmp_path):
     page = tmp_path / "report.html"
     proc = h5stack("report", "--perflogs", str(perflogs), "--output", str(page))
     assert proc.returncode == 0, proc.stderr
-    assert "(3 plots," in proc.stderr  # MiB/s, ratios, ratio history
+    records, _ = report.read_perflogs(str(perflogs))
+    nfigs = len(report.figures(records))  # bars per unit and scale, the scale curve, ratio histories
+    assert nfigs >= 4 and f"({nfigs} plots," in proc.stderr
     text = page.read_text()
+    # it opens with the fastest drivers, before any chart
+    assert text.index("<h2>Fastest drivers</h2>") < text.index('class="plotly-graph-div')
+    assert re.search(r"<td>multifile_bench</td><td>fs_kind=posix ranks=2</td><td>write</td>", text)
     assert "<script src=" not in text  # self-contained: plotly.js inline, opens offline
     dom = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--virtual-time-budget=15000", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=180,
     ).stdout  # fmt: skip
-    assert dom.count('class="plotly-graph-div') == 3, dom[:2000]
-    assert dom.count('class="main-svg"') >= 3  # plotly drew each figure (JavaScript ran)
+    assert dom.count('class="plotly-graph-div') == nfigs, dom[:2000]
+    assert dom.count('class="main-svg"') >= nfigs  # plotly drew each figure (JavaScript ran)
     assert len(re.findall(r'class="point"', dom)) >= 13, "no bars drawn"
     assert "ratio_multifile_posix_fpp" in dom and "hdf5_multifile" in dom
+    assert "multifile_scale on generic:default: seconds against records" in dom
+
+
+def test_charts_put_together_only_values_of_one_scale():
+    groups = report.scale_groups({"rate_create": 600000.0, "rate_write": 1000.0, "limit": 1500.0, "tiny": 2.0})
+    assert groups == [["tiny"], ["rate_write", "limit"], ["rate_create"]]
+    assert report.scale_groups({}) == []
 
 
 def test_report_without_perflogs_says_so(tmp_path):

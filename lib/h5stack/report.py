@@ -3,23 +3,31 @@
 Reads every `<perflogs>/<system>/<partition>/<check>.log` (the format of
 site-configs/common.py: PERFLOG_FIELDS, then 7 fields per performance variable, all
 separated by '|'), and writes one self-contained page (plotly.js inline, so it opens
-offline): for each check and system:partition, the latest value of every performance
-variable per programming environment and parameter set (one chart per unit: bandwidths
-in MiB/s, ratios against the limit measured in the same run, with their references),
-the history of every ratio, and a table of the latest values with reference, bounds
+offline). It opens with what a reader comes for: per system, which driver writes and
+reads fastest and by what ratio to the limit measured in the same run (summary.py).
+Then, for each check and system:partition, the latest value of every performance
+variable per programming environment and parameter set: one chart per unit and scale
+(variables whose values lie more than a factor SCALE_SPAN apart go to separate charts,
+axes are logarithmic where a chart's values still span more than a decade), with the
+references; the scale curves of multifile_scale (seconds against records, log-log);
+the history of every ratio; and a table of the latest values with reference, bounds
 and result. `./h5stack run` writes it after each run; `./h5stack report` rebuilds it.
 """
 
 import html
 import os
+import re
 import time
 from collections import defaultdict
 
 from . import paths
+from .report_summary import summary_html
 from .ui import StepError, info
 
 PREFIX = ["time", "system", "partition", "environ", "num_tasks", "jobid", "display_name"]
 PERFVAR = ["var", "value", "unit", "ref", "lower", "upper", "result"]
+SCALE_SPAN = 30  # variables further apart than this factor are not drawn on one chart
+CURVE = re.compile(r"^seconds_(?P<op>\w+?)_at_(?P<n>\d+)$")  # multifile_scale's curve
 
 
 def _number(text):
@@ -85,57 +93,99 @@ def latest(records):
     return list(newest.values())
 
 
-def figures(records):
-    """[(title, plotly figure)]: latest values per check/system/unit, then ratio histories."""
+def scale_groups(values):
+    """Variables ({name: largest value}) in groups of one scale: sorted by value, a group
+    ends where the next value is more than SCALE_SPAN times its smallest."""
+    groups, start = [], None
+    for name, value in sorted(values.items(), key=lambda kv: kv[1]):
+        if groups and start > 0 and value <= start * SCALE_SPAN:
+            groups[-1].append(name)
+        else:
+            groups.append([name])
+            start = value
+    return groups
+
+
+def _bar_figure(title, unit, recs, variables):
+    """Bars of the given variables, one row per parameter set, one colour per environment."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
+    recs = [r for r in recs if r["var"] in variables]
+    param_sets = sorted({_params_label(r["params"]) for r in recs})
+    fig = make_subplots(rows=len(param_sets), cols=1, subplot_titles=param_sets, shared_xaxes=False)
+    shown = set()
+    positive = [r["value"] for r in recs if r["value"] > 0]
+    log = unit == "ratio" or (positive and max(positive) > 10 * min(positive))
+    for row, pset in enumerate(param_sets, 1):
+        mine = [r for r in recs if _params_label(r["params"]) == pset]
+        names = sorted({r["var"] for r in mine})
+        for environ in sorted({r["environ"] for r in mine}):
+            by_var = {r["var"]: r for r in mine if r["environ"] == environ}
+            fig.add_trace(
+                go.Bar(name=environ, legendgroup=environ, showlegend=environ not in shown, x=names,
+                       y=[by_var[v]["value"] if v in by_var else None for v in names],
+                       hovertext=[by_var[v]["time"] if v in by_var else "" for v in names]),
+                row=row, col=1,
+            )  # fmt: skip
+            shown.add(environ)
+        refs = [(v, next((r["ref"] for r in mine if r["var"] == v and r["ref"]), None)) for v in names]
+        refs = [(v, ref) for v, ref in refs if ref]
+        if refs:
+            fig.add_trace(
+                go.Scatter(name="reference", legendgroup="reference", showlegend="reference" not in shown,
+                           x=[v for v, _ in refs], y=[ref for _, ref in refs], mode="markers",
+                           marker={"symbol": "line-ew-open", "size": 24, "color": "black"}),
+                row=row, col=1,
+            )  # fmt: skip
+            shown.add("reference")
+        fig.update_yaxes(title_text=unit, type="log" if log else None, row=row, col=1)
+    fig.update_layout(barmode="group", height=320 * len(param_sets) + 80, title=title)
+    return fig
+
+
+def _curve_figure(check, where, recs):
+    """multifile_scale: seconds against records per operation, log-log."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    series = defaultdict(list)
+    for r in recs:
+        m = CURVE.match(r["var"])
+        series[(m["op"], r["environ"], _params_label(r["params"]))].append((int(m["n"]), r["value"]))
+    for (op, environ, pset), points in sorted(series.items()):
+        points.sort()
+        fig.add_trace(go.Scatter(name=f"{op} {environ} {pset}", x=[n for n, _ in points],
+                                 y=[v for _, v in points], mode="lines+markers"))  # fmt: skip
+    fig.update_layout(title=f"{check} on {where}: seconds against records", xaxis_title="records",
+                      yaxis_title="s", xaxis_type="log", yaxis_type="log", height=520)  # fmt: skip
+    return fig
+
+
+def figures(records):
+    """[(title, plotly figure)]: latest values per check/system/unit/scale, the scale
+    curves, then ratio histories."""
+    import plotly.graph_objects as go
+
     out = []
-    groups = defaultdict(list)
+    groups, curves = defaultdict(list), defaultdict(list)
     for rec in latest(records):
-        groups[(rec["check"], f"{rec['system']}:{rec['partition']}", rec["unit"])].append(rec)
+        where = f"{rec['system']}:{rec['partition']}"
+        if CURVE.match(rec["var"]):
+            curves[(rec["check"], where)].append(rec)
+        else:
+            groups[(rec["check"], where, rec["unit"])].append(rec)
     for (check, where, unit), recs in sorted(groups.items()):
-        param_sets = sorted({_params_label(r["params"]) for r in recs})
-        fig = make_subplots(rows=len(param_sets), cols=1, subplot_titles=param_sets, shared_xaxes=False)
-        shown = set()
-        for row, pset in enumerate(param_sets, 1):
-            mine = [r for r in recs if _params_label(r["params"]) == pset]
-            variables = sorted({r["var"] for r in mine})
-            for environ in sorted({r["environ"] for r in mine}):
-                by_var = {r["var"]: r for r in mine if r["environ"] == environ}
-                fig.add_trace(
-                    go.Bar(
-                        name=environ,
-                        legendgroup=environ,
-                        showlegend=environ not in shown,
-                        x=variables,
-                        y=[by_var[v]["value"] if v in by_var else None for v in variables],
-                        hovertext=[by_var[v]["time"] if v in by_var else "" for v in variables],
-                    ),
-                    row=row,
-                    col=1,
-                )
-                shown.add(environ)
-            refs = [(v, next((r["ref"] for r in mine if r["var"] == v and r["ref"]), None)) for v in variables]
-            refs = [(v, ref) for v, ref in refs if ref]
-            if refs:
-                fig.add_trace(
-                    go.Scatter(
-                        name="reference",
-                        legendgroup="reference",
-                        showlegend="reference" not in shown,
-                        x=[v for v, _ in refs],
-                        y=[ref for _, ref in refs],
-                        mode="markers",
-                        marker={"symbol": "line-ew-open", "size": 24, "color": "black"},
-                    ),
-                    row=row,
-                    col=1,
-                )
-                shown.add("reference")
-            fig.update_yaxes(title_text=unit, type="log" if unit == "ratio" else None, row=row, col=1)
-        fig.update_layout(barmode="group", height=320 * len(param_sets) + 80, title=f"{check} on {where} ({unit})")
-        out.append((f"{check} on {where}: {unit}", fig))
+        largest = defaultdict(float)
+        for r in recs:
+            largest[r["var"]] = max(largest[r["var"]], abs(r["value"]))
+        parts = [list(largest)] if unit == "ratio" else scale_groups(largest)  # ratios: one log axis
+        for i, variables in enumerate(parts, 1):
+            label = unit if len(parts) == 1 else f"{unit}, scale {i} of {len(parts)}"
+            out.append((f"{check} on {where}: {label}",
+                        _bar_figure(f"{check} on {where} ({label})", unit, recs, set(variables))))  # fmt: skip
+    for (check, where), recs in sorted(curves.items()):
+        out.append((f"{check} on {where}: scale curve", _curve_figure(check, where, recs)))
     history = defaultdict(list)
     for rec in records:
         if rec["unit"] == "ratio":
@@ -213,6 +263,7 @@ def render(records, problems, source):
             + "".join(f"<li>{html.escape(p)}</li>" for p in problems[:50])
             + "</ul></div>"
         )
+    parts.append(summary_html(latest(records)))
     for title, fig in figs:
         parts.append(f"<h2>{html.escape(title)}</h2>")
         parts.append(fig.to_html(full_html=False, include_plotlyjs=False))

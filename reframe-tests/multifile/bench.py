@@ -3,8 +3,10 @@
 2 and 4 ranks. Every kernel moves the same bytes; the performance variables are each
 kernel's median bandwidth (MiB/s) and the ratios the benchmark prints (multifile
 against raw file-per-process POSIX writes, MPI-IO and HDF5's MPI-IO and subfiling
-drivers on one shared file; reconstruction against a plain copy; in-place reads
-against reads of the merged file).
+drivers on one shared file; reconstruction against a copy of the same bytes by
+copy_file_range and by cp(1), parallel against serial reconstruction; in-place reads
+against reads of the merged file). With `fsync` every kernel's output is on stable
+storage before its clock stops.
 
 A variant with more ranks than the partition's CPUs (processor.num_cpus) is skipped,
 saying so: oversubscribed MPI ranks busy-wait and the MPI kernels collapse (seen here:
@@ -29,7 +31,7 @@ from h5checks.mpi import mpi_sanity  # noqa: E402
 
 KERNELS = [
     "posix-fpp", "mpiio-coll", "mpiio-ind", "hdf5-mpio", "hdf5-subfiling", "hdf5-multifile",
-    "hdf5-multifile-plugin", "merge-serial", "copy-serial", "merge-parallel", "copy-parallel",
+    "hdf5-multifile-plugin", "merge-serial", "copy-serial", "cp", "merge-parallel", "copy-parallel",
     "read-merged", "read-inplace",
 ]  # fmt: skip
 #: ratio name in h5mf-bench's output -> performance variable
@@ -40,6 +42,8 @@ RATIOS = {
     "multifile/hdf5-subfiling": "ratio_multifile_hdf5_subfiling",
     "multifile plugin/linked": "ratio_plugin_linked",
     "merge-serial/copy-serial": "ratio_merge_copy_serial",
+    "merge-serial/cp": "ratio_merge_cp",
+    "merge-parallel/merge-serial": "ratio_merge_parallel_serial",
     "merge-parallel/copy-parallel": "ratio_merge_copy_parallel",
     "read-inplace/read-merged": "ratio_read_inplace_merged",
 }

@@ -18,20 +18,28 @@
  *   hdf5-multifile-plugin  the same, the driver selected by name through HDF5's plugin
  *                    loader (HDF5_PLUGIN_PATH), as HDF5_DRIVER=multifile does; next to
  *                    hdf5-multifile in alternating order (the first run registers it)
- *   merge-serial     reconstruction by one process     vs copy-serial: cp of the rank files into one
+ *   merge-serial     reconstruction by one process     vs copy-serial: the rank files copied into one
+ *                    (copy_file_range, as the merge and cp use), and cp: cp(1) of each rank file
  *   merge-parallel   reconstruction by all ranks       vs copy-parallel: each rank copies its file
  *   read-inplace     H5Dread of each slab from the directory vs read-merged: from the merged file
  * Without --fsync nothing is forced to stable storage (the page cache counts, as an
- * application's close does); with it raw kernels fsync and multifile uses sync=on.
+ * application's close does); with it every kernel's output is on stable storage before
+ * its clock stops: raw kernels fsync, MPI-IO kernels MPI_File_sync, HDF5 kernels
+ * H5Fflush before the close (multifile also runs with sync=on), copies fsync.
  * Output: a header (with "mpi-ranks: N" and "mpi-library: ..."), a table and "ratio"
  * lines on stdout, all figures as JSON with --json.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* copy_file_range */
+#endif
 #include "H5FDmultifile.h"
 #include "mf_merge.h"
 #include "mf_scale.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <mpi.h>
@@ -43,6 +51,7 @@
 
 #define MAXREP 16
 
+extern char   **environ;
 static int      rank, size, do_fsync, repeat = 3;
 static uint64_t per_rank = 64ull << 20, block = 1ull << 20;
 static char     dir[PATH_MAX];
@@ -216,6 +225,12 @@ static void hdf5_write(const char *kernel, const char *driver, const char *file)
     H5Dclose(d);
     H5Sclose(ms);
     H5Sclose(fs);
+    /* --fsync: every driver's data on stable storage before the clock stops. An
+     * H5Fflush before the close syncs: MPI_File_sync for HDF5's MPI-IO and subfiling
+     * drivers (their close alone does not), fdatasync of every rank file for multifile
+     * (which sync=on also does at its close) */
+    if (do_fsync)
+        check_h5(H5Fflush(f, H5F_SCOPE_GLOBAL), "H5Fflush");
     check_h5(H5Fclose(f), "H5Fclose");
     MPI_Barrier(MPI_COMM_WORLD);
     record(kernel, MPI_Wtime() - t0, total);
@@ -299,11 +314,26 @@ static void merge(int parallel)
     record(parallel ? "merge-parallel" : "merge-serial", MPI_Wtime() - t0, bytes);
 }
 
-/* copy the rank files of DIR/mf.h5 into one file: the same bytes read and written */
+/* len bytes of in (from 0) into out at `at`, as cp copies: copy_file_range(2) */
+static void copy_fd(int in, int out, uint64_t at, uint64_t len)
+{
+    loff_t from = 0, to = (loff_t)at;
+    while (len > 0) {
+        ssize_t k = copy_file_range(in, &from, out, &to, len > (1u << 30) ? (1u << 30) : len, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            die("copy_file_range");
+        len -= (uint64_t)k;
+    }
+}
+
+/* copy the rank files of DIR/mf.h5 into one file: the bytes the merge moves, by the
+ * means it uses (copy_file_range) */
 static void copy(int parallel)
 {
     char     src[PATH_MAX], out[PATH_MAX], rf[PATH_MAX];
-    uint64_t bytes = 0, mine = 0;
+    uint64_t bytes = 0;
     path(src, "mf.h5");
     path(out, "copy.out");
     MPI_Barrier(MPI_COMM_WORLD);
@@ -311,9 +341,8 @@ static void copy(int parallel)
     if (rank == 0 && close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
         die(out);
     MPI_Barrier(MPI_COMM_WORLD);
-    int  fd     = open(out, O_WRONLY);
-    char *cbuf  = malloc(MF_MERGE_BUFFER);
-    if (fd < 0 || !cbuf)
+    int fd = open(out, O_WRONLY);
+    if (fd < 0)
         die(out);
     for (int r = 0; r < size; r++) {
         struct stat st;
@@ -327,22 +356,47 @@ static void copy(int parallel)
         int in = open(rf, O_RDONLY);
         if (in < 0)
             die(rf);
-        for (uint64_t off = 0; off < (uint64_t)st.st_size; off += MF_MERGE_BUFFER) {
-            long long got = mf_pread_all(in, cbuf, MF_MERGE_BUFFER, off);
-            if (got < 0 || mf_pwrite_all(fd, cbuf, (size_t)got, at + off) < 0)
-                die("copy");
-        }
-        mine += (uint64_t)st.st_size;
+        copy_fd(in, fd, at, (uint64_t)st.st_size);
         close(in);
     }
-    (void)mine;
     if ((do_fsync && fsync(fd) < 0) || close(fd) < 0)
         die(out);
-    free(cbuf);
     MPI_Barrier(MPI_COMM_WORLD);
     record(parallel ? "copy-parallel" : "copy-serial", MPI_Wtime() - t0, bytes);
     if (rank == 0)
         unlink(out);
+}
+
+/* what cp(1) achieves on the same files, rank 0 copying each rank file (with --fsync,
+ * each copy is fsynced too): the yardstick of copy-serial */
+static void cp_files(void)
+{
+    char     src[PATH_MAX], rf[PATH_MAX], out[PATH_MAX];
+    uint64_t bytes = 0;
+    path(src, "mf.h5");
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int r = 0; rank == 0 && r < size; r++) {
+        struct stat st;
+        int         status, fd;
+        pid_t       pid;
+        mf_data_path(rf, sizeof rf, src, (unsigned)r);
+        snprintf(out, sizeof out, "%s/cp.%d", dir, r);
+        char *args[] = {"cp", rf, out, NULL};
+        if (stat(rf, &st) < 0 || posix_spawnp(&pid, "cp", NULL, NULL, args, environ) != 0 ||
+            waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            die("cp");
+        if (do_fsync && ((fd = open(out, O_WRONLY)) < 0 || fsync(fd) < 0 || close(fd) < 0))
+            die(out);
+        bytes += (uint64_t)st.st_size;
+    }
+    MPI_Bcast(&bytes, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    record("cp", MPI_Wtime() - t0, bytes);
+    for (int r = 0; rank == 0 && r < size; r++) {
+        snprintf(out, sizeof out, "cp.%d", r);
+        rm(out);
+    }
 }
 
 /* ---------------------------------------------------------------- main */
@@ -469,6 +523,7 @@ int main(int argc, char **argv)
             hdf5_write("hdf5-multifile", "multifile", "mf.h5");
         merge(0);
         copy(0);
+        cp_files();
         merge(1);
         copy(1);
         hdf5_read("read-merged", "merged.h5", NULL);
@@ -527,6 +582,8 @@ int main(int argc, char **argv)
         ratio(json, "multifile/hdf5-subfiling", "hdf5-multifile", "hdf5-subfiling", &first);
     ratio(json, "multifile plugin/linked", "hdf5-multifile-plugin", "hdf5-multifile", &first);
     ratio(json, "merge-serial/copy-serial", "merge-serial", "copy-serial", &first);
+    ratio(json, "merge-serial/cp", "merge-serial", "cp", &first);
+    ratio(json, "copy-serial/cp", "copy-serial", "cp", &first);
     ratio(json, "merge-parallel/copy-parallel", "merge-parallel", "copy-parallel", &first);
     ratio(json, "merge-parallel/merge-serial", "merge-parallel", "merge-serial", &first);
     ratio(json, "read-inplace/read-merged", "read-inplace", "read-merged", &first);

@@ -221,8 +221,9 @@ int mf_scale_run(const char *dir, const uint64_t *counts, int k, uint64_t bytes,
             printf(" %12.4f s %9.1f", t[i][op], kb[i][op] / 1024.0);
         printf("\n");
         for (int op = 0; op < NOPS; op++) /* for harnesses, one line per measurement */
-            printf("scale %s records=%llu seconds=%.6f peak_bytes_per_record=%.1f\n", op_names[op],
-                   (unsigned long long)found, t[i][op], found ? kb[i][op] * 1024.0 / (double)found : 0.0);
+            printf("scale %s count=%llu records=%llu seconds=%.6f peak_bytes_per_record=%.1f\n", op_names[op],
+                   (unsigned long long)counts[i], (unsigned long long)found, t[i][op],
+                   found ? kb[i][op] * 1024.0 / (double)found : 0.0);
         fflush(stdout);
     }
     if (rank == 0) {

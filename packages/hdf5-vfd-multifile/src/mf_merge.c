@@ -326,6 +326,7 @@ typedef struct {
 } merger_t;
 
 #define MF_COPY_MIN (256u << 10) /* pieces this large go through copy_file_range */
+#define MF_BLOCK 4096u           /* the block a reflink shares (as the driver aligns, MF_ALIGN) */
 
 static int source(merger_t *m, int r, mf_err_t err)
 {
@@ -391,8 +392,20 @@ static int copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t 
 {
     if (source(m, r, err) < 0)
         return -1;
-    if (n >= MF_COPY_MIN)
-        return flush_stage(m, err) == 0 ? copy_range(m, m->fds[r], pos, addr, n, err) : -1;
+    if (n >= MF_COPY_MIN) {
+        /* a file system shares blocks only for block-aligned ranges: where the piece's
+         * bytes sit at the same offsets within blocks (the driver starts large records
+         * so), copy the head and tail apart and hand over the whole blocks between */
+        uint64_t head = (MF_BLOCK - addr % MF_BLOCK) % MF_BLOCK, mid = 0;
+        if (pos % MF_BLOCK == addr % MF_BLOCK && n > head)
+            mid = (n - head) / MF_BLOCK * MF_BLOCK;
+        if (mid == 0)
+            head = n;
+        if (flush_stage(m, err) < 0 || copy_range(m, m->fds[r], pos, addr, head, err) < 0 ||
+            copy_range(m, m->fds[r], pos + head, addr + head, mid, err) < 0)
+            return -1;
+        return copy_range(m, m->fds[r], pos + head + mid, addr + head + mid, n - head - mid, err);
+    }
     uint64_t end = m->stage_addr + m->stage_fill;
     if (m->stage_fill && (addr < end || addr - end > 4096 || addr - m->stage_addr + n > MF_MERGE_BUFFER) &&
         flush_stage(m, err) < 0)
