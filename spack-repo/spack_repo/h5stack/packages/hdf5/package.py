@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "1eb2ed6f7545fc84a54b1498ed2c88f666037c05e5bf7c1ac9e617cab1408c29",
-    "2": "a7a18125b60a69fb8e3a87694be3900ca8018066e4958d74c1ff863acc8b582e",
+    "1.14": "1edd52be38ac7a9e301009e3bc573ad2b74d35b58438967d9a3075e74dcaba9c",
+    "2": "d29ef09616f4cbf12ee1d187a82435bc1f8159872a5745cd532d94a2045ff34d",
 }
 
 
