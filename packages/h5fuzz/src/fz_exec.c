@@ -32,6 +32,17 @@ static int agree(fz_ctx_t *c, int rc)
     return -1;
 }
 
+/* a rank failed an operation its peers do not agree on: say so and end the job at
+ * once (the harness sees the failure, not a hang) */
+static void abandon(fz_ctx_t *c, size_t op)
+{
+    fprintf(stderr, "h5fuzz: rank %d: operation %zu failed: %s (ending the job: the other ranks would wait)\n",
+            c->rank, op, c->err);
+    fflush(stderr);
+    usleep(500000); /* peers failing too get to print why */
+    MPI_Abort(c->comm, 3);
+}
+
 static hid_t space_of(const fz_object_t *o, uint64_t dim0, int with_max)
 {
     hsize_t dims[2] = {dim0, o->dims[1]}, max[2] = {o->maxdims[0] ? o->maxdims[0] : H5S_UNLIMITED, o->maxdims[1]};
@@ -306,6 +317,8 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
             rc = fail(c, "out of memory");
         if (op->kind == OP_READ || op->kind == OP_REOPEN || op->kind == OP_FLUSH)
             rc = agree(c, rc);
+        else if (rc < 0) /* the others go on to the next collective call and would wait there forever */
+            abandon(c, i);
     }
     if (file >= 0 && H5Fclose(file) < 0 && rc == 0)
         rc = fail(c, "H5Fclose failed");
