@@ -70,6 +70,7 @@ typedef struct {
     mf_clock_t   clock;
     int64_t      hlc;   /* the last order stamp given or learned (see next_stamp) */
     mf_record_t  run;      /* this rank's last record, while writes may still extend it */
+    char         broken[MF_ERRMSG_SIZE]; /* why the live map can no longer be trusted, or "" */
     bool         run_open; /* see extend_run */
     mf_extents_t map;   /* MODE_WRITE: live map; MODE_INPLACE: dir.map */
     mf_tail_t   *tails; /* other ranks' files (MODE_WRITE), NULL entries closed */
@@ -527,7 +528,9 @@ static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
     return 0;
 }
 
-/* reconstruct a directory into a file that replaces it (serial: rank 0; parallel: all) */
+/* reconstruct a directory into a file that replaces it (serial: rank 0; parallel: all),
+ * after checking every data checksum: the directory is removed afterwards, and with it
+ * the last chance to find a damaged byte */
 static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
 {
     mf_dir_t d;
@@ -536,6 +539,10 @@ static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
     if (!parallel) {
         if (f->rank == 0) {
             ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
+            if (ok && mf_verify_part(&d, 0, 1, NULL, NULL, err) < 0) {
+                mf_dir_free(&d);
+                ok = 0;
+            }
             if (ok) {
                 fd = mf_merge_create_output(&d, NULL, tmp, sizeof tmp, err);
                 ok = fd >= 0 && mf_merge_part(&d, fd, 0, 1, NULL, NULL, err) == 0;
@@ -553,8 +560,11 @@ static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
         return mf_agree(f->comm, ok, err);
     }
     ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
+    int loaded = ok;
+    if (mf_agree(f->comm, ok, err) == 0) /* each rank checks its share of the rank files */
+        ok = mf_verify_part(&d, (unsigned)f->rank, (unsigned)f->size, NULL, NULL, err) == 0;
     if (mf_agree(f->comm, ok, err) < 0) {
-        if (ok)
+        if (loaded)
             mf_dir_free(&d);
         return -1;
     }
@@ -934,7 +944,9 @@ typedef struct {
     size_t           n, cap;
 } refresh_ctx_t;
 
-#define MF_BUILD_MIN 64 /* fewer new records are inserted one by one, more resolved in one pass */
+/* new records are resolved with the map in one pass (O((n + m) log)) when they are many
+ * beside it, else inserted one by one (each O(log n), plus moving the map's tail) */
+#define MF_BUILD_MIN 64
 
 static int collect_record(const mf_record_t *rec, uint64_t seq, void *arg)
 {
@@ -961,7 +973,7 @@ static int collect_record(const mf_record_t *rec, uint64_t seq, void *arg)
 
 static int add_collected(mf_extents_t *map, const refresh_ctx_t *ctx)
 {
-    if (ctx->n >= MF_BUILD_MIN)
+    if (ctx->n >= MF_BUILD_MIN && ctx->n >= map->n / 16)
         return mf_extents_build(map, ctx->v, ctx->n);
     for (size_t i = 0; i < ctx->n; i++)
         if (mf_extents_insert(map, ctx->v[i].addr, ctx->v[i].len, ctx->v[i].pos, &ctx->v[i].key) < 0)
@@ -1000,6 +1012,8 @@ static int refresh(H5FD_multifile_t *f, mf_err_t err)
         rc = -1;
     }
     free(ctx.v);
+    if (rc < 0) /* records read from the tails may be lost to the map: never read from it again */
+        snprintf(f->broken, sizeof f->broken, "%s", err);
     return rc;
 }
 
@@ -1175,6 +1189,10 @@ static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
                    addr >= f->dir.size ? size : addr + size - f->dir.size);
         return 0;
     }
+    if (*f->broken) {
+        MF_ERROR("%s (an earlier read failed; reads of this open file are refused since)", f->broken);
+        return -1;
+    }
     if (f->size > 1 && refresh(f, err) < 0) {
         MF_ERROR("%s", err);
         return -1;
@@ -1305,9 +1323,8 @@ static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     }
     if (size == 0)
         return 0;
-    if (extend_run(f, type, addr, size, buf) == 0)
-        return 0;
-    return append_record(f, type, addr, size, buf);
+    int extended = extend_run(f, type, addr, size, buf);
+    return extended <= 0 ? extended : append_record(f, type, addr, size, buf);
 }
 
 static haddr_t mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)

@@ -219,7 +219,8 @@ int mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n)
         free(all), free(b), free(h.v), free(out);
         return -1;
     }
-    memcpy(all, m->v, m->n * sizeof *all);
+    if (m->n)
+        memcpy(all, m->v, m->n * sizeof *all);
     size_t k = m->n;
     for (size_t i = 0; i < n; i++)
         if (pieces[i].len > 0)

@@ -47,8 +47,9 @@ int mf_extents_insert(mf_extents_t *m, uint64_t addr, uint64_t len, uint64_t pos
 /*
  * Add n pieces (addr, len, pos, key; len 0 ignored) to the map in one pass: the map's
  * extents and the pieces are swept in address order with a heap of the ones covering
- * the current address, the largest key winning. O((m + n) log (m + n)) time, 40 bytes
- * of scratch memory per extent and piece. Returns 0 or -1 (out of memory; map unchanged).
+ * the current address, the largest key winning. O((m + n) log (m + n)) time; at its peak
+ * up to 232 bytes per extent and piece (a copy, two boundaries, a heap slot, and room
+ * for twice as many results). Returns 0 or -1 (out of memory; map unchanged).
  */
 int mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n);
 /* index of the first extent ending after addr (n if none) */

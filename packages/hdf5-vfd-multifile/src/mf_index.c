@@ -9,8 +9,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#define MF_REREAD_TRIES 1000 /* about 10 ms in all before a record is taken as partial */
+
+/*
+ * A record read while its writer writes it (appends it, or rewrites it longer) can come
+ * back half old, half new: its checksum fails. A live reader reads it again until it is
+ * whole; each write of 48 bytes takes microseconds. 0 when it decodes, -1 when it never
+ * did (an append that stays partial, or damage).
+ */
+static int reread_record(int fd, uint64_t at, mf_record_t *rec)
+{
+    unsigned char buf[MF_RECORD_SIZE];
+    for (int attempt = 0; attempt < MF_REREAD_TRIES; attempt++) {
+        if (attempt > 0 && attempt < 16)
+            sched_yield();
+        else if (attempt >= 16)
+            nanosleep(&(struct timespec){0, 10000}, NULL);
+        if (mf_pread_all(fd, buf, sizeof buf, at) == MF_RECORD_SIZE && mf_record_decode(buf, rec) == 0)
+            return 0;
+    }
+    return -1;
+}
 
 int mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, mf_err_t err)
 {
@@ -50,13 +74,14 @@ void mf_tail_skip(mf_tail_t *t, uint64_t nrec)
 /* the last record delivered, grown since by its writer: deliver it again */
 static int recheck_last(mf_tail_t *t, mf_record_cb cb, void *arg, mf_err_t err)
 {
-    unsigned char buf[MF_RECORD_SIZE];
-    mf_record_t   rec;
+    mf_record_t rec;
     if (!t->have_last)
         return 0;
-    if (mf_pread_all(t->idx_fd, buf, sizeof buf, t->consumed - MF_RECORD_SIZE) != MF_RECORD_SIZE ||
-        mf_record_decode(buf, &rec) < 0)
-        return 0; /* being rewritten right now: the next poll sees it */
+    if (reread_record(t->idx_fd, t->consumed - MF_RECORD_SIZE, &rec) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " was whole and is now corrupt (checksum)", t->idx_path,
+                 t->nrec - 1);
+        return -1;
+    }
     if (rec.len <= t->last.len || rec.addr != t->last.addr || rec.pos != t->last.pos || rec.stamp != t->last.stamp)
         return 0;
     if (cb(&rec, t->nrec - 1, arg) < 0) {
@@ -153,8 +178,9 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
             break;
         for (size_t i = 0; i < nrec; i++) {
             mf_record_t rec;
-            if (mf_record_decode(buf + i * MF_RECORD_SIZE, &rec) < 0) {
-                uint64_t at = t->consumed + (uint64_t)i * MF_RECORD_SIZE;
+            uint64_t    at = t->consumed + (uint64_t)i * MF_RECORD_SIZE;
+            int         bad = mf_record_decode(buf + i * MF_RECORD_SIZE, &rec) < 0;
+            if (bad && (strict || reread_record(t->idx_fd, at, &rec) < 0)) {
                 if (at + MF_RECORD_SIZE >= size) { /* the last record: being written, or torn */
                     *torn = 1;
                 }
