@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "1edd52be38ac7a9e301009e3bc573ad2b74d35b58438967d9a3075e74dcaba9c",
-    "2": "d29ef09616f4cbf12ee1d187a82435bc1f8159872a5745cd532d94a2045ff34d",
+    "1.14": "b750c8b918fb2ec4532e940df411eaf9e0a444d8b5ea10a79fb451c1d87f05dd",
+    "2": "4aedb324d0710fefefb4e90938ee74336757eb526f3c926127042196bcbb170d",
 }
 
 
