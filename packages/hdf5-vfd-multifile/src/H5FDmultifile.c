@@ -940,8 +940,7 @@ static herr_t mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 typedef struct {
     const mf_tail_t *tail;
     int64_t         *hlc;
-    mf_extent_t     *v;
-    size_t           n, cap;
+    mf_pieces_t      pieces;
 } refresh_ctx_t;
 
 /* new records are resolved with the map in one pass (O((n + m) log)) when they are many
@@ -951,32 +950,17 @@ typedef struct {
 static int collect_record(const mf_record_t *rec, uint64_t seq, void *arg)
 {
     refresh_ctx_t *ctx = arg;
-    mf_key_t       key = {rec->epoch, rec->stamp, (int32_t)ctx->tail->rank, seq};
     if (rec->stamp > *ctx->hlc)
         *ctx->hlc = rec->stamp;
-    if (ctx->n == ctx->cap) {
-        size_t       cap = ctx->cap ? 2 * ctx->cap : 256;
-        mf_extent_t *v   = realloc(ctx->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        ctx->v   = v;
-        ctx->cap = cap;
-    }
-    if (rec->flags & MF_REC_TRUNCATE) {
-        key.rank             = MF_HOLE_RANK;
-        ctx->v[ctx->n++] = (mf_extent_t){rec->addr, MF_MAXADDR - rec->addr, 0, key};
-    }
-    else
-        ctx->v[ctx->n++] = (mf_extent_t){rec->addr, rec->len, rec->pos, key};
-    return 0;
+    return mf_pieces_add(&ctx->pieces, rec, (int32_t)ctx->tail->rank, seq);
 }
 
-static int add_collected(mf_extents_t *map, const refresh_ctx_t *ctx)
+static int add_collected(mf_extents_t *map, const mf_pieces_t *p)
 {
-    if (ctx->n >= MF_BUILD_MIN && ctx->n >= map->n / 16)
-        return mf_extents_build(map, ctx->v, ctx->n);
-    for (size_t i = 0; i < ctx->n; i++)
-        if (mf_extents_insert(map, ctx->v[i].addr, ctx->v[i].len, ctx->v[i].pos, &ctx->v[i].key) < 0)
+    if (p->n >= MF_BUILD_MIN && p->n >= map->n / 16)
+        return mf_extents_build(map, p->v, p->n);
+    for (size_t i = 0; i < p->n; i++)
+        if (mf_extents_insert(map, p->v[i].addr, p->v[i].len, p->v[i].pos, &p->v[i].key) < 0)
             return -1;
     return 0;
 }
@@ -995,7 +979,7 @@ static int open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
 /* read what the other ranks appended to their indexes since the last look */
 static int refresh(H5FD_multifile_t *f, mf_err_t err)
 {
-    refresh_ctx_t ctx = {NULL, &f->hlc, NULL, 0, 0};
+    refresh_ctx_t ctx = {NULL, &f->hlc, {NULL, 0, 0}};
     int           rc  = 0;
     close_run(f);
     for (int r = 0; r < f->size && rc == 0; r++) {
@@ -1007,11 +991,11 @@ static int refresh(H5FD_multifile_t *f, mf_err_t err)
         if (rc == 0)
             rc = mf_tail_poll(&f->tails[r], collect_record, &ctx, 0, &torn, err);
     }
-    if (rc == 0 && add_collected(&f->map, &ctx) < 0) {
+    if (rc == 0 && add_collected(&f->map, &ctx.pieces) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
         rc = -1;
     }
-    free(ctx.v);
+    mf_pieces_free(&ctx.pieces);
     if (rc < 0) /* records read from the tails may be lost to the map: never read from it again */
         snprintf(f->broken, sizeof f->broken, "%s", err);
     return rc;
@@ -1227,26 +1211,39 @@ static int write_index_record(H5FD_multifile_t *f, const mf_record_t *rec, uint6
     return 0;
 }
 
+/* the bytes of a write at the end of this rank's data file */
+static int append_bytes(H5FD_multifile_t *f, const void *buf, size_t size)
+{
+    if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
+        MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* [addr, addr + size), just appended at data_pos as part of record number seq, in the map */
+static int map_own(H5FD_multifile_t *f, const mf_record_t *rec, haddr_t addr, size_t size, uint64_t seq)
+{
+    mf_key_t key = {rec->epoch, rec->stamp, f->rank, seq};
+    if (mf_extents_insert(&f->map, addr, size, f->data_pos, &key) < 0) {
+        MF_ERROR("%s: out of memory", f->path);
+        return -1;
+    }
+    return 0;
+}
+
 static int extend_run(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, size_t size, const void *buf)
 {
     mf_record_t *run = &f->run;
     if (!f->run_open || run->type != (uint16_t)type || run->epoch != f->epoch || run->addr + run->len != addr ||
         run->pos + run->len != f->data_pos)
         return 1;
-    if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
-        MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
-        return -1;
-    }
     mf_record_t ext = *run;
     ext.len += size;
     ext.data_crc = f->opt.checksums ? mf_data_crc(run->data_crc, buf, size) : 0;
-    if (write_index_record(f, &ext, f->idx_pos - MF_RECORD_SIZE) < 0)
+    if (append_bytes(f, buf, size) < 0 || write_index_record(f, &ext, f->idx_pos - MF_RECORD_SIZE) < 0 ||
+        map_own(f, &ext, addr, size, f->nrec - 1) < 0)
         return -1;
-    mf_key_t key = {run->epoch, run->stamp, f->rank, f->nrec - 1};
-    if (mf_extents_insert(&f->map, addr, size, f->data_pos, &key) < 0) {
-        MF_ERROR("%s: out of memory", f->path);
-        return -1;
-    }
     *run = ext;
     f->data_pos += size;
     return 0;
@@ -1263,17 +1260,9 @@ static int append_record(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, siz
         f->data_pos += (addr - f->data_pos) % MF_ALIGN;
     mf_record_t rec = {addr, size, f->data_pos, next_stamp(f), f->epoch, (uint16_t)type, 0,
                        f->opt.checksums ? mf_data_crc(0, buf, size) : 0};
-    if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
-        MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
+    if (append_bytes(f, buf, size) < 0 || write_index_record(f, &rec, f->idx_pos) < 0 ||
+        map_own(f, &rec, addr, size, f->nrec) < 0)
         return -1;
-    }
-    if (write_index_record(f, &rec, f->idx_pos) < 0)
-        return -1;
-    mf_key_t key = {rec.epoch, rec.stamp, f->rank, f->nrec};
-    if (mf_extents_insert(&f->map, addr, size, f->data_pos, &key) < 0) {
-        MF_ERROR("%s: out of memory", f->path);
-        return -1;
-    }
     f->run      = rec;
     f->run_open = true;
     f->data_pos += size;

@@ -238,3 +238,32 @@ int mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n)
     m->cap = shrunk ? (nout ? nout : 1) : 2 * total + 1;
     return 0;
 }
+
+/* ---------------------------------------------------------------- pieces of records */
+
+int mf_pieces_add(mf_pieces_t *p, const mf_record_t *rec, int32_t rank, uint64_t seq)
+{
+    if (p->n == p->cap) {
+        size_t       cap = p->cap ? p->cap + p->cap / 2 : 256;
+        mf_extent_t *v   = realloc(p->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        p->v   = v;
+        p->cap = cap;
+    }
+    mf_key_t key = {rec->epoch, rec->stamp, rank, seq};
+    if (rec->flags & MF_REC_TRUNCATE) {
+        key.rank     = MF_HOLE_RANK;
+        p->v[p->n++] = (mf_extent_t){rec->addr, UINT64_MAX / 2 - rec->addr, 0, key};
+    }
+    else
+        p->v[p->n++] = (mf_extent_t){rec->addr, rec->len, rec->pos, key};
+    return 0;
+}
+
+void mf_pieces_free(mf_pieces_t *p)
+{
+    free(p->v);
+    p->v = NULL;
+    p->n = p->cap = 0;
+}

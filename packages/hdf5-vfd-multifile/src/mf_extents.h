@@ -16,6 +16,8 @@
 #ifndef MF_EXTENTS_H
 #define MF_EXTENTS_H
 
+#include "mf_format.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +54,17 @@ int mf_extents_insert(mf_extents_t *m, uint64_t addr, uint64_t len, uint64_t pos
  * for twice as many results). Returns 0 or -1 (out of memory; map unchanged).
  */
 int mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n);
+/* pieces gathered for mf_extents_build */
+typedef struct {
+    mf_extent_t *v;
+    size_t       n, cap;
+} mf_pieces_t;
+
+/* add record number seq of rank as a piece: its bytes, or for a truncate record a hole
+ * from its address to the end of the address space; 0 or -1 (out of memory) */
+int mf_pieces_add(mf_pieces_t *p, const mf_record_t *rec, int32_t rank, uint64_t seq);
+void mf_pieces_free(mf_pieces_t *p);
+
 /* index of the first extent ending after addr (n if none) */
 size_t mf_extents_find(const mf_extents_t *m, uint64_t addr);
 /* end of the last non-hole extent (the logical end of file), 0 if none */

@@ -45,24 +45,11 @@ static int collect(const mf_record_t *rec, uint64_t seq, void *arg)
     return 0;
 }
 
-/* the pieces of every committed record, resolved at once (mf_extents_build) */
-typedef struct {
-    mf_extent_t *v;
-    size_t       n, cap;
-} pieces_t;
-
-static int add_piece(pieces_t *p, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key)
+/* records of epochs a reconstruction uses (those of epochs that never completed are
+ * dropped when the writer did not finish) */
+static int used(const mf_dir_t *d, const mf_record_t *rec)
 {
-    if (p->n == p->cap) {
-        size_t       cap = p->cap ? p->cap + p->cap / 2 : 4096;
-        mf_extent_t *v   = realloc(p->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        p->v   = v;
-        p->cap = cap;
-    }
-    p->v[p->n++] = (mf_extent_t){addr, len, pos, *key};
-    return 0;
+    return d->meta.state == MF_STATE_COMPLETE || rec->epoch < d->meta.committed;
 }
 
 /*
@@ -101,7 +88,6 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
     snprintf(d->path, sizeof d->path, "%s", path);
     if (mf_meta_read(path, &d->meta, err) < 0)
         return -1;
-    uint32_t limit = d->meta.state == MF_STATE_COMPLETE ? UINT32_MAX : d->meta.committed;
     if (d->meta.state != MF_STATE_COMPLETE && load_mode == MF_LOAD_COMPLETE) {
         snprintf(err, MF_ERRMSG_SIZE,
                  "%s: incomplete: its writer did not close it (%" PRIu32 " flushes completed); records after the "
@@ -117,7 +103,7 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
                  path);
         return -1;
     }
-    pieces_t p = {NULL, 0, 0};
+    mf_pieces_t p = {NULL, 0, 0};
     d->ranks   = calloc(d->meta.ranks, sizeof *d->ranks);
     if (!d->ranks) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
@@ -151,7 +137,7 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
         for (uint64_t i = 0; rc == 0 && i < rr->n; i++) {
             mf_record_t *rec = &rr->v[i];
             rr->bytes += rec->len;
-            if (rec->epoch >= limit) {
+            if (!used(d, rec)) {
                 rr->dropped++;
                 continue;
             }
@@ -164,15 +150,9 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
                 rc = -1;
                 break;
             }
-            mf_key_t key = {rec->epoch, rec->stamp, (int32_t)r, i};
             if (rec->epoch + 1 > d->epochs)
                 d->epochs = rec->epoch + 1;
-            if (rec->flags & MF_REC_TRUNCATE) {
-                key.rank = MF_HOLE_RANK;
-                rc       = add_piece(&p, rec->addr, UINT64_MAX / 2 - rec->addr, 0, &key);
-            }
-            else
-                rc = add_piece(&p, rec->addr, rec->len, rec->pos, &key);
+            rc = mf_pieces_add(&p, rec, (int32_t)r, i);
             if (rc < 0)
                 snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
         }
@@ -184,14 +164,13 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory (%zu records)", path, p.n);
         goto fail;
     }
-    free(p.v);
-    p.v = NULL;
+    mf_pieces_free(&p);
     if (accounted(d, load_mode, err) < 0)
         goto fail;
     d->size = d->meta.eoa ? d->meta.eoa : mf_extents_end(&d->map);
     return 0;
 fail:
-    free(p.v);
+    mf_pieces_free(&p);
     mf_dir_free(d);
     return -1;
 }
@@ -207,12 +186,6 @@ void mf_dir_free(mf_dir_t *d)
 }
 
 /* ---------------------------------------------------------------- verification */
-
-/* records of epochs a reconstruction uses (the others are dropped, see mf_dir_load) */
-static int used(const mf_dir_t *d, const mf_record_t *rec)
-{
-    return d->meta.state == MF_STATE_COMPLETE || rec->epoch < d->meta.committed;
-}
 
 uint64_t mf_verify_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
 {
