@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "b750c8b918fb2ec4532e940df411eaf9e0a444d8b5ea10a79fb451c1d87f05dd",
-    "2": "4aedb324d0710fefefb4e90938ee74336757eb526f3c926127042196bcbb170d",
+    "1.14": "9d9b3f21e7d999816aa58ed3e0d2cd1473c7888523475ad0ff1cfd240529c3c6",
+    "2": "dd465dcbb57adfa9bce8ee5dcbadec6a7c20f3f7beebccba0d6baf3bcfa1bd8c",
 }
 
 
