@@ -62,5 +62,25 @@ test -d open.h5 || { echo "FAIL: open.h5 replaced"; failures=$((failures + 1)); 
 expect_fail "exists" "$h5mf" merge good.h5 -o partial.h5
 expect_fail "unknown option 'bogus'" "$mpiexec" -n 1 "$workload" good.h5 --driver multifile --check --options bogus=1
 expect_fail "usage" "$h5mf" frobnicate good.h5
+
+# an output inside the directory being merged is refused, --force or not
+meta_before=$(cat good.h5/metafile)
+for out in good.h5/metafile ./good.h5/ good.h5/../good.h5 "$work/good.h5/0"; do
+    expect_fail "inside the directory" "$h5mf" merge good.h5 -o "$out" --force
+done
+test "$(cat good.h5/metafile)" = "$meta_before" || { echo "FAIL: good.h5/metafile changed"; failures=$((failures + 1)); }
+"$h5mf" verify good.h5 > /dev/null || { echo "FAIL: good.h5 damaged by a refused merge"; failures=$((failures + 1)); }
+
+# info --json is JSON whatever the path holds (quotes, backslashes, newlines, bytes that
+# are not UTF-8: Python's surrogate escapes give the bytes back)
+odd=$'we"ird\\na\tme\n\xff.h5'
+cp -r good.h5 "$odd"
+"$h5mf" info "$odd" --json > info.json || { echo "FAIL: info --json on an odd path"; failures=$((failures + 1)); }
+python3 - "$odd" info.json <<'PY' && echo "ok: info --json escapes the path" || failures=$((failures + 1))
+import json, os, sys
+got = os.fsencode(json.load(open(sys.argv[2]))["path"])
+want = os.fsencode(sys.argv[1])
+assert got == want, f"FAIL: info --json path {got!r} != {want!r}"
+PY
 echo "errors: $failures failure(s)"
 exit $(( failures > 0 ))

@@ -101,6 +101,40 @@ static void progress(uint64_t done, uint64_t total, void *arg)
         fputc('\n', stderr);
 }
 
+/* length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not one */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 2 && s[0] < 0xC2)
+        return 0; /* overlong */
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* a path as a JSON string: quotes, backslashes and control characters escaped; a byte
+ * that is not UTF-8 as the lone surrogate U+DC80..U+DCFF, Python's convention for such
+ * names (json.loads then os.fsencode gives back the exact bytes) */
+static void json_string(FILE *out, const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    fputc('"', out);
+    while (*s) {
+        int n = utf8_len(s);
+        if (*s == '"' || *s == '\\')
+            fprintf(out, "\\%c", *s);
+        else if (*s < 0x20)
+            fprintf(out, "\\u%04x", *s);
+        else if (n == 0)
+            fprintf(out, "\\udc%02x", *s);
+        else
+            fwrite(s, 1, (size_t)n, out);
+        s += n ? n : 1;
+    }
+    fputc('"', out);
+}
+
 static int cmd_info(const char *dir, int json)
 {
     mf_dir_t d;
@@ -116,11 +150,13 @@ static int cmd_info(const char *dir, int json)
     }
     int complete = d.meta.state == MF_STATE_COMPLETE;
     if (rank_g == 0 && json) {
-        printf("{\"path\": \"%s\", \"format\": %" PRIu32 ", \"ranks\": %" PRIu32 ", \"state\": \"%s\", "
+        printf("{\"path\": ");
+        json_string(stdout, dir);
+        printf(", \"format\": %" PRIu32 ", \"ranks\": %" PRIu32 ", \"state\": \"%s\", "
                "\"committed_epochs\": %" PRIu32 ", \"eoa\": %" PRIu64 ", \"records\": %" PRIu64
                ", \"bytes\": %" PRIu64 ", \"uncommitted_records\": %" PRIu64 ", \"torn_indexes\": %" PRIu64
                ", \"extents\": %zu, \"reconstructed_size\": %" PRIu64 ", \"damaged\": %s, \"per_rank\": [",
-               dir, d.meta.version, d.meta.ranks, complete ? "complete" : "writing", d.meta.committed, d.meta.eoa,
+               d.meta.version, d.meta.ranks, complete ? "complete" : "writing", d.meta.committed, d.meta.eoa,
                records, bytes, dropped, torn, d.map.n, d.size, *d.problem ? "true" : "false");
         for (unsigned r = 0; r < d.meta.ranks; r++)
             printf("%s{\"rank\": %u, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"data_size\": %" PRIu64
@@ -173,6 +209,27 @@ static int cmd_verify(const char *dir, int partial)
     return ok ? 0 : 1;
 }
 
+/* does the path `out` name the directory `dir` or something inside it? (its parent
+ * resolved, since `out` itself need not exist yet) */
+static int inside(const char *dir, const char *out)
+{
+    char d[PATH_MAX], where[PATH_MAX], parent[PATH_MAX], p[PATH_MAX], o[2 * PATH_MAX];
+    snprintf(p, sizeof p, "%s", out);
+    char *slash = strrchr(p, '/'), *base = slash ? slash + 1 : p;
+    snprintf(where, sizeof where, "%s", !slash ? "." : slash == p ? "/" : (*slash = '\0', p));
+    if (!realpath(dir, d) || !realpath(where, parent))
+        return 0; /* nothing to compare: the write reports what is missing */
+    if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+        snprintf(o, sizeof o, "%s/%s", parent, base);
+    else
+        snprintf(o, sizeof o, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", base);
+    char resolved[PATH_MAX];
+    if (realpath(o, resolved)) /* an existing entry: compare what it is */
+        snprintf(o, sizeof o, "%s", resolved);
+    size_t n = strlen(d);
+    return !strncmp(o, d, n) && (o[n] == '\0' || o[n] == '/');
+}
+
 static int cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet)
 {
     mf_dir_t    d;
@@ -182,6 +239,11 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
     struct stat st;
     if (partial && !out)
         return fail("--partial needs -o FILE: the directory keeps the records after the last completed flush");
+    if (out && inside(dir, out)) {
+        snprintf(err, sizeof err, "%s: inside the directory %s being merged: the output must be written elsewhere",
+                 out, dir);
+        return fail(err);
+    }
     if (out && !force && stat(out, &st) == 0) {
         snprintf(err, sizeof err, "%s: exists (use --force to overwrite it)", out);
         return fail(err);
