@@ -60,7 +60,8 @@ def _found_rows(stdout, stack):
 
 #: slurm-local runs one test at a time (about 16 minutes for all 8 stacks): its own parts
 #: (sbatch, srun with pmi2 for MPICH and pmix for Open MPI, srun --multi-prog, containers
-#: started by srun) on both MPIs, both HDF5 series and a patched twin; generic runs every stack
+#: started by srun) on both MPIs, both HDF5 series and a patched twin; generic runs the
+#: selection of conftest.SELECTED_STACKS (every stack with --full)
 SLURM_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14", "mpich-hdf5-2-multifile"]
 
 

@@ -27,7 +27,8 @@ def run(args):
     containers.setup_images(stacks)  # the Apptainer images (tests/test_containers.py, the container checks)
     extra = list(args.extra)
     targets = [] if any(not a.startswith("-") for a in extra) else [os.path.join(paths.ROOT, "tests")]
-    cmd = [sys.executable, "-m", "pytest", *targets, "-ra", *extra]
+    # -ra: why each test was skipped; --durations: where the time of a run went
+    cmd = [sys.executable, "-m", "pytest", *targets, "-ra", "--durations=30", *extra]
     env = dict(os.environ, H5STACK_TEST_FULL="1" if args.full else os.environ.get("H5STACK_TEST_FULL", "0"))
     info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
     rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
