@@ -77,3 +77,15 @@ def test_env_output_is_what_env_sh_holds(stack_descriptions):
         assert not ld.endswith(":") and "::" not in ld
         assert plugin == os.path.join(desc["stack_dir"], "plugins")
         assert path.endswith(os.environ["PATH"])
+
+
+def test_a_closed_pipe_ends_quietly(stacks):
+    """`./h5stack list | head` and the like: the reader is gone before the output is
+    written (its end of the pipe closed at once), so every write fails with EPIPE; the
+    command ends without a traceback, with the status SIGPIPE would give."""
+    for args, status in ((["list"], 141), (["env", stacks.names()[0]], 141), (["--help"], (0, 141))):
+        proc = subprocess.Popen([os.path.join(ROOT, "h5stack"), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) in (status if isinstance(status, tuple) else (status,)), (args, err)
+        assert "Traceback" not in err and "BrokenPipe" not in err, (args, err)
