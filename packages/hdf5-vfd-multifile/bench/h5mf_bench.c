@@ -9,7 +9,8 @@
  *
  * Every kernel moves the same bytes (M MiB per rank in blocks of K KiB, rank r owning
  * one contiguous slab) on the same file system (DIR), timed from a barrier before
- * open to a barrier after close, R times; the median is compared:
+ * open to a barrier after close, R times; a ratio is the median over the R runs of
+ * the two kernels' rates in the same run (the table gives each kernel's median):
  *   posix-fpp        raw pwrite, one file per rank                      (the write limit)
  *   mpiio-coll/-ind  MPI_File_write_at_all / MPI_File_write_at, one shared file
  *   hdf5-mpio        H5Dwrite of a 1-D dataset with HDF5's MPI-IO driver (collective)
@@ -17,7 +18,8 @@
  *   hdf5-multifile   the same with the multifile driver (linked: H5Pset_fapl_multifile)
  *   hdf5-multifile-plugin  the same, the driver selected by name through HDF5's plugin
  *                    loader (HDF5_PLUGIN_PATH), as HDF5_DRIVER=multifile does; next to
- *                    hdf5-multifile in alternating order (the first run registers it)
+ *                    hdf5-multifile in alternating order (the first run registers it),
+ *                    both files kept until the end of the run
  *   merge-serial     reconstruction by one process     vs copy-serial: the rank files copied into one
  *                    (copy_file_range, as the merge and cp use), and cp: cp(1) of each rank file
  *   merge-parallel   reconstruction by all ranks       vs copy-parallel: each rank copies its file
@@ -108,15 +110,34 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double median_of(double *v, int n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static double median(const char *name)
 {
     result_t *r = result(name);
     double    v[MAXREP];
-    if (r->n == 0)
-        return 0;
     memcpy(v, r->mibs, sizeof(double) * (size_t)r->n);
-    qsort(v, (size_t)r->n, sizeof *v, cmp_double);
-    return r->n % 2 ? v[r->n / 2] : (v[r->n / 2 - 1] + v[r->n / 2]) / 2;
+    return median_of(v, r->n);
+}
+
+/* the median over the runs of a's rate / b's rate in the same run: kernels of one run
+ * are measured minutes apart at most, so a drift of the machine between runs (other
+ * load, writeback, the host of a VM) cancels, which a ratio of medians does not do */
+static double paired_ratio(const char *a, const char *b)
+{
+    result_t *x = result(a), *y = result(b);
+    double    q[MAXREP];
+    int       n = 0;
+    for (int k = 0; k < x->n && k < y->n; k++)
+        if (y->mibs[k] > 0)
+            q[n++] = x->mibs[k] / y->mibs[k];
+    return median_of(q, n);
 }
 
 /* every kernel starts alike: no dirty pages of the one before it (written back, not
@@ -408,10 +429,11 @@ static void cp_files(void)
 
 static void ratio(FILE *json, const char *what, const char *a, const char *b, int *first)
 {
-    double x = median(a), y = median(b), q = y > 0 ? x / y : 0;
+    double x = median(a), y = median(b), q = paired_ratio(a, b);
     if (rank != 0)
         return;
-    printf("ratio %-40s %6.3f   (%s %.1f / %s %.1f MiB/s)\n", what, q, a, x, b, y);
+    printf("ratio %-40s %6.3f   (median of %d paired runs; medians %s %.1f, %s %.1f MiB/s)\n", what, q,
+           result(a)->n < result(b)->n ? result(a)->n : result(b)->n, a, x, b, y);
     if (json)
         fprintf(json, "%s\n    \"%s\": %.4f", *first ? "" : ",", what, q);
     *first = 0;
@@ -521,9 +543,6 @@ int main(int argc, char **argv)
         if (rep % 2)
             hdf5_write("hdf5-multifile", "multifile", "mf.h5");
         hdf5_write("hdf5-multifile-plugin", "multifile-plugin", "mf-plugin.h5");
-        if (rank == 0)
-            rm("mf-plugin.h5");
-        MPI_Barrier(MPI_COMM_WORLD);
         if (rep % 2 == 0)
             hdf5_write("hdf5-multifile", "multifile", "mf.h5");
         merge(0);
@@ -537,6 +556,7 @@ int main(int argc, char **argv)
             char p[PATH_MAX];
             path(p, ".");
             rm("mpio.h5");
+            rm("mf-plugin.h5"); /* removed with the others, so neither of the pair follows a removal */
             rm("merged.h5");
             rm("mf.h5");
             if (subfiling) { /* subfiling's config and subfiles */
