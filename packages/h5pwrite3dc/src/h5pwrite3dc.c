@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "pw_dsm.h"
+#include "pw_files.h"
 #include "pw_hints.h"
 #include "pw_limits.h"
 #include "pw_options.h"
@@ -295,14 +296,20 @@ static void json_string(FILE *j, const char *s)
     fputc('"', j);
 }
 
-static void write_json(const pw_options *o, const char *mpi_library, const pw_times *t, double mb,
-                       const pw_limit *mpiio, const pw_limit *posix)
+typedef struct {
+    const pw_options *o;
+    const char *mpi_library;
+    const pw_times *t;
+    double mb;
+    const pw_limit *mpiio, *posix;
+} json_results;
+
+static void json_body(FILE *j, const void *arg)
 {
-    FILE *j = fopen(o->json, "w");
-    if (!j) {
-        perror(o->json);
-        return;
-    }
+    const json_results *r = arg;
+    const pw_options *o = r->o;
+    const pw_times *t = r->t;
+    const double mb = r->mb;
     unsigned maj, min, rel;
     H5get_libversion(&maj, &min, &rel);
     fprintf(j, "{\n  \"program\": \"h5pwrite3dc\", \"version\": \"%s\",\n  \"file\": ", PW_VERSION);
@@ -319,23 +326,21 @@ static void write_json(const pw_options *o, const char *mpi_library, const pw_ti
             o->meta_block_size);
     fprintf(j, "  \"sync_between_phases\": %s,\n", o->sync ? "true" : "false");
     fprintf(j, "  \"hdf5_version\": \"%u.%u.%u\", \"mpi_library\": ", maj, min, rel);
-    json_string(j, mpi_library);
+    json_string(j, r->mpi_library);
     fprintf(j, ",\n  \"saved_mb\": %.3f, \"time_create_s\": %.6f, \"time_write_s\": %.6f, \"time_close_s\": %.6f,\n",
             mb, t->create, t->write, t->close);
     fprintf(j, "  \"rate_create_mb_s\": %.3f, \"rate_write_mb_s\": %.3f", mb / t->create, mb / t->write);
     if (o->limits) {
         fprintf(j, ",\n  \"limits\": {\"mpiio\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}, "
                    "\"posix_fpp\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}},\n",
-                mpiio->seconds, mb / mpiio->seconds, posix->seconds, mb / posix->seconds);
-        fprintf(j, "  \"ratios\": {\"write/mpiio\": %.4f, \"write/posix_fpp\": %.4f}", mpiio->seconds / t->write,
-                posix->seconds / t->write);
+                r->mpiio->seconds, mb / r->mpiio->seconds, r->posix->seconds, mb / r->posix->seconds);
+        fprintf(j, "  \"ratios\": {\"write/mpiio\": %.4f, \"write/posix_fpp\": %.4f}", r->mpiio->seconds / t->write,
+                r->posix->seconds / t->write);
     }
     if (o->verify)
         fprintf(j, ",\n  \"verify\": {\"pixels\": %lld, \"wrong\": %lld, \"time_s\": %.6f}", t->pixels_checked,
                 t->pixels_wrong, t->verify);
     fprintf(j, "\n}\n");
-    if (fclose(j))
-        perror(o->json);
 }
 
 int main(int argc, char **argv)
@@ -368,6 +373,15 @@ int main(int argc, char **argv)
             abort_job();
         MPI_Finalize();
         return rc == 2 ? 0 : 2;
+    }
+    /* a results file that cannot be written fails the run before it starts, not after */
+    if (any_failed(g_rank == 0 && o.json && pw_check_creatable(o.json, err, sizeof err) < 0)) {
+        if (g_rank == 0)
+            fprintf(stderr, "h5pwrite3dc: --json: %s\n", err);
+        if (dsm_job)
+            abort_job();
+        MPI_Finalize();
+        return 2;
     }
     g_quiet = o.quiet;
     g_file = o.file;
@@ -495,8 +509,13 @@ int main(int argc, char **argv)
         if (!o.keep_limits)
             pw_limits_remove(&o, g_rank);
     }
-    if (g_rank == 0 && o.json)
-        write_json(&o, mpi_library, &t, mb, &mpiio, &posix);
+    if (g_rank == 0 && o.json) {
+        json_results r = {&o, mpi_library, &t, mb, &mpiio, &posix};
+        if (pw_write_replacing(o.json, json_body, &r, err, sizeof err) < 0) {
+            fprintf(stderr, "h5pwrite3dc: --json: %s\n", err);
+            status = 1;
+        }
+    }
     if (g_rank == 0)
         fflush(stdout);
 

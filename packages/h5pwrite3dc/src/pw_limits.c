@@ -1,6 +1,8 @@
 /* pw_limits: raw MPI-IO and POSIX writes of the benchmark's bytes (see pw_limits.h). */
 #include "pw_limits.h"
 
+#include "pw_files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -44,11 +46,12 @@ int pw_limit_mpiio(const pw_options *o, MPI_Comm comm, MPI_Info info, const doub
     char path[4096];
     limit_path(o, "mpiio", -1, path, sizeof path);
     if (rank == 0)
-        MPI_File_delete(path, MPI_INFO_NULL); /* absent is fine */
+        MPI_File_delete(path, MPI_INFO_NULL); /* absent is fine; a link is removed, not followed */
     MPI_Barrier(comm);
 
+    /* created new (O_EXCL): a link planted at its name meanwhile fails the open */
     MPI_File fh = MPI_FILE_NULL;
-    int rc = MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
+    int rc = MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, info, &fh);
     if (rc != MPI_SUCCESS) {
         mpi_error(rc, path, "MPI_File_open", err, len); /* collective: every rank sees it */
         return 1;
@@ -92,11 +95,9 @@ int pw_limit_posix(const pw_options *o, MPI_Comm comm, const double *image, pw_l
     char path[4096];
     limit_path(o, "posix", rank, path, sizeof path);
     int failed = 0;
-    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
-    if (fd < 0) {
-        snprintf(err, len, "%s: cannot create: %s", path, strerror(errno));
+    int fd = pw_create_new(path, err, len); /* never through a link planted at its name */
+    if (fd < 0)
         failed = 1;
-    }
     if (agree(failed, comm, err, len)) {
         if (fd >= 0)
             close(fd);

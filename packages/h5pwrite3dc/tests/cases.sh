@@ -184,6 +184,26 @@ limits_cleanup)
     cmp -s k.h5.limit-posix.1 <(python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<d', 1.0) * (4*64*64))") ||
         fail "rank 1's posix limit file does not hold 1.0 pixels"
     ;;
+hostile_outputs)
+    # results that cannot be written fail the run, before it starts (nothing written)
+    expect_error "--json: /nonexistent/x.json: cannot create a file in /nonexistent" j.h5 8 2 --size 64 --chunk 32 \
+        --quiet --no-limits --json /nonexistent/x.json
+    [ ! -e j.h5 ] || fail "j.h5 written although its results could not be"
+    mkdir adir
+    expect_error "--json: adir: is a directory" j.h5 8 2 --size 64 --chunk 32 --quiet --no-limits --json adir
+    # links planted at the names of the files it creates are replaced, never written through
+    echo precious > victim
+    for name in p.h5.limit-posix.0 p.h5.limit-posix.1 p.h5.limit-mpiio r.json; do ln -s victim "$name"; done
+    run "$mpiexec" -n 2 "$prog" p.h5 8 2 --size 64 --chunk 32 --quiet --keep-limits --json r.json >/dev/null ||
+        fail "run with planted links"
+    [ "$(cat victim)" = precious ] || fail "a planted link was written through: victim holds $(head -c 40 victim)"
+    for name in p.h5.limit-posix.0 p.h5.limit-posix.1 p.h5.limit-mpiio r.json; do
+        [ -f "$name" ] && [ ! -L "$name" ] || fail "$name is not a new file of its own"
+    done
+    python3 -c "import json; assert json.load(open('r.json'))['ranks'] == 2" || fail "r.json"
+    [ "$(stat -c %s p.h5.limit-mpiio)" = $((8 * 64 * 64 * 8)) ] || fail "mpiio limit size"
+    echo "ok: planted links replaced, their target untouched"
+    ;;
 dsm_client)
     # a DSM client in one MPMD job: the images go into the memory of h5dsm-server, which
     # dumps each file it gets; the dump equals the MPI-IO file of the same run (h5diff)
