@@ -25,6 +25,8 @@
 #define H5FD_DSM_NAME "dsm"
 /* a value of the range HDF5 leaves for testing/unregistered drivers (256-511) */
 #define H5FD_DSM_VALUE ((H5FD_class_value_t)362)
+/* the longest timeout accepted (seconds: a week), for the clients and the server alike */
+#define H5FD_DSM_TIMEOUT_MAX 604800.0
 #define H5FD_DSM (H5FD_dsm_init())
 
 #ifdef __cplusplus

@@ -215,8 +215,9 @@ static int options_parse(dsm_options_t *o, const char *text, char *err, size_t l
         else if (!strcmp(item, "timeout")) {
             char  *end = NULL;
             double t   = strtod(value, &end);
-            if (!*value || *end || !(t > 0)) {
-                snprintf(err, len, "timeout must be a positive number of seconds, got '%s'", value);
+            if (!*value || *end || !(t > 0 && t <= H5FD_DSM_TIMEOUT_MAX)) {
+                snprintf(err, len, "timeout must be a positive number of seconds up to %.0f (a week), got '%s'",
+                         H5FD_DSM_TIMEOUT_MAX, value);
                 return -1;
             }
             o->timeout = t;

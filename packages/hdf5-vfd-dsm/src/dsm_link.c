@@ -2,6 +2,7 @@
 #include "dsm_link.h"
 
 #include "dsm_couple.h"
+#include "dsm_files.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -104,7 +105,7 @@ int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *
                      last ? last + 1 : text);
             ok = 0;
         }
-        else if (!(fp = fopen(tmp, "w")) || fprintf(fp, "%s\n", port) < 0 || fclose(fp) != 0 ||
+        else if (!(fp = dsm_create_new(tmp)) || fprintf(fp, "%s\n", port) < 0 || fclose(fp) != 0 ||
                  rename(tmp, contact) != 0) {
             snprintf(err, len, "%s: cannot write the contact file: %s", contact, strerror(errno));
             ok = 0;

@@ -45,7 +45,19 @@ expect nonzero "no DSM to connect to: give contact=<file>" \
     env HDF5_DRIVER=dsm "$mpiexec" -n 1 "$workload" env mem.h5 1
 expect nonzero "no answer from the DSM servers within 3 s" \
     "$mpiexec" -n 1 "$stall" : -n 2 "$workload" mpmd mem.h5 1 --config timeout=3
-expect nonzero "timeout must be a positive number of seconds, got 'soon'" \
+expect nonzero "timeout must be a positive number of seconds up to 604800 (a week), got 'soon'" \
     "$mpiexec" -n 1 "$server" --size 1m : -n 1 "$workload" mpmd mem.h5 1 --config timeout=soon
+for bad in inf nan -1 1e9; do # never a wait for ever, nor one that cannot end
+    expect nonzero "timeout must be a positive number of seconds up to 604800 (a week), got '$bad'" \
+        "$mpiexec" -n 1 "$server" --size 1m : -n 1 "$workload" mpmd mem.h5 1 --config "timeout=$bad"
+done
+expect nonzero "--client-timeout must be a number of seconds from 0 to 604800 (a week, H5FD_DSM_TIMEOUT_MAX), got 'inf'" \
+    "$mpiexec" -n 1 "$server" --size 1m --client-timeout inf
+# the server's dumps (and its contact file) are created anew, never through a planted link
+echo precious > victim
+ln -s victim d_0.h5.part
+expect 0 "" "$mpiexec" -n 1 "$server" --size 1m --action "dump:d_{step}.h5" : -n 2 "$workload" mpmd mem.h5 1
+[[ $(cat victim) == precious ]] || { echo "FAIL: a planted link was written through"; failures=$((failures + 1)); }
+[[ -f d_0.h5 && ! -L d_0.h5 && ! -e d_0.h5.part ]] || { echo "FAIL: the dump is not a file of its own"; failures=$((failures + 1)); }
 if ((failures)); then echo "faults: $failures failed"; exit 1; fi
 echo "faults: ok"

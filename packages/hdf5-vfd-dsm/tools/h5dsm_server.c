@@ -15,6 +15,7 @@
  */
 #include "H5FDdsm.h"
 #include "dsm_distribution.h"
+#include "dsm_files.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -120,7 +121,7 @@ static int action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char 
     else
         snprintf(path, sizeof path, "%s", pattern);
     snprintf(tmp, sizeof tmp, "%s.part", path);
-    FILE *fp = fopen(tmp, "wb");
+    FILE *fp = dsm_create_new(tmp); /* never through a link planted at its name */
     if (!fp) {
         fprintf(stderr, "h5dsm-server: %s: cannot write: %s\n", tmp, strerror(errno));
         return -1;
@@ -226,8 +227,9 @@ int main(int argc, char **argv)
             case 't': {
                 char *end = NULL;
                 client_timeout = strtod(optarg, &end);
-                if (!*optarg || *end || !(client_timeout >= 0))
-                    bad_args("--client-timeout must be a number of seconds >= 0, got '%s'", optarg);
+                if (!*optarg || *end || !(client_timeout >= 0 && client_timeout <= H5FD_DSM_TIMEOUT_MAX))
+                    bad_args("--client-timeout must be a number of seconds from 0 to 604800 (a week, "
+                             "H5FD_DSM_TIMEOUT_MAX), got '%s'", optarg);
                 break;
             }
             case 'h':
