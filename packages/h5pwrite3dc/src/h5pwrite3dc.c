@@ -24,6 +24,7 @@
 #include "pw_hints.h"
 #include "pw_limits.h"
 #include "pw_options.h"
+#include "pw_resources.h"
 
 #define PW_VERSION "0.1.0"
 
@@ -65,6 +66,23 @@ static int any_failed(int failed)
     int any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, g_comm);
     return any;
+}
+
+/* room for the run on every node (memory) and on FILE's file system (disk), before
+ * anything is allocated or written; 1 (reason printed once per node) if not */
+static int check_resources(const pw_options *o, char *err, size_t len)
+{
+    MPI_Comm node;
+    int on_node = 1, node_rank = 0;
+    MPI_Comm_split_type(g_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_free(&node);
+    int bad = (node_rank == 0 && pw_check_memory(o, on_node, err, len) < 0) ||
+              (g_rank == 0 && pw_check_disk(o, err, len) < 0);
+    if (bad)
+        fprintf(stderr, "h5pwrite3dc: %s\n", err);
+    return any_failed(bad);
 }
 
 static hid_t make_fapl(const pw_options *o, MPI_Info info)
@@ -378,6 +396,12 @@ int main(int argc, char **argv)
     if (any_failed(g_rank == 0 && o.json && pw_check_creatable(o.json, err, sizeof err) < 0)) {
         if (g_rank == 0)
             fprintf(stderr, "h5pwrite3dc: --json: %s\n", err);
+        if (dsm_job)
+            abort_job();
+        MPI_Finalize();
+        return 2;
+    }
+    if (check_resources(&o, err, sizeof err)) {
         if (dsm_job)
             abort_job();
         MPI_Finalize();

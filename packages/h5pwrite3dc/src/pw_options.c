@@ -273,6 +273,14 @@ int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t len)
         return fail(err, len, "the chunk edge (%lld) must not exceed the image edge (%lld)", o->ch_n, o->g_n);
     if (o->g_n > 2147483647LL)
         return fail(err, len, "the image edge %lld is too large", o->g_n);
+    /* every size the run computes fits in 64 bits (else: a division by zero, a negative
+     * size, a run that never ends) */
+    if (pw_image_bytes(o) < 0)
+        return fail(err, len, "an image of %lld x %lld doubles is more bytes than a 64-bit size holds (--size)",
+                    o->g_n, o->g_n);
+    if (pw_total_bytes(o) < 0)
+        return fail(err, len, "NSETS x image bytes (%lld x %lld) is more than a 64-bit size holds", o->nsets,
+                    pw_image_bytes(o));
     if (!o->limits && o->keep_limits)
         return fail(err, len, "--keep-limits needs the limits (drop --no-limits)");
     if (!*o->driver)
@@ -280,8 +288,21 @@ int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t len)
     return 0;
 }
 
+/* a * b, or -1 when either is negative or the product overflows */
+static long long product(long long a, long long b)
+{
+    long long r;
+    return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
+long long pw_image_bytes(const pw_options *o) { return product(product(o->g_n, o->g_n), 8); }
+
+long long pw_total_bytes(const pw_options *o) { return product(o->nsets, pw_image_bytes(o)); }
+
 int pw_check_ranks(const pw_options *o, int nprocs, char *err, size_t len)
 {
+    if (product(o->ndsets, nprocs) < 0)
+        return fail(err, len, "NDSETS x ranks (%lld x %d) is more than a 64-bit count holds", o->ndsets, nprocs);
     if (o->nsets % (o->ndsets * nprocs))
         return fail(err, len, "Must use divisible number of proc and hdf5 datasets (%lld/%lld/%d): NSETS must be a "
                               "multiple of NDSETS x ranks = %lld", o->nsets, o->ndsets, nprocs, o->ndsets * nprocs);

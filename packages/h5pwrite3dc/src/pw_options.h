@@ -47,6 +47,11 @@ int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t errlen);
  * known only after the coupling). 0, or 1 with err set. */
 int pw_check_ranks(const pw_options *o, int nprocs, char *err, size_t errlen);
 
+/* Bytes of one image (SIZE^2 doubles) and of all NSETS images; -1 when more than a
+ * 64-bit size holds (pw_parse refuses those). */
+long long pw_image_bytes(const pw_options *o);
+long long pw_total_bytes(const pw_options *o);
+
 /* The usage text. */
 const char *pw_usage(void);
 

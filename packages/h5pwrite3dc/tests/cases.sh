@@ -184,6 +184,19 @@ limits_cleanup)
     cmp -s k.h5.limit-posix.1 <(python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<d', 1.0) * (4*64*64))") ||
         fail "rank 1's posix limit file does not hold 1.0 pixels"
     ;;
+too_large)
+    # sizes beyond 64 bits, the node's memory or the file system: the reason, exit 2, nothing written
+    expect_error "NSETS x image bytes (4611686018427387904 x 32768) is more than a 64-bit size holds" \
+        f.h5 4611686018427387904 4611686018427387904 --size 64 --chunk 64
+    expect_error "an image of 1518500250 x 1518500250 doubles is more bytes than a 64-bit size holds" \
+        f.h5 8 2 --size 1518500250
+    expect_error "the images need" f.h5 8 2 --size 2000000 --chunk 512
+    expect_error "f.h5: the run writes 26388.28 GB (1099511627776 images of 8 bytes, and as much again twice for the limit files)" \
+        f.h5 1099511627776 2 --size 1 --chunk 1
+    expect_error "f.h5: the run writes 8796.09 GB (1099511627776 images of 8 bytes)" \
+        f.h5 1099511627776 2 --size 1 --chunk 1 --no-limits
+    [ -z "$(ls f.h5* 2>/dev/null)" ] || fail "files written: $(ls f.h5*)"
+    ;;
 hostile_outputs)
     # results that cannot be written fail the run, before it starts (nothing written)
     expect_error "--json: /nonexistent/x.json: cannot create a file in /nonexistent" j.h5 8 2 --size 64 --chunk 32 \
