@@ -6,6 +6,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+/* bytes the servers of one node can have: MemAvailable, and no more than /dev/shm has
+ * free where it exists (both MPIs keep the windows of ranks sharing a node there) */
+static double node_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kib = -1, have;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    have = kib >= 0 ? kib * 1024 : (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    struct statvfs st;
+    if (statvfs("/dev/shm", &st) == 0 && (double)st.f_bavail * (double)st.f_frsize < have)
+        have = (double)st.f_bavail * (double)st.f_frsize;
+    return have;
+}
+
+/* collective over comm: do the servers of every node fit in its memory? 0, or -1 with
+ * err (on every rank: the message of the first node that does not) */
+static int check_node_memory(MPI_Comm comm, MPI_Aint bytes, char *err, size_t len)
+{
+    MPI_Comm node;
+    int rank, node_servers = 0, server = bytes > 0;
+    double need = 0, mine = (double)bytes;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Allreduce(&mine, &need, 1, MPI_DOUBLE, MPI_SUM, node);
+    MPI_Allreduce(&server, &node_servers, 1, MPI_INT, MPI_SUM, node);
+    MPI_Comm_free(&node);
+    double have = node_memory();
+    char msg[512] = "";
+    if (need > have)
+        snprintf(msg, sizeof msg,
+                 "the DSM needs %.2f GiB of memory on one node (%d server rank(s) x %.2f GiB), the node has %.2f GiB "
+                 "available (MemAvailable, /dev/shm free): use a smaller --size or more nodes",
+                 need / 1073741824.0, node_servers, (double)bytes / 1073741824.0, have / 1073741824.0);
+    int first = *msg ? rank : INT_MAX, any;
+    MPI_Allreduce(&first, &any, 1, MPI_INT, MPI_MIN, comm);
+    if (any == INT_MAX)
+        return 0;
+    MPI_Bcast(msg, sizeof msg, MPI_CHAR, any, comm);
+    snprintf(err, len, "%s", msg);
+    return -1;
+}
 
 int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers, uint64_t buffer_len,
                    dsm_kind_t kind, uint64_t block, uint64_t seed, char *err, size_t len)
@@ -31,10 +80,23 @@ int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers
     /* whole pages: with segments of odd sizes (10007 bytes), MPICH 4.0.2's window on one
      * node put the first bytes written to server 1 into the last bytes of server 0
      * (tests/test_store.c on 4 ranks); page-sized segments do not overlap */
+    if (s->layout.local > (uint64_t)INT64_MAX / 2) { /* rounded to pages and summed per node below */
+        snprintf(err, len, "%" PRIu64 " bytes per server are more than any machine holds", s->layout.local);
+        free(s->locked);
+        dsm_layout_free(&s->layout);
+        return -1;
+    }
     MPI_Aint bytes = s->is_server ? (MPI_Aint)((s->layout.local + 4095) / 4096 * 4096) : 0;
+    if (check_node_memory(comm, bytes, err, len) < 0) { /* before anything is allocated */
+        free(s->locked);
+        dsm_layout_free(&s->layout);
+        return -1;
+    }
     int rc = MPI_Comm_dup(comm, &s->comm);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN); /* a window MPI cannot make: an error, not an abort */
         rc = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, s->comm, &s->local, &s->win);
+    }
     int ok = rc == MPI_SUCCESS && s->locked, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
     if (!all) {

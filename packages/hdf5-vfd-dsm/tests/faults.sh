@@ -53,6 +53,13 @@ for bad in inf nan -1 1e9; do # never a wait for ever, nor one that cannot end
 done
 expect nonzero "--client-timeout must be a number of seconds from 0 to 604800 (a week, H5FD_DSM_TIMEOUT_MAX), got 'inf'" \
     "$mpiexec" -n 1 "$server" --size 1m --client-timeout inf
+# a DSM larger than the node's memory: refused before any window is made, nothing left in /dev/shm
+mem_kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+shm_before=$(ls /dev/shm | sort)
+expect nonzero "the DSM needs" "$mpiexec" -n 1 "$server" --size "$((mem_kib * 2))k" : -n 1 "$workload" mpmd mem.h5 1
+expect nonzero "bytes per server are more than any machine holds" \
+    "$mpiexec" -n 1 "$server" --size 17179869183g : -n 1 "$workload" mpmd mem.h5 1
+[[ $(ls /dev/shm | sort) == "$shm_before" ]] || { echo "FAIL: left in /dev/shm: $(comm -13 <(echo "$shm_before") <(ls /dev/shm | sort))"; failures=$((failures + 1)); }
 # the server's dumps (and its contact file) are created anew, never through a planted link
 echo precious > victim
 ln -s victim d_0.h5.part
