@@ -141,73 +141,10 @@ class SiteConfigError(Exception):
 # The kind is also a partition feature: valid_systems = ['+lustre'], ['+gpfs'], ['+posixfs'].
 FS_KINDS = {"lustre": "lustre", "gpfs": "gpfs", "posix": "posixfs"}
 FS_TYPES = {"lustre": "lustre", "gpfs": "gpfs"}  # every other type is kind posix
-FS_KEYS = {"name", "path", "type", "kind", "mount_options", "lustre", "gpfs", "alignment", "mpiio_hints", "descr"}
 
 
 def fs_kind(fs):
     return fs.get("kind") or FS_TYPES.get(fs.get("type"), "posix")
-
-
-def _size(value, where):
-    """'4M', '1G', '65536' or an int -> bytes."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = str(value).strip().upper()
-    try:
-        if text and text[-1] in units:
-            return int(text[:-1]) * units[text[-1]]
-        return int(text)
-    except ValueError:
-        raise SiteConfigError(f"{where}: {value!r} is not a size (bytes, or a number with K, M or G)") from None
-
-
-def check_filesystems(partition, where):
-    """Raise SiteConfigError unless extras['filesystems'] of the partition is well formed."""
-    filesystems = partition.get("extras", {}).get("filesystems", [])
-    if not isinstance(filesystems, list):
-        raise SiteConfigError(f"{where}: extras['filesystems'] must be a list")
-    names = set()
-    for i, fs in enumerate(filesystems):
-        at = f"{where}: filesystems[{i}]"
-        if not isinstance(fs, dict):
-            raise SiteConfigError(f"{at}: must be a dictionary")
-        unknown = set(fs) - FS_KEYS
-        if unknown:
-            raise SiteConfigError(f"{at}: unknown keys {sorted(unknown)}; known: {sorted(FS_KEYS)}")
-        for key in ("name", "path", "type"):
-            if not isinstance(fs.get(key), str) or not fs[key]:
-                raise SiteConfigError(f"{at}: {key!r} is missing (a non-empty string)")
-        if fs["name"] in names:
-            raise SiteConfigError(f"{at}: a second file system named {fs['name']!r}")
-        names.add(fs["name"])
-        if not (fs["path"].startswith("/") or fs["path"].startswith("$")):
-            raise SiteConfigError(f"{at}: path {fs['path']!r} is not absolute")
-        kind = fs_kind(fs)
-        if kind not in FS_KINDS:
-            raise SiteConfigError(f"{at}: kind {kind!r} is not one of {sorted(FS_KINDS)}")
-        if FS_TYPES.get(fs["type"], "posix") != kind:
-            raise SiteConfigError(f"{at}: type {fs['type']!r} is not a {kind} file system")
-        if FS_KINDS[kind] not in partition.get("features", []):
-            raise SiteConfigError(f"{at}: a {kind} file system, but the partition lacks the feature {FS_KINDS[kind]!r}")
-        lustre = fs.get("lustre")
-        if lustre is not None:
-            if kind != "lustre":
-                raise SiteConfigError(f"{at}: Lustre settings on a {fs['type']} file system")
-            count = lustre.get("stripe_count")
-            if not isinstance(count, int) or count < -1 or count == 0:
-                raise SiteConfigError(f"{at}: lustre.stripe_count must be -1 (all OSTs) or a positive integer")
-            _size(lustre.get("stripe_size", "1M"), f"{at}: lustre.stripe_size")
-        gpfs = fs.get("gpfs")
-        if gpfs is not None:
-            if kind != "gpfs":
-                raise SiteConfigError(f"{at}: GPFS settings on a {fs['type']} file system")
-            _size(gpfs.get("block_size", "0"), f"{at}: gpfs.block_size")
-        if "alignment" in fs and (_size(fs["alignment"], f"{at}: alignment") <= 0):
-            raise SiteConfigError(f"{at}: alignment must be positive")
-        hints = fs.get("mpiio_hints", {})
-        if not isinstance(hints, dict) or not all(isinstance(v, (str, int)) for v in hints.values()):
-            raise SiteConfigError(f"{at}: mpiio_hints must map hint names to strings or integers")
-        if not isinstance(fs.get("mount_options", []), list):
-            raise SiteConfigError(f"{at}: mount_options must be a list")
 
 
 def detect_fs_type(path):

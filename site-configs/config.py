@@ -9,9 +9,10 @@ folder, and the programming environments it uses. The loader rejects a malformed
 file with its path and the reason (SiteConfigError), before ReFrame starts:
 - the system's name differs from its folder, or there is not exactly one system;
 - a partition lists an environment that no environment definition provides;
-- a partition's file systems (extras['filesystems']) break the schema of
-  common.check_filesystems (type, path, Lustre/GPFS tuning, alignment, MPI-IO hints,
-  and the type as a partition feature).
+- the configuration breaks its schema (schema.py: the types and keys of systems,
+  partitions, environments and file systems, validated with jsonschema), or a
+  partition's file systems what the schema cannot say (schema.check_filesystems: a
+  type that matches its kind, the kind as a partition feature, unique names).
 """
 
 import glob
@@ -21,6 +22,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import schema  # noqa: E402
+
 import common  # noqa: E402
 from common import SiteConfigError  # noqa: E402
 
@@ -44,10 +47,10 @@ def load_system(path):
     config = getattr(module, "site_configuration", None)
     if not isinstance(config, dict):
         raise SiteConfigError(f"{path}: defines no `site_configuration` dictionary")
-    systems = config.get("systems")
-    if not isinstance(systems, list) or len(systems) != 1:
+    if not isinstance(config.get("systems"), list) or len(config["systems"]) != 1:
         raise SiteConfigError(f"{path}: `systems` must list exactly one system (the one of this folder)")
-    system = systems[0]
+    schema.validate(config, path)
+    system = config["systems"][0]
     if system.get("name") != folder:
         raise SiteConfigError(f"{path}: the system is named {system.get('name')!r}, its folder {folder!r}")
     environments = config.get("environments", [])
@@ -56,7 +59,7 @@ def load_system(path):
         for env in part.get("environs", []):
             if not any(_provides(e, env, folder, part.get("name")) for e in environments):
                 raise SiteConfigError(f"{where}: environment {env!r} is not defined for this system")
-        common.check_filesystems(part, where)
+        schema.check_filesystems(part, where)
     return config
 
 

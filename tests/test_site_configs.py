@@ -58,8 +58,7 @@ BASE = """
 import common
 site_configuration = {{"systems": [{{
     "name": {name!r}, "hostnames": [".*"],
-    "partitions": [{{"name": "p", "scheduler": "local", "launcher": "local", "environs": {environs!r},
-                    "features": {features!r}, "extras": {{"filesystems": [{fs}]}}}}]}}],
+    "partitions": {partitions}}}],
     "environments": [{{"name": "builtin", "cc": "cc"}}]}}
 """
 GOOD_FS = (
@@ -69,27 +68,53 @@ MALFORMED = {
     "wrong-name": ({"name": "elsewhere"}, "the system is named 'elsewhere', its folder 'bad'"),
     "unknown-environ": ({"environs": ["builtin", "nosuch"]}, "environment 'nosuch' is not defined for this system"),
     "missing-feature": ({"features": []}, "a lustre file system, but the partition lacks the feature 'lustre'"),
-    "relative-path": ({"fs": GOOD_FS.replace("/lus/scratch", "scratch")}, "path 'scratch' is not absolute"),
-    "stripe-count": ({"fs": GOOD_FS.replace("'stripe_count': 4", "'stripe_count': 0")}, "lustre.stripe_count must be"),
-    "stripe-size": ({"fs": GOOD_FS.replace("'1M'", "'big'")}, "'big' is not a size"),
+    "relative-path": (
+        {"fs": GOOD_FS.replace("/lus/scratch", "scratch")},
+        "filesystems[0].path: 'scratch' is not absolute",
+    ),
+    "stripe-count": (
+        {"fs": GOOD_FS.replace("'stripe_count': 4", "'stripe_count': 0")},
+        "filesystems[0].lustre.stripe_count: 0 is not a stripe count: -1 (all OSTs) or a positive integer",
+    ),
+    "stripe-size": ({"fs": GOOD_FS.replace("'1M'", "'big'")}, "lustre.stripe_size: 'big' is not a size"),
     "lustre-on-ext4": (
         {"fs": GOOD_FS.replace("'type': 'lustre'", "'type': 'ext4'"), "features": ["posixfs"]},
         "Lustre settings on a ext4 file system",
     ),
-    "unknown-key": ({"fs": GOOD_FS.replace("'name'", "'stripes': 2, 'name'")}, "unknown keys ['stripes']"),
-    "missing-type": ({"fs": "{'name': 'scratch', 'path': '/x'}"}, "'type' is missing"),
+    "unknown-key": ({"fs": GOOD_FS.replace("'name'", "'stripes': 2, 'name'")}, "('stripes' was unexpected)"),
+    "missing-type": ({"fs": "{'name': 'scratch', 'path': '/x'}"}, "filesystems[0]: 'type' is a required property"),
+    # values of the wrong type: the key path and what was expected, never a traceback
+    "lustre-not-a-dict": (
+        {"fs": GOOD_FS.replace("{'stripe_count': 4, 'stripe_size': '1M'}", "8")},
+        "systems[0].partitions[0].extras.filesystems[0].lustre: 8 is not of type 'object'",
+    ),
+    "extras-none": ({"extras": "None"}, "systems[0].partitions[0].extras: None is not of type 'object'"),
+    "partition-an-integer": ({"partitions": "[3]"}, "systems[0].partitions[0]: 3 is not of type 'object'"),
+    "environs-a-string": ({"environs": "'builtin'"}, "partitions[0].environs: 'builtin' is not of type 'array'"),
+    "filesystem-a-string": ({"fs": "'scratch'"}, "extras.filesystems[0]: 'scratch' is not of type 'object'"),
     "syntax": ({"extra": "site_configuration = {"}, "cannot be loaded: SyntaxError"),
 }
+
+
+def _site_config(
+    name="bad", environs=("builtin",), features=("lustre",), fs=GOOD_FS, extras=None, partitions=None, extra=""
+):
+    """The text of a one-system site config; each argument replaces one part of it."""
+    extras = extras or f"{{'filesystems': [{fs}]}}"
+    environs = environs if isinstance(environs, str) else repr(list(environs))
+    partitions = partitions or (
+        f"[{{'name': 'p', 'scheduler': 'local', 'launcher': 'local', 'environs': {environs}, "
+        f"'features': {list(features)!r}, 'extras': {extras}}}]"
+    )
+    return textwrap.dedent(BASE.format(name=name, partitions=partitions)) + extra
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_loader_rejects_malformed_site_config(loader, tmp_path, case):
     changes, message = MALFORMED[case]
-    values = {"name": "bad", "environs": ["builtin"], "features": ["lustre"], "fs": GOOD_FS} | changes
     path = tmp_path / "bad" / "reframe.py"
     path.parent.mkdir()
-    extra = values.pop("extra", "")
-    path.write_text(textwrap.dedent(BASE.format(**values)) + extra)
+    path.write_text(_site_config(**changes))
     with pytest.raises(loader.SiteConfigError) as err:
         loader.load_system(str(path))
     assert str(err.value).startswith(str(path)), err.value
@@ -99,7 +124,7 @@ def test_loader_rejects_malformed_site_config(loader, tmp_path, case):
 def test_loader_accepts_the_good_variant(loader, tmp_path):
     path = tmp_path / "bad" / "reframe.py"
     path.parent.mkdir()
-    path.write_text(BASE.format(name="bad", environs=["builtin"], features=["lustre"], fs=GOOD_FS))
+    path.write_text(_site_config())
     assert loader.load_system(str(path))["systems"][0]["name"] == "bad"
 
 
