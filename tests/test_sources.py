@@ -57,6 +57,47 @@ def test_cached_source_with_wrong_checksum_is_not_used(home, tmp_path):
     assert "--tarball 1.14=PATH" in str(err.value)
 
 
+def test_a_source_without_a_pin_is_refused(home, tmp_path):
+    """An entry with no sha256 is used neither from the cache nor fetched."""
+    tarball = make_tarball(tmp_path)
+    store = home / "sources"
+    store.mkdir(parents=True)
+    (store / "fake.tar.gz").write_bytes(tarball.read_bytes())
+    for sha in (None, "", "abc"):
+        entry = {"kind": "url", "url": "http://127.0.0.1:9/fake.tar.gz"} | ({"sha256": sha} if sha is not None else {})
+        with pytest.raises(StepError, match="pins no sha256 \\(64 hex digits\\): not used; every source is pinned"):
+            sources.obtain("1.14", [entry])
+        with pytest.raises(StepError, match="pins no sha256"):
+            sources.fetch_cached(entry, "test")
+
+
+def test_every_pinned_entry_of_stacks_yaml_has_its_sha256():
+    """stacks.yaml and the sources beside the code (Apptainer's) are all pinned."""
+    from h5stack import apptainer
+    from h5stack.stacks import load_config
+
+    entries = [e for series in load_config()["hdf5"].values() for e in series["sources"]]
+    entries.append(apptainer.APPTAINER_SOURCE)
+    for entry in entries:
+        assert len(sources.pinned(entry)) == 64, entry
+
+
+def test_a_tampered_cached_debian_source_is_removed(home, tmp_path):
+    """The cached .orig of a Debian source package that differs from its pin (the HDF5
+    2.x entry had none) is removed and not used."""
+    from h5stack.stacks import load_config
+
+    (entry,) = [e for e in load_config()["hdf5"]["2"]["sources"] if e["kind"] == "debian"]
+    store = home / "sources"
+    store.mkdir(parents=True)
+    cached = store / sources._cache_name(entry)
+    cached.write_bytes(make_tarball(tmp_path).read_bytes())
+    entry = dict(entry, package="hdf5", suite="no-such-suite-here")  # fetching it again fails fast
+    with pytest.raises(StepError, match="no source for HDF5 2 could be obtained"):
+        sources.obtain("2", [entry])
+    assert not cached.exists(), "the tampered copy is removed"
+
+
 def test_unreachable_url_falls_through_with_reasons(home):
     entries = [{"kind": "url", "url": "http://127.0.0.1:9/hdf5.tar.gz", "sha256": "0" * 64}]
     with pytest.raises(StepError, match=r"official tarball http://127.0.0.1:9/hdf5.tar.gz: not reachable"):

@@ -367,7 +367,10 @@ def _debootstrap(label, inputs, entry, key):
     rootfs = os.path.join(part, "rootfs")
     os.makedirs(rootfs)
     debs = paths.sub("sources", f"debootstrap-{inputs['suite']}")  # kept .debs: a remake fetches only indexes
-    cmd = ["debootstrap", "--variant=minbase", f"--cache-dir={debs}"]
+    # every package checked against the archive's signed indexes (the suite moves with its
+    # point releases, so its signing keys are the pin); no keyring is an error, not a skip
+    cmd = ["debootstrap", "--variant=minbase", "--force-check-gpg", f"--keyring={sources.DEBIAN_KEYRING}"]
+    cmd.append(f"--cache-dir={debs}")
     if inputs["packages"]:
         cmd.append("--include=" + ",".join(inputs["packages"]))
     cmd += [inputs["suite"], rootfs, inputs["archive"]]

@@ -6,7 +6,10 @@ Kinds of source (each entry of `hdf5.<series>.sources`):
           apt configuration whose deb-src line uses the archive this machine's own apt
           sources name; apt checks the files against Debian's signed index
   crate   a Rust crate that vendors the sources, fetched by `cargo vendor`
-A tarball the user names (`--tarball SERIES=PATH`) is tried first. A source already
+Every entry pins the sha256 of its file: checked when it is fetched and whenever a
+cached copy is used (a copy that differs is removed and the next entry tried); an entry
+without a pin is refused. A tarball the user names (`--tarball SERIES=PATH`) is their
+own choice and is tried first. A source already
 in $H5STACK_HOME/sources is used before anything is fetched, so a warm setup needs
 no network. The result is an unpacked source tree and the sha256 of what it came
 from (part of the build's cache key).
@@ -86,9 +89,17 @@ def _describe(entry):
     return f"Rust crate {entry['crate']} {entry['version']}"
 
 
+def pinned(entry):
+    """entry's sha256: every source is pinned (stacks.yaml, or beside the code that uses it)."""
+    sha = entry.get("sha256")
+    if not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
+        raise StepError(f"the {_describe(entry)} pins no sha256 (64 hex digits): not used; every source is pinned")
+    return sha
+
+
 def _check_sha(path, expected, what):
     actual = sha256_of(path)
-    if expected and actual != expected:
+    if actual != expected:
         raise StepError(f"{what}: sha256 {actual} of {path} differs from the expected {expected}")
     return actual
 
@@ -102,8 +113,13 @@ def _fetch_url(entry, dest):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise StepError(f"not reachable ({err})") from None
-    _check_sha(tmp, entry["sha256"], entry["url"])
+    _check_sha(tmp, pinned(entry), entry["url"])
     os.replace(tmp, dest)
+
+
+#: Debian's archive signing keys: the signed indexes that pin every file fetched from the
+#: archive (source packages here, the packages of the images' base in apptainer.py)
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 
 def debian_archive_uri():
@@ -137,8 +153,7 @@ def _fetch_debian(entry, dest):
         os.makedirs(os.path.join(apt_dir, d), exist_ok=True)
     with open(os.path.join(apt_dir, "sources.list.d", "h5stack-src.sources"), "w") as f:
         f.write(
-            f"Types: deb-src\nURIs: {uri}\nSuites: {entry['suite']}\nComponents: main\n"
-            "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
+            f"Types: deb-src\nURIs: {uri}\nSuites: {entry['suite']}\nComponents: main\nSigned-By: {DEBIAN_KEYRING}\n"
         )
     opts = [
         "-o", "Dir::Etc::SourceList=/dev/null",
@@ -162,7 +177,7 @@ def _fetch_debian(entry, dest):
                     raise StepError(f"`apt-get {cmd[len(opts) + 1]}` failed: {' '.join(errors[-2:])} (see {log})")
                 origs = glob.glob(os.path.join(work, "*.orig.tar.*"))
                 if origs:
-                    sha = _check_sha(origs[0], entry.get("sha256"), _describe(entry))
+                    sha = _check_sha(origs[0], pinned(entry), _describe(entry))
                     os.replace(origs[0], dest)
                     return sha
     raise StepError(f"apt-get source gave no .orig tarball (see {log})")
@@ -201,16 +216,15 @@ def _fetch_crate(entry, dest):
             if m and (int(m.group(1)), int(m.group(2))) < (1, 68):
                 why += f"; {version} predates the registry's sparse index (cargo >= 1.68, e.g. from rustup)"
             raise StepError(f"{why}; no {entry['crate']}-{entry['version']}.crate (see {log})")
-        if proc.returncode != 0 and not entry.get("sha256"):
-            raise StepError(f"`cargo vendor` failed (see {log}) and stacks.yaml pins no sha256 to check the crate")
-        sha = _check_sha(crate_files[0], entry.get("sha256"), _describe(entry))
+        sha = _check_sha(crate_files[0], pinned(entry), _describe(entry))
         shutil.copyfile(crate_files[0], dest + ".part")
         os.replace(dest + ".part", dest)
         return sha
 
 
 def fetch(entry, dest):
-    """Fetch one source entry (kind url, debian or crate) into dest."""
+    """Fetch one source entry (kind url, debian or crate) into dest, checked against its pin."""
+    pinned(entry)
     {"url": _fetch_url, "debian": _fetch_debian}.get(entry["kind"], _fetch_crate)(entry, dest)
 
 
@@ -219,7 +233,7 @@ def fetch_cached(entry, label):
     sha256 is the pinned one, else fetched; label names what it is for in messages."""
     path = os.path.join(paths.sub("sources"), _cache_name(entry))
     if os.path.exists(path):
-        if sha256_of(path) == entry.get("sha256"):
+        if sha256_of(path) == pinned(entry):
             return path
         info(f"removing {path}: checksum mismatch")
         os.remove(path)
@@ -242,7 +256,7 @@ def obtain(series, entries, tarball=None):
         path = os.path.join(store, _cache_name(entry))
         if os.path.exists(path):
             sha = sha256_of(path)
-            if entry.get("sha256") and sha != entry["sha256"]:
+            if sha != pinned(entry):
                 info(f"removing {path}: checksum mismatch")
                 os.remove(path)
                 continue
