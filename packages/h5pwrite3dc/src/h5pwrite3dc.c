@@ -12,6 +12,7 @@
  * the same run, the same bytes written with raw MPI-IO and raw POSIX (pw_limits.h), and
  * rate(write) printed as ratios to them. --verify reads every pixel back.
  */
+#include <H5FDdevelop.h> /* H5FDis_driver_registered_by_name */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 
 static int g_rank, g_np, g_quiet;
 static MPI_Comm g_comm = MPI_COMM_WORLD; /* the writers: MPI_COMM_WORLD, or the DSM's clients */
+static char g_driver_in_use[32] = "unknown"; /* the driver HDF5 used for FILE */
 static const char *g_file;
 
 static void checkpoint(int k)
@@ -153,6 +155,32 @@ typedef struct {
 } pw_times;
 
 /* The original's phases. Returns 0, or 1 when the file could not be created. */
+/* The name of the driver HDF5 uses for file f: the requested one may have been replaced
+ * underneath (a preloaded shim, HDF5_DRIVER for a default access list). Compared by
+ * class with each driver HDF5 has registered under a known name; "unknown" if none. */
+static const char *driver_in_use(hid_t f)
+{
+    static const char *names[] = {"mpio", "multifile", "subfiling", "dsm", "mpiposix", "ioc", "sec2", "core",
+                                  "log", "stdio", "family", "split", "multi", "direct", "mirror", "onion"};
+    hid_t fapl = H5Fget_access_plist(f), used = fapl >= 0 ? H5Pget_driver(fapl) : H5I_INVALID_HID;
+    const char *found = "unknown";
+    H5E_BEGIN_TRY
+    {
+        for (size_t i = 0; used >= 0 && i < sizeof names / sizeof *names && !strcmp(found, "unknown"); i++) {
+            if (H5FDis_driver_registered_by_name(names[i]) <= 0)
+                continue; /* never load a plugin only to name it */
+            hid_t probe = H5Pcreate(H5P_FILE_ACCESS);
+            if (H5Pset_driver_by_name(probe, names[i], NULL) >= 0 && H5Pget_driver(probe) == used)
+                found = names[i];
+            H5Pclose(probe);
+        }
+    }
+    H5E_END_TRY
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    return found;
+}
+
 static int write_file(const pw_options *o, MPI_Info info, double *image, pw_times *t)
 {
     hid_t fapl = make_fapl(o, info);
@@ -165,6 +193,15 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
             H5Fclose(f);
         H5Pclose(fapl);
         return 1;
+    }
+    snprintf(g_driver_in_use, sizeof g_driver_in_use, "%s", driver_in_use(f));
+    if (g_rank == 0) {
+        if (strcmp(g_driver_in_use, o->driver))
+            printf(" driver in use: %s (requested: %s; replaced underneath, e.g. by a preloaded library or "
+                   "HDF5_DRIVER)\n", g_driver_in_use, o->driver);
+        else
+            printf(" driver in use: %s\n", g_driver_in_use);
+        fflush(stdout);
     }
     /* the local image, generated after the file is open as in the original */
     for (size_t k = 0, npix = (size_t)o->g_n * (size_t)o->g_n; k < npix; k++)
@@ -336,6 +373,8 @@ static void json_body(FILE *j, const void *arg)
             o->nsets, o->ndsets, o->g_n, o->ch_n);
     fprintf(j, "  \"driver\": ");
     json_string(j, o->driver);
+    fprintf(j, ", \"driver_in_use\": ");
+    json_string(j, g_driver_in_use);
     fprintf(j, ", \"transfer\": \"%s\", \"fill_time\": \"%s\", \"alignment\": %llu, \"alignment_threshold\": %llu,\n",
             o->independent ? "independent" : "collective", pw_fill_name(o->fill), o->alignment,
             o->alignment_threshold);

@@ -105,6 +105,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["ranks"] == 2 and r["nsets"] == 8 and r["ndsets"] == 2 and r["g_n"] == 64, r
 assert r["driver"] == "mpio" and r["transfer"] == "collective" and r["fill_time"] == "never", r
+assert r["driver_in_use"] == "mpio", r
 assert abs(r["saved_mb"] - 64 * 64 * 8 * 8 / 1e6) < 1e-3, r
 for key in ("rate_create_mb_s", "rate_write_mb_s"):
     assert r[key] > 0, key
@@ -114,6 +115,24 @@ assert abs(r["ratios"]["write/mpiio"] - w / r["limits"]["mpiio"]["rate_mb_s"]) <
 assert r["verify"] == {"pixels": 32768, "wrong": 0, "time_s": r["verify"]["time_s"]}, r
 print("JSON ok:", {k: r[k] for k in ("rate_write_mb_s", "ratios")})
 PY
+    grep -qx " driver in use: mpio" out.txt || fail "the driver in use is not reported: $(grep driver out.txt)"
+    ;;
+preload_shim)
+    # the multifile package's LD_PRELOAD shim turns H5Pset_fapl_mpio into multifile: the
+    # driver HDF5 really uses is reported, not the one asked for
+    shim=
+    for d in ${HDF5_PLUGIN_PATH//:/ }; do # the shim is installed beside the plugin's library
+        lib=$(dirname "$(realpath "$d/libh5fd_multifile.so" 2>/dev/null || echo /nonexistent/x)")
+        [ -e "$lib/libh5mf_preload.so" ] && shim=$lib/libh5mf_preload.so && break
+    done
+    [ -n "$shim" ] || { echo "no libh5mf_preload.so beside the multifile plugin of HDF5_PLUGIN_PATH: not run"; exit 77; }
+    run "$mpiexec" -n 2 env LD_PRELOAD="$shim" HDF5_DRIVER=multifile "$prog" s.h5 8 2 --size 64 --chunk 32 --quiet \
+        --no-limits --json s.json >out.txt || fail "run under the shim"
+    [ -d s.h5 ] || fail "no multifile directory written under the shim"
+    grep -q "^ driver: mpio," out.txt || fail "the requested driver is not reported"
+    grep -qF " driver in use: multifile (requested: mpio; replaced underneath" out.txt ||
+        fail "the driver in use: $(grep 'in use' out.txt)"
+    python3 -c "import json; r = json.load(open('s.json')); assert r['driver_in_use'] == 'multifile', r" || fail "JSON"
     ;;
 drivers_agree)
     # every driver writes the same file: h5diff against the MPI-IO (collective) one
