@@ -140,6 +140,7 @@ class dsm_h5pwrite3dc(dsm_base):
                 sn.assert_eq(sn.extractall(r"^mpi-ranks: (\d+)$", self.stdout, 1, int), [CLIENTS, CLIENTS],
                              msg=f"expected both runs of h5pwrite3dc on {CLIENTS} ranks: {{0}}"),
                 sn.assert_found(r"^ driver: dsm, transfer: collective", self.stdout, msg="not written through the DSM"),
+                sn.assert_found(r"^ driver in use: dsm$", self.stdout, msg="HDF5 used another driver than the DSM"),
                 sn.assert_found(r"^ verify: ok, 524288 pixels read back", self.stdout,
                                 msg="--verify did not read every pixel back through the DSM"),
                 sn.assert_found(r"^h5dsm-server: the clients disconnected after 1 file\(s\)$", self.stdout,

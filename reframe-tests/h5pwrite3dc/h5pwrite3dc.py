@@ -106,6 +106,8 @@ class h5pwrite3dc_verify(H5pwrite3dcBase):
             sn.assert_found(rf"^ driver: {self.driver.split('-')[0]}, transfer: "
                             rf"{'independent' if self.driver.endswith('independent') else 'collective'}",
                             self.stdout, msg="h5pwrite3dc did not use the driver and transfer asked for"),
+            sn.assert_found(rf"^ driver in use: {self.driver.split('-')[0]}$", self.stdout,
+                            msg="HDF5 used another driver than the one asked for"),
         ]  # fmt: skip
         if self.driver != "subfiling":
             # image 3 of a dataset is written by rank 3 mod 2 = 1
