@@ -22,9 +22,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import schema  # noqa: E402
-
 import common  # noqa: E402
+import schema  # noqa: E402
 from common import SiteConfigError  # noqa: E402
 
 
