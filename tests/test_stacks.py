@@ -62,6 +62,25 @@ def test_stack_tools(stack, stack_descriptions, tmp_path):
         assert "Version 1.14." in proc.stdout
 
 
+@pytest.mark.parametrize("stack", [n for n in STACK_NAMES if not n.endswith("-multifile")])
+def test_tools_load_plugins_of_their_own_library(stack, stack_descriptions, tmp_path):
+    """HDF5_DRIVER=multifile h5dump of a multifile directory: the tool loads the plugin
+    built against its own libhdf5, so one libhdf5 is mapped in the process (on 2.x
+    stacks the tools are 1.14's: the lending stack's plugins, not this stack's)."""
+    proc = in_stack(
+        stack,
+        "mpiexec -n 2 h5pwrite3dc m.h5 8 2 --size 64 --chunk 32 --quiet --no-limits --driver multifile >/dev/null\n"
+        "test -d m.h5\n"
+        "HDF5_DRIVER=multifile LD_DEBUG=files h5dump -H m.h5 2>ld.txt\n"
+        "grep -o 'file=[^ ]*libhdf5\\.so\\.[0-9]*' ld.txt | sed 's|.*/||; s|file=||' | sort -u",
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert 'DATASET "data_0000"' in proc.stdout, proc.stdout[-2000:]
+    libraries = [line for line in proc.stdout.splitlines() if line.startswith("libhdf5.so.")]
+    assert len(libraries) == 1, f"libhdf5 libraries mapped in one h5dump: {libraries}"
+
+
 def test_each_stack_uses_its_own_mpi(stack_descriptions):
     signatures = {d["mpi"]: d["mpi_library_signature"] for d in stack_descriptions.values()}
     assert len(set(signatures.values())) == len(signatures), signatures

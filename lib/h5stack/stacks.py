@@ -15,6 +15,7 @@ import functools
 import glob
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -403,10 +404,14 @@ class Stacks:
         borrowed = []
         if tools_from:
             own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
+            # a borrowed tool runs on its own libhdf5: it must load the plugins built against
+            # that library (the lending stack's), never this stack's (two libhdf5 in one process)
+            lender = self.get(f"{stack.mpi.name}-hdf5-{tools['from_series']}")
+            plugins = {"HDF5_PLUGIN_PATH": os.path.join(lender.dir, "plugins")}
             for tool in sorted(os.listdir(os.path.join(tools_from.prefix, "bin"))):
                 if tool in own or tool.startswith(("h5cc", "h5pcc", "h5hlcc", "h5redeploy", "h5c++", "h5fc")):
                     continue
-                write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool))
+                write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool), plugins)
                 borrowed.append(tool)
         for program in stack.twin.get("borrow_programs", []):  # e.g. h5mf from the base stack
             base = self.get(stack.base_name)
@@ -491,10 +496,12 @@ def reframe_environ_name(stack_name):
     return stack_name.replace(".", "_")
 
 
-def write_wrapper(path, target):
-    """A program in a stack's bin/ that runs target (an MPI command, a borrowed tool)."""
+def write_wrapper(path, target, env=None):
+    """A program in a stack's bin/ that runs target (an MPI command, a borrowed tool),
+    with the variables of env set (replacing the caller's values)."""
+    lines = "".join(f"{name}={shlex.quote(value)}\nexport {name}\n" for name, value in (env or {}).items())
     with open(path, "w") as f:
-        f.write(f'#!/bin/sh\nexec "{target}" "$@"\n')
+        f.write(f'#!/bin/sh\n{lines}exec "{target}" "$@"\n')
     os.chmod(path, 0o755)
 
 
