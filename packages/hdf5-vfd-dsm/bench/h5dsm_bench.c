@@ -24,6 +24,7 @@
  */
 #include "H5FDdsm.h"
 #include "dsm_distribution.h"
+#include "dsm_files.h"
 
 #include <getopt.h>
 #include <hdf5.h>
@@ -292,7 +293,7 @@ int main(int argc, char **argv)
             die("--blocks: each a size up to --size, at most 32, got ", t);
         b.blocks[b.nblocks++] = s;
     }
-    if (g_rank == 0 && csv && !(b.csv = fopen(csv, "w")))
+    if (g_rank == 0 && csv && !(b.csv = dsm_create_new(csv))) /* never through a planted link */
         die("cannot write the CSV file ", csv);
     if (b.csv)
         fprintf(b.csv, "experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s\n");

@@ -169,7 +169,7 @@ static void posix_fpp(void)
     snprintf(name, sizeof name, "fpp.%d", rank);
     path(p, name);
     double t0 = start_clock();
-    int    fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int    fd = mf_create_new(p);
     if (fd < 0)
         die(p);
     for (uint64_t off = 0; off < per_rank; off += block)
@@ -318,7 +318,7 @@ static void merge(int parallel)
             fprintf(stderr, "h5mf-bench: %s\n", err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        if (rank == 0 && (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+        if (rank == 0 && (fd = mf_create_new(out)) < 0)
             die(out);
         if (rank == 0 && ftruncate(fd, (off_t)d.size) < 0)
             die(out);
@@ -365,7 +365,7 @@ static void copy(int parallel)
     path(src, "mf.h5");
     path(out, "copy.out");
     double t0 = start_clock();
-    if (rank == 0 && close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+    if (rank == 0 && close(mf_create_new(out)) < 0)
         die(out);
     MPI_Barrier(MPI_COMM_WORLD);
     int fd = open(out, O_WRONLY);
@@ -426,6 +426,16 @@ static void cp_files(void)
 }
 
 /* ---------------------------------------------------------------- main */
+
+/* the JSON results: a new file (never written through a link planted at its name) */
+static FILE *create_json(const char *p)
+{
+    int   fd = mf_create_new(p);
+    FILE *f  = fd < 0 ? NULL : fdopen(fd, "w");
+    if (fd >= 0 && !f)
+        close(fd);
+    return f;
+}
 
 static void ratio(FILE *json, const char *what, const char *a, const char *b, int *first)
 {
@@ -504,7 +514,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (ncounts > 0) {
-        FILE *json = rank == 0 && json_path ? fopen(json_path, "w") : NULL;
+        FILE *json = rank == 0 && json_path ? create_json(json_path) : NULL;
         if (rank == 0 && json_path && !json)
             die(json_path);
         mf_scale_run(dir, counts, ncounts, record_bytes, json);
@@ -581,7 +591,7 @@ int main(int argc, char **argv)
             printf("%-16s %12.1f %12.1f %12.1f\n", results[i].name, median(results[i].name), lo, hi);
         }
         printf("\n");
-        if (json_path && !(json = fopen(json_path, "w")))
+        if (json_path && !(json = create_json(json_path)))
             die(json_path);
         if (json) {
             fprintf(json, "{\n  \"ranks\": %d, \"mib_per_rank\": %llu, \"block_kib\": %llu, \"repeat\": %d, "

@@ -126,7 +126,7 @@ static void make_output(const char *out, const char *src)
     mf_err_t err;
     int      fd = -1;
     if (rank == 0) {
-        if (mf_dir_load(&d, src, MF_LOAD_COMPLETE, err) < 0 || (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0 ||
+        if (mf_dir_load(&d, src, MF_LOAD_COMPLETE, err) < 0 || (fd = mf_create_new(out)) < 0 ||
             ftruncate(fd, (off_t)d.size) < 0)
             fail("creating the merge output");
         close(fd);

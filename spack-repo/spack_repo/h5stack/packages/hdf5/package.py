@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "9d9b3f21e7d999816aa58ed3e0d2cd1473c7888523475ad0ff1cfd240529c3c6",
-    "2": "dd465dcbb57adfa9bce8ee5dcbadec6a7c20f3f7beebccba0d6baf3bcfa1bd8c",
+    "1.14": "58babe543c7ab530ca6998ae39a5baff3ba9df30a7ae18a39d6f17cf9d9cbeff",
+    "2": "cf5787660499a49bdda1db778dd61fac5d38dea3028a451083ba9e1a1cc61595",
 }
 
 
