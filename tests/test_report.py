@@ -92,3 +92,23 @@ def test_a_malformed_line_is_reported_with_file_and_line(perflogs, tmp_path):
     assert proc.returncode == 0, proc.stderr
     n = len(log.read_text().splitlines())
     assert f"warning: {log}:{n}: 3 performance fields, not a multiple of 7" in proc.stderr
+
+
+def test_the_report_is_never_written_through_a_planted_link(perflogs, tmp_path):
+    """Links planted at the report's name and at the temporary name it used to write
+    (report.html.tmp) are replaced or left alone, their target untouched."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    for name in ("r.html", "r.html.tmp"):
+        os.symlink(victim, tmp_path / name)
+    proc = h5stack("report", "--perflogs", str(perflogs), "--output", str(tmp_path / "r.html"))
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "precious"
+    assert not (tmp_path / "r.html").is_symlink() and "<html" in (tmp_path / "r.html").read_text()
+    assert oct((tmp_path / "r.html").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
