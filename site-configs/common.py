@@ -19,11 +19,8 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+from h5stack import paths  # noqa: E402
 from h5stack.stacks import MPI, load_config, reframe_environ_name  # noqa: E402
-
-
-def stacks_home():
-    return os.path.abspath(os.path.expanduser(os.environ.get("H5STACK_HOME") or os.path.join("~", ".cache", "h5stack")))
 
 
 def this_machine_container_platforms():
@@ -34,7 +31,7 @@ def this_machine_container_platforms():
 
     exe = shutil.which("apptainer")
     if not exe:
-        built = sorted(glob.glob(os.path.join(stacks_home(), "opt", "apptainer-*", "bin", "apptainer")))
+        built = sorted(glob.glob(os.path.join(paths.home(), "opt", "apptainer-*", "bin", "apptainer")))
         exe = built[-1] if built else None
     if not exe:
         return [], []
@@ -44,13 +41,13 @@ def this_machine_container_platforms():
 
 def container_image(mpi):
     """The image `./h5stack containers build MPI` makes (it may not exist)."""
-    return os.path.join(stacks_home(), "images", f"h5stack-{mpi}.sif")
+    return os.path.join(paths.home(), "images", f"h5stack-{mpi}.sif")
 
 
 def local_stacks():
     """Descriptions (stack.json) of the local stacks that are set up, sorted by name."""
     result = []
-    for path in sorted(glob.glob(os.path.join(stacks_home(), "stacks", "*", "stack.json"))):
+    for path in sorted(glob.glob(os.path.join(paths.home(), "stacks", "*", "stack.json"))):
         try:
             with open(path) as f:
                 result.append(json.load(f))
@@ -170,7 +167,7 @@ def this_machine_mpi_settings():
 def this_machine_scratch():
     """The scratch file system of this machine's partitions: $H5STACK_HOME/scratch, with
     the type of the mount it is on (detected: the system is whatever machine this is)."""
-    path = os.path.join(stacks_home(), "scratch")
+    path = os.path.join(paths.home(), "scratch")
     os.makedirs(path, exist_ok=True)
     fs_type = detect_fs_type(path) or "unknown"
     return {"name": "scratch", "path": path, "type": fs_type, "alignment": 4096}
@@ -396,7 +393,7 @@ general = [
     {
         "check_search_path": [os.path.join(os.path.dirname(HERE), "reframe-tests")],
         "check_search_recursive": True,
-        "report_file": os.path.join(stacks_home(), "reports", "run-report-{sessionid}.json"),
+        "report_file": os.path.join(paths.home(), "reports", "run-report-{sessionid}.json"),
     }
 ]
 
@@ -407,7 +404,7 @@ logging = [
             {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
             {
                 "type": "file",
-                "name": os.path.join(stacks_home(), "logs", "reframe.log"),
+                "name": os.path.join(paths.home(), "logs", "reframe.log"),
                 "level": "debug",
                 "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
                 "append": False,

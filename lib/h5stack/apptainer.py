@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 import time
 
-from . import build, paths, sources
+from . import apt, build, paths, sources
 from .ui import StepError, fmt_seconds, info, run_logged
 
 # Debian sid's source package; its .orig tarball is the upstream release.
@@ -63,12 +63,7 @@ SMOKE_LINE = "h5stack apptainer smoke: %post ran"
 
 def ensure_packages():
     """The Debian packages of requirements/debian-containers.txt (installed when missing)."""
-    from .bootstrap import BootstrapError, ensure_debian_packages
-
-    try:
-        ensure_debian_packages(DEBIAN_CONTAINER_REQUIREMENTS)
-    except BootstrapError as err:
-        raise StepError(str(err)) from None
+    apt.ensure_packages(DEBIAN_CONTAINER_REQUIREMENTS)
 
 
 # ---------------------------------------------------------------- Apptainer

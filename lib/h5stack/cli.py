@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 
+from . import apt, bootstrap
 from .ui import StepError, info
 
 DESCRIPTION = """\
@@ -269,3 +270,18 @@ def main(args):
     except KeyboardInterrupt:
         info("interrupted")
         return 130
+
+
+def run(argv):
+    """The h5stack command: parsed first (--help and usage errors need nothing
+    installed), then the machine made ready for it (the Debian packages, the Python
+    environment it is executed again in), then run."""
+    args = parse(argv)
+    if not bootstrap.in_venv():
+        try:
+            apt.ensure_packages()
+            bootstrap.reexec(argv)
+        except StepError as err:
+            info(f"error: {err}")
+            return 1
+    return main(args)

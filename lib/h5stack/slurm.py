@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from . import paths
-from .ui import StepError, info
+from .ui import StepError, info, tail
 
 PROGRAMS = ["munged", "mungekey", "munge", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "srun", "scontrol"]
 TEMPLATE = os.path.join(paths.SITE_CONFIGS, "slurm-local", "slurm.conf.in")
@@ -102,20 +102,11 @@ def is_running():
     return bool(_pid_alive("slurmctld") and _pid_alive("slurmd") and _munge_alive())
 
 
-def _tail(path, n=15):
-    try:
-        with open(path) as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return "(no log)\n"
-
-
 def _start(cmd, log):
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env())
     if proc.returncode != 0:
-        raise StepError(
-            f"`{' '.join(cmd)}` failed (exit {proc.returncode}): {proc.stderr.strip()}\n{log}:\n{_tail(log)}"
-        )
+        last = tail(log, 15) or "(no log)\n"
+        raise StepError(f"`{' '.join(cmd)}` failed (exit {proc.returncode}): {proc.stderr.strip()}\n{log}:\n{last}")
 
 
 def start(timeout=60):
@@ -156,8 +147,8 @@ def start(timeout=60):
         time.sleep(0.5)
     raise StepError(
         f"Slurm did not come up in {timeout} s (node state {state!r}); logs in {os.path.join(d, 'log')}:\n"
-        + _tail(os.path.join(d, "log", "slurmctld.log"))
-        + _tail(os.path.join(d, "log", "slurmd.log"))
+        + (tail(os.path.join(d, "log", "slurmctld.log"), 15) or "(no log)\n")
+        + (tail(os.path.join(d, "log", "slurmd.log"), 15) or "(no log)\n")
     )
 
 

@@ -11,16 +11,13 @@ import os
 import subprocess
 import sys
 
-from . import bootstrap, containers, paths
+from . import apt, containers, paths
 from .stacks import Stacks
-from .ui import StepError, info
+from .ui import info
 
 
 def run(args):
-    try:  # what only the tests need (requirements/debian-test.txt)
-        bootstrap.ensure_debian_packages(paths.DEBIAN_TEST_REQUIREMENTS)
-    except bootstrap.BootstrapError as e:
-        raise StepError(str(e)) from None
+    apt.ensure_packages(paths.DEBIAN_TEST_REQUIREMENTS)  # what only the tests need
     stacks = Stacks()
     stacks.setup()
     stacks.setup_hdf5_tests()

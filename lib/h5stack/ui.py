@@ -48,7 +48,7 @@ def run_logged(cmd, log, label, cwd=None, env=None):
             cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, text=True, errors="replace",
         )  # fmt: skip
-        if interactive:
+        if interactive and _have_rich():
             _follow_with_bar(proc, out, label)
         else:
             _follow_with_lines(proc, out, label, t0)
@@ -59,6 +59,13 @@ def run_logged(cmd, log, label, cwd=None, env=None):
             f"--- last lines of {log} ---\n{tail(log)}--- full log: {log}"
         )
     return time.monotonic() - t0
+
+
+def _have_rich():
+    """rich draws the bar; before the Python environment exists (apt, pip) it may not be there."""
+    import importlib.util
+
+    return importlib.util.find_spec("rich") is not None
 
 
 def _follow_with_lines(proc, out, label, t0):

@@ -1,0 +1,67 @@
+"""The harness's modules depend on each other one way: no module imports, directly or
+through others, a module that imports it (imports inside functions count too)."""
+
+import ast
+import glob
+import os
+
+from conftest import ROOT
+
+LIB = os.path.join(ROOT, "lib", "h5stack")
+SITE = os.path.join(ROOT, "site-configs")
+
+
+def _modules():
+    """{name: path}: h5stack.<module> of lib/h5stack, and the site configs' own modules."""
+    found = {f"h5stack.{os.path.basename(p)[:-3]}": p for p in glob.glob(os.path.join(LIB, "*.py"))}
+    found |= {os.path.basename(p)[:-3]: p for p in glob.glob(os.path.join(SITE, "*.py"))}
+    return found
+
+
+def _imports(path, name, known):
+    """The known modules that the module at path imports, anywhere in it."""
+    package = name.rsplit(".", 1)[0] if "." in name else ""
+    targets = set()
+    for node in ast.walk(ast.parse(open(path).read(), path)):
+        if isinstance(node, ast.Import):
+            targets |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package if node.level else (node.module or "")
+            if node.level and node.module:
+                base = f"{package}.{node.module}"
+            targets.add(base)
+            targets |= {f"{base}.{alias.name}" for alias in node.names}
+    return {t for t in targets if t in known and t != name}
+
+
+def _cycle(graph):
+    """One import cycle [a, b, ..., a] of graph, or None."""
+    state = {}
+
+    def visit(node, trail):
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                return trail[trail.index(nxt) :] + [nxt]
+            if nxt not in state and (found := visit(nxt, trail + [nxt])):
+                return found
+        state[node] = "done"
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start, [start])):
+            return found
+    return None
+
+
+def test_no_import_cycle():
+    known = _modules()
+    graph = {name: _imports(path, name, known) for name, path in known.items()}
+    assert graph["h5stack.cli"], "the import graph was not read"  # the test can fail
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_one():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
