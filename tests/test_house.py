@@ -4,6 +4,8 @@ through others, a module that imports it (imports inside functions count too).""
 import ast
 import glob
 import os
+import re
+import subprocess
 
 from conftest import ROOT
 
@@ -65,3 +67,33 @@ def test_no_import_cycle():
 def test_the_cycle_finder_finds_one():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+#: words that tell how the software was made rather than what it does
+HISTORY = re.compile(
+    r"\b(session \d|issue #?\d+|round \d|tickets?\b|we (found|measured|added)|(later|next|previous|this) session"
+    r"|CI lost)",
+    re.I,
+)
+
+
+def test_tracked_files_speak_of_the_software_only():
+    """No history in tracked files (the generated patches/ carry HDF5's own text)."""
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert len(files) > 100, "no tracked files listed"
+    found = []
+    for name in files:
+        if name.startswith("patches/") or name == "tests/test_house.py":
+            continue
+        try:
+            text = open(os.path.join(ROOT, name), encoding="utf-8").read()
+        except (UnicodeDecodeError, IsADirectoryError, FileNotFoundError):
+            continue
+        found += [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in HISTORY.finditer(text)]
+    assert not found, "history words:\n" + "\n".join(found)
+
+
+def test_the_history_pattern_matches():
+    for text in ("in session 3", "issue 7", "Issue #12", "we found", "the next session", "round 2"):
+        assert HISTORY.search(text), text
+    assert not HISTORY.search("the session's user; an issue of HDF5")

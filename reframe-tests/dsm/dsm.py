@@ -16,8 +16,8 @@ or `srun --multi-prog`).
   against raw MPI_Put between the same processes in the same run.
 
 References: ratios to MPI_Put. On `generic` and `slurm-local` (2 shared cores) they
-only catch a collapse; on the cluster templates they are PLACEHOLDERS at issue 7's
-targets (>= 0.80 of MPI_Put; block distributions at least as fast as linear for ten
+only catch a collapse; on the cluster templates they are PLACEHOLDERS at the DSM's
+design targets (>= 0.80 of MPI_Put; block distributions at least as fast as linear for ten
 datasets) for the site to calibrate.
 """
 
@@ -155,7 +155,7 @@ class dsm_h5pwrite3dc(dsm_base):
 
 #: local machines: only a collapse fails (value, lower, upper as fractions)
 LOCAL = {"ratio_one_dataset": (1.0, -0.95, None), "ratio_ten_blocks_vs_linear": (1.0, -0.9, None)}
-#: PLACEHOLDERS for the cluster templates: issue 7's targets, to calibrate on the system
+#: PLACEHOLDERS for the cluster templates: the DSM's design targets, to calibrate on the system
 CLUSTER = {"ratio_one_dataset": (0.8, -0.1, None), "ratio_ten_blocks_vs_linear": (1.0, -0.1, None)}
 
 

@@ -14,7 +14,7 @@ MPI-IO hints and H5Pset_alignment from the site config; the real type is checked
 References: ratios, not absolute rates (those only compare within one run). On
 `generic` and `slurm-local` (2 shared cores, page cache) the bounds only catch a
 collapse; on the cluster templates they are PLACEHOLDERS for the site to calibrate
-(target of issue 6: HDF5 at >= 0.90 of raw MPI-IO).
+(design target: HDF5 at >= 0.90 of raw MPI-IO).
 """
 
 import os
