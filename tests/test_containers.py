@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from conftest import in_stack
-from h5stack import apptainer, containers
+from h5stack import apptainer, containers, stacks
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="images are built with --fakeroot as root here")
 
@@ -38,11 +38,22 @@ def fake_stack(tmp_path):
     stack_dir = tmp_path / "stacks" / "mpich-hdf5-x"
     (stack_dir / "bin").mkdir(parents=True)
     (stack_dir / "bin" / "mpicc").write_text('#!/bin/sh\nexec "/usr/bin/mpicc.mpich" "$@"\n')
-    (stack_dir / "bin" / "h5dump").write_text(f'#!/bin/sh\nexec "{other}/bin/h5dump" "$@"\n')
+    lender_plugins = tmp_path / "stacks" / "mpich-hdf5-tools" / "plugins"
+    stacks.write_wrapper(stack_dir / "bin" / "h5dump", f"{other}/bin/h5dump", {"HDF5_PLUGIN_PATH": str(lender_plugins)})
     desc = {"name": "mpich-hdf5-x", "prefixes": [str(pkg), str(hdf5)], "stack_dir": str(stack_dir)}
     prefix_map = {str(hdf5): "/opt/h5stack/mpich-hdf5-x", str(pkg): "/opt/h5stack/mpich-hdf5-x",
                   str(other): "/opt/h5stack/mpich-hdf5-tools"}  # fmt: skip
     return desc, prefix_map
+
+
+def exec_in_image(image, argv, app=None, env=None, cwd=None, timeout=600):
+    """Run argv inside an image (apptainer exec), with this machine's run settings."""
+    exe = apptainer.ensure_apptainer()
+    cmd = [exe, "exec"] + (["--app", app] if app else []) + [image, *argv]
+    return subprocess.run(
+        cmd, env={**os.environ, **apptainer.run_env(), **(env or {})}, cwd=cwd, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
 
 
 @pytest.mark.skipif(not shutil.which("patchelf"), reason="patchelf is installed by `./h5stack containers`")
@@ -64,7 +75,10 @@ def test_export_makes_a_relocatable_tree(tmp_path):
     assert rpath.stdout.strip() == "$ORIGIN/../lib"
     assert subprocess.run([str(out / "bin" / "h5prog")]).returncode == 0  # still runs
     # a program borrowed from another stack points into the image; MPI wrappers are not copied
-    assert (out / "bin" / "h5dump").read_text() == '#!/bin/sh\nexec "/opt/h5stack/mpich-hdf5-tools/bin/h5dump" "$@"\n'
+    assert (out / "bin" / "h5dump").read_text() == (
+        "#!/bin/sh\nHDF5_PLUGIN_PATH=/opt/h5stack/mpich-hdf5-tools/lib/plugin\nexport HDF5_PLUGIN_PATH\n"
+        'exec "/opt/h5stack/mpich-hdf5-tools/bin/h5dump" "$@"\n'
+    )  # with the plugins of the lending stack, in the image
     assert not (out / "bin" / "mpicc").exists()
 
 
@@ -123,7 +137,7 @@ def test_image_labels_and_stacks(flavour):
     ]  # fmt: skip
     assert len(labels["org.h5stack.commit"]) >= 12
     for app, version in (("hdf5-1.14", "1.14."), ("hdf5-2", "2."), ("hdf5-2-multifile", "2.")):
-        out = containers.exec_in_image(image(flavour), ["h5pcc", "-showconfig"], app=app)
+        out = exec_in_image(image(flavour), ["h5pcc", "-showconfig"], app=app)
         assert out.returncode == 0 and f"HDF5 Version: {version}" in out.stdout, (app, out.stdout[-500:], out.stderr)
 
 
@@ -148,3 +162,21 @@ def test_image_runs_equal_to_the_stack_outside(flavour, model, tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "mpi-ranks: 2\n" in proc.stdout  # one job of 2 ranks, not 2 singletons
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("flavour", containers.FLAVOURS)
+def test_borrowed_tools_in_the_image_load_plugins_of_their_own_library(flavour, tmp_path):
+    """In the image too, `HDF5_DRIVER=multifile h5dump` of the 2.x stack (1.14's h5dump)
+    maps one libhdf5: the wrapper points it at the 1.14 stack's plugins."""
+    script = (
+        "mpiexec -n 2 h5pwrite3dc m.h5 8 2 --size 64 --chunk 32 --quiet --no-limits --driver multifile >/dev/null\n"
+        "HDF5_DRIVER=multifile LD_DEBUG=files h5dump -H m.h5 2>ld.txt\n"
+        "grep -o 'file=[^ ]*libhdf5\\.so\\.[0-9]*' ld.txt | sed 's|.*/||; s|file=||' | sort -u"
+    )
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    out = exec_in_image(image(flavour), ["sh", "-ec", script], app="hdf5-2", env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert 'DATASET "data_0000"' in out.stdout, out.stdout[-2000:]
+    libraries = [line for line in out.stdout.splitlines() if line.startswith("libhdf5.so.")]
+    assert len(libraries) == 1, f"libhdf5 libraries mapped in one h5dump in the image: {libraries}"

@@ -29,7 +29,6 @@ import re
 import shutil
 import stat
 import subprocess
-import tempfile
 import time
 
 from . import apt, build, paths, sources
@@ -58,7 +57,6 @@ BASE_REQUIRED = ("rootfs/usr/bin/sh", "rootfs/usr/bin/apt-get", "rootfs/etc/debi
 CAP_SYS_RESOURCE = 24
 SUBID_COUNT = 65536
 SUBID_START = 200000
-SMOKE_LINE = "h5stack apptainer smoke: %post ran"
 
 
 def ensure_packages():
@@ -405,51 +403,3 @@ def empty_directory(root, rel):
             os.remove(full)
             removed.append(os.path.join(rel, name))
     return removed
-
-
-# ---------------------------------------------------------------- a smoke test
-
-
-SMOKE_DEF = """\
-Bootstrap: localimage
-From: {base}
-
-%post
-    echo "{line}" > /h5stack-smoke
-
-%test
-    true
-
-%runscript
-    cat /h5stack-smoke
-"""
-
-
-def smoke(apptainer=None, base=None, workdir=None):
-    """Build a minimal image from the base and `apptainer exec` it: what it printed."""
-    apptainer = apptainer or ensure_apptainer()
-    base = base or ensure_base()
-    ensure_subids()
-    log = paths.log_file("apptainer-smoke.log")
-    if os.path.exists(log):
-        os.remove(log)
-    env = dict(os.environ, **run_env())
-    with tempfile.TemporaryDirectory(dir=workdir or paths.sub("build")) as work:
-        definition = os.path.join(work, "smoke.def")
-        with open(definition, "w") as f:
-            f.write(SMOKE_DEF.format(base=base, line=SMOKE_LINE))
-        image = os.path.join(work, "smoke.sif")
-        t = run_logged(
-            [apptainer, "build", "--fakeroot", image, definition], log, "Apptainer smoke image: build", env=env
-        )
-        info(f"Apptainer smoke image: built in {fmt_seconds(t)}")
-        proc = subprocess.run(
-            [apptainer, "exec", image, "cat", "/h5stack-smoke"], env=env, capture_output=True, text=True
-        )
-        with open(log, "a") as f:
-            f.write(f"\n$ apptainer exec {image} cat /h5stack-smoke\n{proc.stdout}{proc.stderr}")
-        if proc.returncode != 0:
-            raise StepError(
-                f"`apptainer exec` of the smoke image failed (exit {proc.returncode}): {proc.stderr.strip()}"
-            )
-        return proc.stdout

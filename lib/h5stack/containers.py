@@ -111,7 +111,8 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
             else:
                 rewrite_text(full, replacements)
     # the stack's own wrappers: MPI commands stay as they are (the image has the same
-    # Debian MPI in /usr/bin); programs borrowed from another stack point into the image
+    # Debian MPI in /usr/bin); programs borrowed from another stack point into the image,
+    # with the lending stack's plugins (those built against the program's own libhdf5)
     wrappers = os.path.join(desc["stack_dir"], "bin")
     for tool in sorted(os.listdir(wrappers)):
         target = stacks.wrapper_target(os.path.join(wrappers, tool))
@@ -123,7 +124,11 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
                 break
         else:
             raise StepError(f"{name}: {tool} wraps {target}, which is in no exported stack")
-        stacks.write_wrapper(os.path.join(dest, "bin", tool), target)
+        env = stacks.wrapper_env(os.path.join(wrappers, tool))
+        if "HDF5_PLUGIN_PATH" in env:  # the lending stack's plugins/ -> its plugin directory in the image
+            lender = os.path.basename(os.path.dirname(env["HDF5_PLUGIN_PATH"]))
+            env["HDF5_PLUGIN_PATH"] = f"{IMAGE_ROOT}/{lender}/lib/plugin"
+        stacks.write_wrapper(os.path.join(dest, "bin", tool), target, env)
     return dest
 
 
@@ -235,16 +240,6 @@ def build_image(flavour, base=None, force=False, registry=None):
             if old.startswith(f"h5stack-{flavour}-") and old.endswith(".sif") and old != os.path.basename(image):
                 os.remove(os.path.join(images, old))
     return link
-
-
-def exec_in_image(image, argv, app=None, env=None, cwd=None, timeout=600):
-    """Run argv inside an image (apptainer exec), with this machine's run settings."""
-    exe = apptainer.ensure_apptainer()
-    cmd = [exe, "exec"] + (["--app", app] if app else []) + [image, *argv]
-    return subprocess.run(
-        cmd, env={**os.environ, **apptainer.run_env(), **(env or {})}, cwd=cwd, capture_output=True, text=True,
-        timeout=timeout,
-    )  # fmt: skip
 
 
 def setup_images(registry, names=None):

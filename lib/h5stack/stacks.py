@@ -511,6 +511,13 @@ def wrapper_target(path):
         return f.read().split('exec "', 1)[1].split('"', 1)[0]
 
 
+def wrapper_env(path):
+    """The variables a wrapper of write_wrapper sets: {name: value}."""
+    with open(path) as f:
+        lines = f.read().split('exec "', 1)[0].splitlines()[1:]
+    return {name: shlex.split(value)[0] for name, value in (ln.split("=", 1) for ln in lines if "=" in ln)}
+
+
 def exports(desc, as_root=None):
     """[(variable, value, prepend?)] that put a stack to use.
 
