@@ -19,6 +19,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reframe-tests", "lib"))  # h5checks.fskinds
 from h5stack import paths  # noqa: E402
 from h5stack.stacks import MPI, load_config, reframe_environ_name  # noqa: E402
 
@@ -136,12 +137,7 @@ class SiteConfigError(Exception):
 #    'alignment': 4194304,                 # H5Pset_alignment(fapl, threshold, alignment)
 #    'mpiio_hints': {'romio_cb_write': 'enable', 'striping_factor': '8'}}   # a ROMIO hints file
 # The kind is also a partition feature: valid_systems = ['+lustre'], ['+gpfs'], ['+posixfs'].
-FS_KINDS = {"lustre": "lustre", "gpfs": "gpfs", "posix": "posixfs"}
-FS_TYPES = {"lustre": "lustre", "gpfs": "gpfs"}  # every other type is kind posix
-
-
-def fs_kind(fs):
-    return fs.get("kind") or FS_TYPES.get(fs.get("type"), "posix")
+from h5checks.fskinds import FS_FEATURES, KIND_OF_TYPE, fs_kind, size_bytes  # noqa: E402,F401  (one source)
 
 
 def detect_fs_type(path):

@@ -20,7 +20,7 @@ reframe-tests/lib/h5checks/filesystems.py):
 
 import jsonschema
 
-from common import FS_KINDS, FS_TYPES, SiteConfigError, fs_kind
+from common import FS_FEATURES, KIND_OF_TYPE, SiteConfigError, fs_kind, size_bytes
 
 SIZE_PATTERN = r"^\s*[0-9]+\s*[KMGkmg]?\s*$"
 # "message": what a violation says after the value (our key: jsonschema ignores it)
@@ -39,7 +39,7 @@ FILESYSTEM = {
         "name": NAME,
         "path": {"type": "string", "pattern": r"^[/$]", "message": "is not absolute (nor a $VARIABLE)"},
         "type": NAME,
-        "kind": {"enum": sorted(FS_KINDS)},
+        "kind": {"enum": sorted(FS_FEATURES)},
         "descr": {"type": "string"},
         "mount_options": STRINGS,
         "alignment": SIZE,
@@ -125,12 +125,6 @@ def validate(config, where):
         raise SiteConfigError(f"{where}: {_key_path(error.absolute_path)}: {message}")
 
 
-def _bytes(value):
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = str(value).strip().upper()
-    return int(text[:-1].strip()) * units[text[-1]] if text[-1] in units else int(text)
-
-
 def check_filesystems(partition, where):
     """What the schema cannot say about a partition's file systems (after validate)."""
     names = set()
@@ -140,13 +134,15 @@ def check_filesystems(partition, where):
             raise SiteConfigError(f"{at}: a second file system named {fs['name']!r}")
         names.add(fs["name"])
         kind = fs_kind(fs)
-        if FS_TYPES.get(fs["type"], "posix") != kind:
+        if KIND_OF_TYPE.get(fs["type"], "posix") != kind:
             raise SiteConfigError(f"{at}: type {fs['type']!r} is not a {kind} file system")
-        if FS_KINDS[kind] not in partition.get("features", []):
-            raise SiteConfigError(f"{at}: a {kind} file system, but the partition lacks the feature {FS_KINDS[kind]!r}")
+        if FS_FEATURES[kind] not in partition.get("features", []):
+            raise SiteConfigError(
+                f"{at}: a {kind} file system, but the partition lacks the feature {FS_FEATURES[kind]!r}"
+            )
         if "lustre" in fs and kind != "lustre":
             raise SiteConfigError(f"{at}: Lustre settings on a {fs['type']} file system")
         if "gpfs" in fs and kind != "gpfs":
             raise SiteConfigError(f"{at}: GPFS settings on a {fs['type']} file system")
-        if "alignment" in fs and _bytes(fs["alignment"]) <= 0:
+        if "alignment" in fs and size_bytes(fs["alignment"]) <= 0:
             raise SiteConfigError(f"{at}: alignment must be positive")

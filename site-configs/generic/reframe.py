@@ -39,7 +39,7 @@ site_configuration = {
                     # MPI jobs oversubscribe 2 cores: one at a time keeps them from starving
                     "max_jobs": 1,
                     "environs": ["builtin"] + [e["name"] for e in stack_envs],
-                    "features": ["local", common.FS_KINDS[common.fs_kind(scratch)]] + container_features,
+                    "features": ["local", common.FS_FEATURES[common.fs_kind(scratch)]] + container_features,
                     "container_platforms": container_platforms,
                     "extras": {"filesystems": [scratch]},
                     "processor": {"num_cpus": os.cpu_count()},

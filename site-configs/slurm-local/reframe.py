@@ -42,7 +42,7 @@ site_configuration = {
                     "access": ["--partition=local", "--overcommit"],
                     "max_jobs": 2,
                     "environs": ["builtin"] + [e["name"] for e in stack_envs],
-                    "features": ["slurm", common.FS_KINDS[common.fs_kind(scratch)]] + container_features,
+                    "features": ["slurm", common.FS_FEATURES[common.fs_kind(scratch)]] + container_features,
                     "container_platforms": container_platforms,
                     "extras": {"filesystems": [scratch]},
                     "processor": {"num_cpus": os.cpu_count()},

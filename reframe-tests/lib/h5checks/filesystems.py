@@ -1,6 +1,7 @@
 """File-system awareness for I/O checks: where to write, and how to tune it.
 
-A partition's file systems are data in its extras (see site-configs/common.py):
+A partition's file systems are data in its extras (see site-configs/schema.py; the
+kinds and their features are fskinds.py's):
 `extras['filesystems']`, each with name, path, type, and optional Lustre striping,
 GPFS block size / large-block I/O, HDF5 alignment and MPI-IO hints. A check that mixes
 in `FileSystemMixin` gets one variant per file-system kind (`posix`, `lustre`, `gpfs`),
@@ -23,20 +24,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, variable
 
-#: file-system kind -> the partition feature that announces it
-FS_FEATURES = {"posix": "posixfs", "lustre": "lustre", "gpfs": "gpfs"}
-KIND_OF_TYPE = {"lustre": "lustre", "gpfs": "gpfs"}  # every other type is posix
-
-
-def fs_kind(fs):
-    return fs.get("kind") or KIND_OF_TYPE.get(fs.get("type"), "posix")
-
-
-def size_bytes(value):
-    """'4M', '1G', '65536' or an int -> bytes."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = str(value).strip().upper()
-    return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
+from h5checks.fskinds import FS_FEATURES, fs_kind, size_bytes  # noqa: F401  (the checks' names)
 
 
 def mpiio_hints(fs):
