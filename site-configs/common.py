@@ -20,7 +20,7 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reframe-tests", "lib"))  # h5checks.fskinds
-from h5stack import paths  # noqa: E402
+from h5stack import paths, perflog  # noqa: E402
 from h5stack.stacks import MPI, load_config, reframe_environ_name  # noqa: E402
 
 
@@ -366,25 +366,6 @@ def installed_stack_environment(
     }
 
 
-PERFLOG_FIELDS = [
-    "%(check_job_completion_time)s",
-    "%(check_system)s",
-    "%(check_partition)s",
-    "%(check_environ)s",
-    "%(check_num_tasks)s",
-    "%(check_jobid)s",
-    "%(check_display_name)s",
-]
-PERFLOG_PERFVAR_FIELDS = [
-    "%(check_perf_var)s",
-    "%(check_perf_value)s",
-    "%(check_perf_unit)s",
-    "%(check_perf_ref)s",
-    "%(check_perf_lower_thres)s",
-    "%(check_perf_upper_thres)s",
-    "%(check_perf_result)s",
-]
-
 general = [
     {
         "check_search_path": [os.path.join(os.path.dirname(HERE), "reframe-tests")],
@@ -406,15 +387,13 @@ logging = [
                 "append": False,
             },
         ],
-        # one line per test: PERFLOG_FIELDS, then 7 fields per performance variable
-        # (PERFLOG_PERFVAR_FIELDS), all separated by '|': what `./h5stack report` reads
+        # one line per test in the layout of h5stack.perflog: what `./h5stack report` reads
         "handlers_perflog": [
             {
                 "type": "filelog",
                 "prefix": "%(check_system)s/%(check_partition)s",
                 "level": "info",
-                "format": "|".join(PERFLOG_FIELDS) + "|%(check_perfvalues)s",
-                "format_perfvars": "|".join(PERFLOG_PERFVAR_FIELDS) + "|",  # ReFrame drops the last character
+                **perflog.reframe_format(),
                 "append": True,
             }
         ],

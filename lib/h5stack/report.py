@@ -1,8 +1,7 @@
 """`h5stack report`: an HTML page with plots from ReFrame's perflogs.
 
-Reads every `<perflogs>/<system>/<partition>/<check>.log` (the format of
-site-configs/common.py: PERFLOG_FIELDS, then 7 fields per performance variable, all
-separated by '|'), and writes one self-contained page (plotly.js inline, so it opens
+Reads every `<perflogs>/<system>/<partition>/<check>.log` (the layout of perflog.py,
+which the site configs' logging writes), and writes one self-contained page (plotly.js inline, so it opens
 offline). It opens with what a reader comes for: per system, which driver writes and
 reads fastest and by what ratio to the limit measured in the same run (summary.py).
 Then, for each check and system:partition, the latest value of every performance
@@ -22,11 +21,10 @@ import time
 from collections import defaultdict
 
 from . import paths
+from .perflog import PERFVAR, PREFIX
 from .report_summary import summary_html
 from .ui import StepError, info
 
-PREFIX = ["time", "system", "partition", "environ", "num_tasks", "jobid", "display_name"]
-PERFVAR = ["var", "value", "unit", "ref", "lower", "upper", "result"]
 SCALE_SPAN = 30  # variables further apart than this factor are not drawn on one chart
 CURVE = re.compile(r"^seconds_(?P<op>\w+?)_at_(?P<n>\d+)$")  # multifile_scale's curve
 
