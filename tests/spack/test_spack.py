@@ -6,7 +6,7 @@ checkout or to Spack's own configuration: the repository, this machine's generic
 scope (`./h5stack spack-config`) and copies of the environments go to a temporary
 directory and are passed with `-C` / `-e`.
 
-Offline machines need a source mirror (DEVELOPERS.md); where it holds Debian's repack
+Offline machines need a source mirror (docs/developing.md); where it holds Debian's repack
 of an HDF5 release instead of the release tarball, set H5STACK_SPACK_NO_CHECKSUM=1
 (the installs then run with --no-checksum; see spack-repo/README.md).
 """
