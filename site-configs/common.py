@@ -323,7 +323,7 @@ def spack_view_environments(target_systems, env_dirs, mpi_settings=None, mpi_env
 
 
 def installed_stack_environment(
-    name, target_systems, prefix, mpi, hdf5_version, modules=(), multifile="plugin", env_vars=()
+    name, target_systems, prefix, mpi, hdf5_version, modules=(), multifile="plugin", env_vars=(), mpi_signature=None
 ):
     """A programming environment for a stack installed on a cluster (a Spack view or any
     prefix with HDF5 and h5stack's packages), written down instead of read from disk, for
@@ -332,8 +332,14 @@ def installed_stack_environment(
 
     `modules` are loaded by a `module load` line in the job script (the system's
     modules_system stays 'nomod', so the configuration also loads where neither Lmod nor
-    Environment Modules exist, e.g. for --dry-run on a workstation)."""
+    Environment Modules exist, e.g. for --dry-run on a workstation).
+
+    `mpi_signature`: a substring of what the MPI's MPI_Get_library_version() prints (the
+    checks verify that every run used it); default: stacks.yaml's for an MPI it names."""
     series = _hdf5_series(hdf5_version)
+    signature = mpi_signature or load_config()["mpis"].get(mpi, {}).get("library_signature")
+    if not signature:
+        raise SiteConfigError(f"environment {name!r}: give mpi_signature (stacks.yaml knows no MPI {mpi!r})")
     prepare = [f"module load {' '.join(modules)}"] if modules else []
     prepare += [
         f'export PATH="{prefix}/bin${{PATH:+:$PATH}}"',
@@ -346,6 +352,7 @@ def installed_stack_environment(
         "hdf5_series": series,
         "stack": name,
         "ior": f"{prefix}/bin/ior",
+        "mpi_library_signature": signature,
     }
     # h5stack's environments install h5pwrite3dc beside HDF5
     features = ["hdf5-parallel", "installed-stack", mpi, "hdf5-" + series.replace(".", "_"), "h5pwrite3dc"]

@@ -30,7 +30,7 @@ import time
 from . import apptainer, build, paths, stacks
 from .ui import StepError, fmt_seconds, info, run_logged
 
-FLAVOURS = ("mpich", "openmpi")
+FLAVOURS = tuple(stacks.load_config()["mpis"])  # an image per MPI of stacks.yaml
 DEFINITION = os.path.join(paths.ROOT, "containers", "h5stack.def")
 TUTORIAL_SOURCES = os.path.join(paths.REFRAME_TESTS, "hdf5-tutorial", "src")
 IMAGE_ROOT = "/opt/h5stack"  # where the stacks live inside the image

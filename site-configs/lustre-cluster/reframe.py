@@ -18,10 +18,19 @@ SYSTEM = "lustre-cluster"
 # ADAPT: where the Spack environments of h5stack are installed (their views)
 H5STACK = "/appl/h5stack/environments"
 MPI_MODULES = ["PrgEnv-gnu", "cray-mpich"]  # ADAPT: Cray MPICH, or your MPI's modules
+# ADAPT: a substring of what your MPI's MPI_Get_library_version() prints (the checks
+# verify that every run used that MPI); Cray MPICH prints "MPI VERSION : CRAY MPICH ..."
+MPI_SIGNATURE = "CRAY MPICH"
 
 environments = [
     common.installed_stack_environment(
-        "cray-mpich-hdf5-1.14", [SYSTEM], f"{H5STACK}/mpich-hdf5-1.14/view", "mpich", "1.14.6", MPI_MODULES
+        "cray-mpich-hdf5-1.14",
+        [SYSTEM],
+        f"{H5STACK}/mpich-hdf5-1.14/view",
+        "mpich",
+        "1.14.6",
+        MPI_MODULES,
+        mpi_signature=MPI_SIGNATURE,
     ),
     common.installed_stack_environment(
         "cray-mpich-hdf5-1.14-multifile",
@@ -31,9 +40,16 @@ environments = [
         "1.14.6",
         MPI_MODULES,
         multifile="builtin",
+        mpi_signature=MPI_SIGNATURE,
     ),
     common.installed_stack_environment(
-        "cray-mpich-hdf5-2", [SYSTEM], f"{H5STACK}/mpich-hdf5-2/view", "mpich", "2.2.0", MPI_MODULES
+        "cray-mpich-hdf5-2",
+        [SYSTEM],
+        f"{H5STACK}/mpich-hdf5-2/view",
+        "mpich",
+        "2.2.0",
+        MPI_MODULES,
+        mpi_signature=MPI_SIGNATURE,
     ),
 ]
 stacks = [e["name"] for e in environments]
