@@ -29,6 +29,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, performance_function, run_before, sanity_function
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.references import references  # noqa: E402
 from h5checks.mpi import mpi_sanity, mpmd_command  # noqa: E402
 
 SERVERS = 2
@@ -169,12 +170,7 @@ class dsm_bench(dsm_base):
     executable = "h5dsm-bench"
     executable_opts = ["--servers", "1", "--size", "64m", "--blocks", "4k,64k,1m", "--csv", "h5dsm-bench.csv"]
     keep_files = ["h5dsm-bench.csv"]
-    reference = {
-        "generic:default": {k: (*v, "ratio") for k, v in LOCAL.items()},
-        "slurm-local:local": {k: (*v, "ratio") for k, v in LOCAL.items()},
-        "lustre-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
-        "gpfs-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
-    }
+    reference = references(LOCAL, CLUSTER)
 
     @sanity_function
     def validate(self):

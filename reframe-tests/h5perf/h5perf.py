@@ -19,6 +19,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.references import references  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 
 #: h5perf's section titles -> performance-variable prefix
@@ -47,12 +48,7 @@ class h5perf_check(FileSystemMixin, rfm.RunOnlyRegressionTest):
     transfer_size = variable(str, value="4M")
     block_size = variable(str, value="1M")
     iterations = variable(int, value=3)
-    reference = {
-        "generic:default": {k: (*v, "ratio") for k, v in LOCAL.items()},
-        "slurm-local:local": {k: (*v, "ratio") for k, v in LOCAL.items()},
-        "lustre-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
-        "gpfs-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
-    }
+    reference = references(LOCAL, CLUSTER)
 
     @run_after("setup")
     def own_h5perf_only(self):

@@ -25,6 +25,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, performance_function, run_after, run_before, sanity_function, variable
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.references import references  # noqa: E402
 from h5checks.filesystems import FileSystemMixin, mpiio_hints  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
 
@@ -139,12 +140,7 @@ class h5pwrite3dc_bench(H5pwrite3dcBase):
     chunk = 512
     #: the node to itself: a job beside it on the same cores makes MPI ranks busy-wait
     exclusive_access = True
-    reference = {
-        "generic:default": {k: (*v, "ratio") for k, v in LOCAL.items()},
-        "slurm-local:local": {k: (*v, "ratio") for k, v in LOCAL.items()},
-        "lustre-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
-        "gpfs-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
-    }
+    reference = references(LOCAL, CLUSTER)
 
     @run_before("run")
     def set_commands(self):

@@ -26,6 +26,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.references import references  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
 
@@ -74,12 +75,7 @@ class multifile_bench(FileSystemMixin, rfm.RunOnlyRegressionTest):
     #: the node to itself (sbatch --exclusive): a job beside it on the same cores makes
     #: MPI ranks busy-wait (seen on slurm-local: ratios fell to 0.05)
     exclusive_access = True
-    reference = {
-        "generic:default": {k: (*v, "ratio") for k, v in LOCAL.items()},
-        "slurm-local:local": {k: (*v, "ratio") for k, v in LOCAL.items()},
-        "lustre-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
-        "gpfs-cluster:compute": {k: (*v, "ratio") for k, v in CLUSTER.items()},
-    }
+    reference = references(LOCAL, CLUSTER)
 
     @run_after("setup")
     def skip_oversubscribed(self):
