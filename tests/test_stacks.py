@@ -133,6 +133,20 @@ def test_committed_patches_are_current():
     assert proc.returncode == 0, proc.stderr
 
 
+def test_committed_spack_environments_are_current():
+    """environments/ is generated from stacks.yaml: committed files match, and a change
+    of stacks.yaml shows (the check is not blind)."""
+    from h5stack import spackenvs
+    from h5stack.stacks import load_config
+
+    proc = subprocess.run([os.path.join(ROOT, "h5stack"), "spack-envs", "--check"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    config = load_config()
+    config["mpis"]["othermpi"] = config["mpis"]["mpich"]
+    changed = spackenvs.render(config)
+    assert "othermpi-hdf5-1.14" in changed and "^othermpi" in changed["matrix"] + changed["othermpi-hdf5-1.14"]
+
+
 @pytest.mark.parametrize("stack", TWINS)
 def test_original_mpiposix_program_runs_unchanged(stack, stack_descriptions, tmp_path):
     """Code written for the original patch: H5Pset_fapl_mpiposix, the patched HDF5's

@@ -69,6 +69,8 @@ def build_parser():
 
     p = sub.add_parser("patches", help="regenerate patches/ (HDF5 with the multifile driver built in)")
     p.add_argument("--check", action="store_true", help="only check that the committed patches are current")
+    p = sub.add_parser("spack-envs", help="regenerate environments/ (the Spack environments) from stacks.yaml")
+    p.add_argument("--check", action="store_true", help="only check that the committed environments are current")
 
     p = sub.add_parser("spack-config", help="write this machine's Spack scope (externals, one prefix per MPI)")
     p.add_argument("--output", metavar="DIR", help="where (default: $H5STACK_HOME/spack/generic)")
@@ -189,6 +191,12 @@ def cmd_patches(args):
     return patches.run(args)
 
 
+def cmd_spack_envs(args):
+    from . import spackenvs
+
+    return spackenvs.run(args)
+
+
 def cmd_spack_config(args):
     from . import spackconfig
 
@@ -252,6 +260,7 @@ COMMANDS = {
     "env": cmd_env,
     "run": cmd_run,
     "patches": cmd_patches,
+    "spack-envs": cmd_spack_envs,
     "spack-config": cmd_spack_config,
     "report": cmd_report,
     "slurm": cmd_slurm,

@@ -1,0 +1,120 @@
+"""`h5stack spack-envs`: the Spack environments of environments/, generated from
+stacks.yaml, so that the local stacks and the Spack ones are described once.
+
+One environment per plain stack (`<mpi>-hdf5-<series>`: HDF5 plain and with the
+multifile patch, and h5stack's packages that have a Spack recipe, built against the
+plain HDF5), and `matrix` (every stack at once, each root concretized on its own).
+The files are generated, never edited; `--check` fails when a committed one is stale.
+"""
+
+import os
+
+from . import paths
+from .stacks import load_config
+from .ui import StepError, info
+
+ENVIRONMENTS = os.path.join(paths.ROOT, "environments")
+RECIPES = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages")
+HDF5 = "+mpi +hl +subfiling"
+
+STACK = """\
+# {name}: parallel HDF5 {series_text} with {mpi} (the same stack as
+# `./h5stack setup {name}` builds locally), plain and with the multifile patch, and
+# h5stack's packages (built against the plain HDF5). See docs/spack.md:
+#   spack -C site-configs/<system>/spack -e environments/{name} install
+# Generated from stacks.yaml by `./h5stack spack-envs`: edit stacks.yaml.
+spack:
+  specs:
+  - hdf5@{series} {hdf5} ~multifile ^{mpi}
+  - hdf5@{series} {hdf5} +multifile ^{mpi}
+{packages}  concretizer:
+    # the two HDF5 builds cannot share one node; everything else is shared
+    unify: when_possible
+  view:
+    # the plain stack (HDF5, h5mf, the plugins, h5pwrite3dc, h5dsm-*): what ReFrame's environment points at
+    default:
+      root: view
+      exclude: [hdf5+multifile]
+      link: roots
+    # the patched HDF5 (the driver built in, H5Pset_fapl_mpiposix)
+    multifile:
+      root: view-multifile
+      select: [hdf5+multifile]
+      link: roots
+"""
+
+MATRIX = """\
+# Every stack at once: HDF5 {series_list} x {mpi_list}, plain and with the multifile
+# patch, with h5stack's packages. `unify: false`: each root is concretized on its own,
+# so each really gets its own MPI (tests/spack checks that it does).
+#   spack -C site-configs/<system>/spack -e environments/matrix concretize
+# Generated from stacks.yaml by `./h5stack spack-envs`: edit stacks.yaml.
+spack:
+  definitions:
+  - mpis: [{mpis}]
+  - series: [{series}]
+  specs:
+  - matrix:
+    - [hdf5 {hdf5} ~multifile, hdf5 {hdf5} +multifile]
+    - [$series]
+    - [$^mpis]
+  - matrix:
+    - [{packages}]
+    - [$^mpis]
+  concretizer:
+    unify: false
+  view: false
+"""
+
+
+def packages():
+    """h5stack's packages with a Spack recipe (packages/<name> and a recipe of that name)."""
+    recipes = {d.replace("_", "-") for d in os.listdir(RECIPES)}
+    return sorted(d for d in os.listdir(paths.PACKAGES_DIR) if d in recipes)
+
+
+def render(config=None):
+    """{environment name: spack.yaml text} for stacks.yaml."""
+    config = config or load_config()
+    mpis, series = list(config["mpis"]), [str(s) for s in config["hdf5"]]
+    pkgs = packages()
+    texts = {}
+    for mpi in mpis:
+        for s in series:
+            name = f"{mpi}-hdf5-{s}"
+            lines = "".join(f"  - {p} ^hdf5@{s} {HDF5} ~multifile ^{mpi}\n" for p in pkgs)
+            series_text = s if "." in s else f"{s}.x"
+            texts[name] = STACK.format(name=name, series=s, series_text=series_text, mpi=mpi, hdf5=HDF5, packages=lines)
+    texts["matrix"] = MATRIX.format(
+        series_list=" and ".join(s if "." in s else f"{s}.x" for s in series),
+        mpi_list=" and ".join(mpis),
+        mpis=", ".join(mpis),
+        series=", ".join(f"'@{s}'" for s in series),
+        hdf5=HDF5,
+        packages=", ".join(pkgs),
+    )
+    return texts
+
+
+def run(args):
+    stale = []
+    for name, text in render().items():
+        target = os.path.join(ENVIRONMENTS, name, "spack.yaml")
+        current = open(target).read() if os.path.exists(target) else None
+        if current == text:
+            info(f"{target}: up to date")
+        elif args.check:
+            stale.append(target)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "w") as f:
+                f.write(text)
+            info(f"{target}: written")
+    extra = sorted(set(os.listdir(ENVIRONMENTS)) - set(render()))
+    if extra:
+        raise StepError(f"environments/ holds {', '.join(extra)}, which stacks.yaml does not describe: remove them")
+    if stale:
+        raise StepError(
+            f"stale Spack environments (stacks.yaml changed): {', '.join(stale)}; run `./h5stack spack-envs`"
+        )
+    return 0
