@@ -10,7 +10,9 @@ the same tree with
   - H5FDmultifile.h included by hdf5.h (H5Pset_fapl_multifile, H5Pset_fapl_mpiposix),
   - "multifile" and "mpiposix" known to H5FD_register_driver_by_name, which serves
     H5Pset_driver_by_name and HDF5_DRIVER (no plugin needed).
-`--check` regenerates them in memory and fails when a committed patch is stale.
+The Spack recipe of `hdf5` carries copies of them (real files beside its package.py,
+so spack-repo/ works copied on its own). `--check` regenerates them in memory and fails
+when a committed patch or a copy is stale.
 """
 
 import difflib
@@ -135,6 +137,25 @@ def recipe_with_checksums(text, checksums):
     return text
 
 
+def _copy_for_spack(patch, check):
+    """The recipe's own copy of a patch (a real file, so spack-repo/ works copied on its
+    own): written, or with check the copy's path if it differs ([] when current)."""
+    copy = os.path.join(os.path.dirname(RECIPE), os.path.basename(patch))
+    with open(patch) as f:
+        text = f.read()
+    current = None if os.path.islink(copy) or not os.path.exists(copy) else open(copy).read()
+    if current == text:
+        return []
+    if check:
+        return [copy]
+    if os.path.lexists(copy):
+        os.remove(copy)
+    with open(copy, "w") as f:
+        f.write(text)
+    info(f"{copy}: written")
+    return []
+
+
 def run(args):
     from .stacks import Stacks
 
@@ -161,6 +182,7 @@ def run(args):
         if os.path.exists(target) and target not in stale:
             with open(target, "rb") as f:
                 checksums[series] = hashlib.sha256(f.read()).hexdigest()
+            stale += _copy_for_spack(target, args.check)
     with open(RECIPE) as f:
         recipe = f.read()
     updated = recipe_with_checksums(recipe, checksums)
