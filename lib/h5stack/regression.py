@@ -41,13 +41,13 @@ def config_file(system):
     names = systems()
     if system not in names:
         raise StepError(f"unknown system {system!r}; the systems are: {', '.join(names)}")
-    sys.path.insert(0, paths.SITE_CONFIGS)
-    import common
-
-    try:
-        import config  # noqa: F401  (loads and checks every system, as ReFrame will)
-    except common.SiteConfigError as e:
-        raise StepError(str(e)) from None
+    # loaded and checked as ReFrame will load it, in a process of its own (the command
+    # line does not import the site configs: they import lib/h5stack)
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import config"
+    proc = subprocess.run([sys.executable, "-c", code, paths.SITE_CONFIGS], capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise StepError(last.split("SiteConfigError: ", 1)[-1] if "SiteConfigError: " in last else proc.stderr[-2000:])
     return os.path.join(paths.SITE_CONFIGS, "config.py")
 
 
@@ -123,12 +123,11 @@ def print_table(rows, title):
 def spack_environs(env_dirs):
     """ReFrame environment names of the views of installed Spack environments (checked now,
     so a missing or uninstalled environment is an error before anything runs)."""
-    sys.path.insert(0, paths.SITE_CONFIGS)
-    import common
+    from .spackviews import SpackViewError, spack_view_environments
 
     try:
-        return [e["name"] for e in common.spack_view_environments([], env_dirs)]
-    except (common.SpackViewError, OSError, ValueError, KeyError) as e:
+        return [e["name"] for e in spack_view_environments([], env_dirs)]
+    except (SpackViewError, OSError, ValueError, KeyError) as e:
         raise StepError(f"--spack-env: {e}") from None
 
 

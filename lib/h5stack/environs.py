@@ -1,0 +1,205 @@
+"""ReFrame programming environments for h5stack's stacks, for the site configs
+(site-configs/<system>/reframe.py, through common.py): the local stacks that
+`./h5stack setup` built ($H5STACK_HOME/stacks/<stack>/stack.json), stacks installed on a
+cluster and written down in a site config (installed_stack_environment), and what this
+machine offers its partitions (scratch, MPI settings, Apptainer). Spack views:
+spackviews.py. The command line reaches these only through ReFrame.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+
+from . import paths
+from .stacks import MPI, load_config, reframe_environ_name
+
+
+class SiteConfigError(Exception):
+    """A site config that cannot be used; the message names the file and the reason."""
+
+
+def this_machine_container_platforms():
+    """(container_platforms, features) of this machine's partitions: Apptainer where
+    it is on PATH or built by `./h5stack containers` (with the run settings this machine
+    needs, e.g. APPTAINER_DROP_CAPS), else none."""
+    from . import apptainer
+
+    exe = shutil.which("apptainer")
+    if not exe:
+        built = sorted(glob.glob(os.path.join(paths.home(), "opt", "apptainer-*", "bin", "apptainer")))
+        exe = built[-1] if built else None
+    if not exe:
+        return [], []
+    env_vars = [["PATH", f"{os.path.dirname(exe)}:$PATH"]] + [[k, v] for k, v in apptainer.run_env().items()]
+    return [{"type": "Apptainer", "env_vars": env_vars}], ["apptainer"]
+
+
+def container_image(mpi):
+    """The image `./h5stack containers build MPI` makes (it may not exist)."""
+    return os.path.join(paths.home(), "images", f"h5stack-{mpi}.sif")
+
+
+def local_stacks():
+    """Descriptions (stack.json) of the local stacks that are set up, sorted by name."""
+    result = []
+    for path in sorted(glob.glob(os.path.join(paths.home(), "stacks", "*", "stack.json"))):
+        try:
+            with open(path) as f:
+                result.append(json.load(f))
+        except (OSError, ValueError):
+            continue
+    return result
+
+
+def _has_multifile(desc):
+    """The multifile driver is there: as a package (plugin) or built into libhdf5 (twin)."""
+    return desc.get("variant") == "multifile" or any(
+        p["name"] == "hdf5-vfd-multifile" for p in desc.get("packages", [])
+    )
+
+
+def _tools_version(desc):
+    """The HDF5 version of a local stack's tools: its own, or the series it borrows them from."""
+    m = re.match(r"HDF5 (\S+)", desc.get("tools", ""))
+    return m.group(1) if m else desc["hdf5_version"]
+
+
+def _env_vars(mpi, mpi_env_vars):
+    """ReFrame env_vars for an MPI: e.g. {'mpich': {'SLURM_MPI_TYPE': 'pmi2'}} (srun's PMI)."""
+    return [[k, str(v)] for k, v in (mpi_env_vars or {}).get(mpi, {}).items()]
+
+
+def local_stack_environments(target_systems, mpi_env_vars=None):
+    """One programming environment per local stack, named like the stack with '.'
+    replaced by '_' (ReFrame's rule for names): mpich-hdf5-1.14 -> mpich-hdf5-1_14.
+
+    The environment sources the stack's env.sh (what `./h5stack env STACK` prints) and
+    compiles with h5pcc. Features let checks select by MPI, HDF5 series and the
+    packages built into the stack (e.g. `+hdf5-vfd-multifile`):
+    `valid_prog_environs = ['+hdf5-parallel']`, `['+mpich']`, `["+hdf5-2"]`, `["+hdf5-1_14"]`.
+    mpi_env_vars: variables per MPI that the system needs (e.g. srun's SLURM_MPI_TYPE).
+    """
+    envs = []
+    for desc in local_stacks():
+        multifile_pkg = [p for p in desc.get("packages", []) if p["name"] == "hdf5-vfd-multifile"]
+        envs.append(
+            {
+                "name": reframe_environ_name(desc["name"]),
+                "target_systems": target_systems,
+                "prepare_cmds": [f". {os.path.join(desc['stack_dir'], 'env.sh')}"],
+                "env_vars": _env_vars(desc["mpi"], mpi_env_vars),
+                "cc": "h5pcc",
+                "features": [
+                    "hdf5-parallel",
+                    "local-stack",
+                    desc["mpi"],
+                    "hdf5-" + desc["hdf5_series"].replace(".", "_"),
+                ]
+                + [p["name"] for p in desc.get("packages", [])]
+                + (["multifile"] if _has_multifile(desc) else [])
+                + ([f"variant-{desc['variant']}"] if desc.get("variant") else []),
+                "extras": {
+                    "mpi": desc["mpi"],
+                    "mpi_library_signature": desc["mpi_library_signature"],
+                    "hdf5_version": desc["hdf5_version"],
+                    "hdf5_series": desc["hdf5_series"],
+                    "stack": desc["name"],
+                    # the HDF5 that the stack's tools (h5dump, h5perf, ...) belong to
+                    "hdf5_tools_version": _tools_version(desc),
+                    # the Apptainer image of this MPI's stacks (reframe-tests/containers)
+                    "container_image": container_image(desc["mpi"]),
+                }
+                # where H5FDmultifile.h and libh5fd_multifile are (the package; not in a twin)
+                | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {}),
+            }
+        )
+    return envs
+
+
+def detect_fs_type(path):
+    """The file-system type at `path` as the checks' job scripts read it: `findmnt -T`,
+    else `stat -f` (e.g. in a chroot, where findmnt finds no mount for the path)."""
+    for cmd in (["findmnt", "-n", "-o", "FSTYPE", "-T", path], ["stat", "-f", "-c", "%T", path]):
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.split()[0]
+    return None
+
+
+def this_machine_mpi_settings():
+    """The MPI settings of the machine h5stack runs on, from stacks.yaml (for Spack views
+    built with its MPIs): Open MPI oversubscribed, as root; the library signatures."""
+    mpis = [MPI(name, spec) for name, spec in load_config()["mpis"].items()]
+    return {mpi.name: {"env": mpi.run_env(), "signature": mpi.signature} for mpi in mpis}
+
+
+def this_machine_scratch():
+    """The scratch file system of this machine's partitions: $H5STACK_HOME/scratch, with
+    the type of the mount it is on (detected: the system is whatever machine this is)."""
+    path = os.path.join(paths.home(), "scratch")
+    os.makedirs(path, exist_ok=True)
+    fs_type = detect_fs_type(path) or "unknown"
+    return {"name": "scratch", "path": path, "type": fs_type, "alignment": 4096}
+
+
+def _hdf5_series(version):
+    """h5stack's series names: 1.14.6 -> 1.14, 2.2.0 -> 2."""
+    parts = version.split(".")
+    return ".".join(parts[:2]) if parts[0] == "1" else parts[0]
+
+
+def installed_stack_environment(
+    name, target_systems, prefix, mpi, hdf5_version, modules=(), multifile="plugin", env_vars=(), mpi_signature=None
+):
+    """A programming environment for a stack installed on a cluster (a Spack view or any
+    prefix with HDF5 and h5stack's packages), written down instead of read from disk, for
+    site configs of systems this machine cannot see. multifile: "plugin" (the
+    hdf5-vfd-multifile package in the prefix), "builtin" (a patched HDF5) or None.
+
+    `modules` are loaded by a `module load` line in the job script (the system's
+    modules_system stays 'nomod', so the configuration also loads where neither Lmod nor
+    Environment Modules exist, e.g. for --dry-run on a workstation).
+
+    `mpi_signature`: a substring of what the MPI's MPI_Get_library_version() prints (the
+    checks verify that every run used it); default: stacks.yaml's for an MPI it names."""
+    series = _hdf5_series(hdf5_version)
+    signature = mpi_signature or load_config()["mpis"].get(mpi, {}).get("library_signature")
+    if not signature:
+        raise SiteConfigError(f"environment {name!r}: give mpi_signature (stacks.yaml knows no MPI {mpi!r})")
+    prepare = [f"module load {' '.join(modules)}"] if modules else []
+    prepare += [
+        f'export PATH="{prefix}/bin${{PATH:+:$PATH}}"',
+        f'export LD_LIBRARY_PATH="{prefix}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"',
+    ]
+    # IOR: Spack's builtin `ior +hdf5`, added to the environment by the site
+    extras = {
+        "mpi": mpi,
+        "hdf5_version": hdf5_version,
+        "hdf5_series": series,
+        "stack": name,
+        "ior": f"{prefix}/bin/ior",
+        "mpi_library_signature": signature,
+    }
+    # h5stack's environments install h5pwrite3dc beside HDF5
+    features = ["hdf5-parallel", "installed-stack", mpi, "hdf5-" + series.replace(".", "_"), "h5pwrite3dc"]
+    if multifile == "plugin":
+        prepare.append(f'export HDF5_PLUGIN_PATH="{prefix}/lib/plugin${{HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}}"')
+        extras["multifile_prefix"] = prefix
+        features += ["hdf5-vfd-multifile", "multifile"]
+    elif multifile == "builtin":
+        features += ["multifile", "variant-multifile"]
+    return {
+        "name": reframe_environ_name(name),
+        "target_systems": target_systems,
+        "prepare_cmds": prepare,
+        "env_vars": [list(v) for v in env_vars],
+        "cc": "h5pcc",
+        "features": features,
+        "extras": extras,
+    }
