@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from conftest import in_stack
-from h5stack import apptainer, containers, stacks
+from h5stack import apptainer, containers, stackdir
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="images are built with --fakeroot as root here")
 
@@ -39,7 +39,9 @@ def fake_stack(tmp_path):
     (stack_dir / "bin").mkdir(parents=True)
     (stack_dir / "bin" / "mpicc").write_text('#!/bin/sh\nexec "/usr/bin/mpicc.mpich" "$@"\n')
     lender_plugins = tmp_path / "stacks" / "mpich-hdf5-tools" / "plugins"
-    stacks.write_wrapper(stack_dir / "bin" / "h5dump", f"{other}/bin/h5dump", {"HDF5_PLUGIN_PATH": str(lender_plugins)})
+    stackdir.write_wrapper(
+        stack_dir / "bin" / "h5dump", f"{other}/bin/h5dump", {"HDF5_PLUGIN_PATH": str(lender_plugins)}
+    )
     desc = {"name": "mpich-hdf5-x", "prefixes": [str(pkg), str(hdf5)], "stack_dir": str(stack_dir)}
     prefix_map = {str(hdf5): "/opt/h5stack/mpich-hdf5-x", str(pkg): "/opt/h5stack/mpich-hdf5-x",
                   str(other): "/opt/h5stack/mpich-hdf5-tools"}  # fmt: skip

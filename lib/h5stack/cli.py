@@ -168,7 +168,8 @@ def cmd_list(args):
 
 
 def cmd_env(args):
-    from .stacks import Stacks, render_sh
+    from .stackdir import render_sh
+    from .stacks import Stacks
 
     stacks = Stacks()
     stack = stacks.get(args.stack)

@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import time
 
-from . import apptainer, build, paths, stacks
+from . import apptainer, build, paths, stackdir, stacks
 from .ui import StepError, fmt_seconds, info, run_logged
 
 FLAVOURS = tuple(stacks.load_config()["mpis"])  # an image per MPI of stacks.yaml
@@ -115,7 +115,7 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
     # with the lending stack's plugins (those built against the program's own libhdf5)
     wrappers = os.path.join(desc["stack_dir"], "bin")
     for tool in sorted(os.listdir(wrappers)):
-        target = stacks.wrapper_target(os.path.join(wrappers, tool))
+        target = stackdir.wrapper_target(os.path.join(wrappers, tool))
         if target.startswith("/usr/"):
             continue
         for host, image in replacements:
@@ -124,11 +124,11 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
                 break
         else:
             raise StepError(f"{name}: {tool} wraps {target}, which is in no exported stack")
-        env = stacks.wrapper_env(os.path.join(wrappers, tool))
+        env = stackdir.wrapper_env(os.path.join(wrappers, tool))
         if "HDF5_PLUGIN_PATH" in env:  # the lending stack's plugins/ -> its plugin directory in the image
             lender = os.path.basename(os.path.dirname(env["HDF5_PLUGIN_PATH"]))
             env["HDF5_PLUGIN_PATH"] = f"{IMAGE_ROOT}/{lender}/lib/plugin"
-        stacks.write_wrapper(os.path.join(dest, "bin", tool), target, env)
+        stackdir.write_wrapper(os.path.join(dest, "bin", tool), target, env)
     return dest
 
 

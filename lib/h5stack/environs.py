@@ -14,7 +14,8 @@ import shutil
 import subprocess
 
 from . import paths
-from .stacks import MPI, load_config, reframe_environ_name
+from .mpi import MPI
+from .stacks import load_config, reframe_environ_name
 
 
 class SiteConfigError(Exception):

@@ -26,7 +26,8 @@ import time
 from dataclasses import dataclass, field
 
 from . import paths
-from .stacks import Stacks, exports
+from .stackdir import exports
+from .stacks import Stacks
 from .ui import StepError, fmt_seconds, info
 
 # distributions of the DSM's address space among its servers (h5dsm-server --distribution)

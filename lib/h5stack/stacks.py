@@ -1,125 +1,28 @@
-"""The local stacks: <mpi>-hdf5-<series>, as stacks.yaml defines them.
+"""The local stacks: <mpi>-hdf5-<series>, as stacks.yaml defines them, and their plan.
 
-A stack is assembled from built components (build.py): parallel HDF5 for its MPI,
-and, for every project in packages/ (later issues), that project built against it.
-Its description lives in $H5STACK_HOME/stacks/<stack>/:
-  stack.json  what is in it (versions, prefixes, sources): read by `h5stack env`,
-              `h5stack list` and the ReFrame site configs
-  env.sh      the same exports as `h5stack env <stack>`
-  bin/        mpicc/mpicxx/mpiexec/mpirun of the stack's MPI (Debian installs both
-              MPIs in /usr behind one alternatives link) and borrowed tools
-  plugins/    links to the HDF5 plugins of the stack's packages (HDF5_PLUGIN_PATH)
+A stack is assembled from built components (build.py): parallel HDF5 for its MPI
+(mpi.py), and every project in packages/ built against it; its directory,
+$H5STACK_HOME/stacks/<stack>/, is written by stackdir.py.
 """
 
 import functools
 import glob
 import json
 import os
-import shlex
-import shutil
 import subprocess
 import tempfile
 import time
 
 import yaml
 
-from . import build, paths, sources
+from . import build, paths, sources, stackdir
+from .mpi import MPI
 from .ui import StepError, info
-
-MPI_CHECK_C = r"""
-#include <mpi.h>
-#include <stdio.h>
-int main(int argc, char **argv) {
-    int provided, len;
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Get_library_version(version, &len);
-    printf("thread_multiple=%d\n%s\n", provided == MPI_THREAD_MULTIPLE, version);
-    MPI_Finalize();
-    return 0;
-}
-"""
 
 
 def load_config(path=None):
     with open(path or paths.STACKS_FILE) as f:
         return yaml.safe_load(f)
-
-
-class MPI:
-    def __init__(self, name, spec):
-        self.name = name
-        self.description = spec.get("description", name)
-        self.commands = spec["commands"]
-        self.debian_package = spec.get("debian_package")
-        self.signature = spec["library_signature"]
-        self.env = {k: str(v) for k, v in (spec.get("env") or {}).items()}
-        self.env_as_root = {k: str(v) for k, v in (spec.get("env_as_root") or {}).items()}
-
-    def command(self, name):
-        path = shutil.which(self.commands[name])
-        if not path:
-            raise StepError(f"{self.description}: `{self.commands[name]}` not found on PATH")
-        return path
-
-    def run_env(self, as_root=None):
-        as_root = os.geteuid() == 0 if as_root is None else as_root
-        return {**self.env, **(self.env_as_root if as_root else {})}
-
-    def version(self):
-        if self.debian_package:
-            out = subprocess.run(
-                ["dpkg-query", "-W", "-f=${Version}", self.debian_package], capture_output=True, text=True
-            ).stdout
-            if out:
-                return out.strip()
-        return build.first_line([self.command("mpicc"), "--version"])
-
-    @functools.cache  # noqa: B019 (one MPI object per run)
-    def identity(self):
-        """What makes builds with this MPI differ (part of cache keys); computed once."""
-        show = subprocess.run([self.command("mpicc"), "-show"], capture_output=True, text=True).stdout.strip()
-        return {"mpi": self.name, "mpi_version": self.version(), "mpicc_show": show}
-
-    def check(self):
-        """Compile and run a one-rank program: library version and MPI_THREAD_MULTIPLE."""
-        cache_file = os.path.join(paths.sub("checks"), f"mpi-{self.name}.json")
-        ident = self.identity()
-        try:
-            with open(cache_file) as f:
-                cached = json.load(f)
-            if cached.get("identity") == ident:
-                return cached
-        except (OSError, ValueError):
-            pass
-        with tempfile.TemporaryDirectory() as tmp:
-            src = os.path.join(tmp, "mpicheck.c")
-            with open(src, "w") as f:
-                f.write(MPI_CHECK_C)
-            exe = os.path.join(tmp, "mpicheck")
-            proc = subprocess.run([self.command("mpicc"), src, "-o", exe], capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise StepError(f"{self.description}: cannot compile an MPI program:\n{proc.stderr}")
-            env = dict(os.environ, **self.run_env())
-            proc = subprocess.run(
-                [self.command("mpiexec"), "-n", "1", exe], capture_output=True, text=True, env=env, timeout=120
-            )
-            if proc.returncode != 0 or "thread_multiple=" not in proc.stdout:
-                raise StepError(f"{self.description}: cannot run an MPI program:\n{proc.stdout}{proc.stderr}")
-        lines = proc.stdout.splitlines()
-        result = {
-            "identity": ident,
-            "thread_multiple": lines[0].endswith("=1"),
-            "library_version": lines[1].strip() if len(lines) > 1 else "",
-        }
-        if self.signature not in result["library_version"]:
-            raise StepError(
-                f"{self.description}: MPI_Get_library_version says {result['library_version']!r}, "
-                f"expected {self.signature!r}: the wrong MPI is behind {self.commands['mpicc']}"
-            )
-        with open(cache_file, "w") as f:
-            json.dump(result, f, indent=1)
-        return result
 
 
 def twin_patches(twin_spec, series):
@@ -336,14 +239,22 @@ class Stacks:
         return self._packages[memo]
 
     # -- set-up -------------------------------------------------------------
+    def lenders(self, stack):
+        """The stacks this one borrows from: the one whose HDF5 tools it takes (their
+        plugins go with them), a twin's base; lenders first."""
+        tools = stack.spec.get("tools")
+        names = [f"{stack.mpi.name}-hdf5-{tools['from_series']}"] if isinstance(tools, dict) else []
+        return names + ([stack.base_name] if stack.variant else [])
+
     def needed_stacks(self, names):
-        """These stacks and those they borrow from (a twin's base), bases first."""
+        """These stacks and those they borrow from, lenders first."""
         order = []
         for name in names:
             stack = self.get(name)
-            for n in ([stack.base_name] if stack.variant else []) + [stack.name]:
-                if n not in order:
-                    order.append(n)
+            for lender in self.lenders(stack):
+                order += [n for n in self.needed_stacks([lender]) if n not in order]
+            if name not in order:
+                order.append(name)
         return order
 
     def needed_hdf5(self, names):
@@ -380,79 +291,7 @@ class Stacks:
             self.write_stack_dir(stack)
 
     def write_stack_dir(self, stack):
-        hdf5 = self.hdf5_component(stack.series, stack.mpi, stack.variant)
-        if hdf5.status() is not None:
-            raise StepError(f"{stack.name}: HDF5 is not built ({hdf5.status()})")
-        tools = stack.spec.get("tools")
-        tools_from = None
-        if isinstance(tools, dict):
-            tools_from = self.hdf5_component(str(tools["from_series"]), stack.mpi)
-        tmp = stack.dir + ".tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(os.path.join(tmp, "bin"))
-        os.makedirs(os.path.join(tmp, "plugins"))
-        for name in stack.mpi.commands:
-            write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name))
-        pkgs = []
-        for pkg_dir in self.stack_packages(stack):
-            comp = self.package_component(pkg_dir, stack)
-            if comp.status() is not None:
-                raise StepError(f"{stack.name}: {comp.label} is not built ({comp.status()})")
-            pkgs.append({"name": os.path.basename(pkg_dir), "prefix": comp.prefix, "build_dir": comp.build_dir})
-            for plugin in sorted(glob.glob(os.path.join(comp.prefix, "lib", "plugin", "*.so"))):
-                os.symlink(plugin, os.path.join(tmp, "plugins", os.path.basename(plugin)))
-        borrowed = []
-        if tools_from:
-            own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
-            # a borrowed tool runs on its own libhdf5: it must load the plugins built against
-            # that library (the lending stack's), never this stack's (two libhdf5 in one process)
-            lender = self.get(f"{stack.mpi.name}-hdf5-{tools['from_series']}")
-            plugins = {"HDF5_PLUGIN_PATH": os.path.join(lender.dir, "plugins")}
-            for tool in sorted(os.listdir(os.path.join(tools_from.prefix, "bin"))):
-                if tool in own or tool.startswith(("h5cc", "h5pcc", "h5hlcc", "h5redeploy", "h5c++", "h5fc")):
-                    continue
-                write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool), plugins)
-                borrowed.append(tool)
-        for program in stack.twin.get("borrow_programs", []):  # e.g. h5mf from the base stack
-            base = self.get(stack.base_name)
-            for pkg_dir in self.stack_packages(base):
-                target = os.path.join(self.package_component(pkg_dir, base).prefix, "bin", program)
-                if os.path.exists(target):
-                    write_wrapper(os.path.join(tmp, "bin", program), target)
-                    borrowed.append(f"{program} (from {base.name})")
-        description = {
-            "name": stack.name,
-            "variant": stack.variant,
-            "hdf5_patches": stack.patches(),
-            "mpi": stack.mpi.name,
-            "mpi_description": stack.mpi.description,
-            "mpi_version": stack.mpi.identity()["mpi_version"],
-            "mpi_library_version": hdf5.mpi_check["library_version"],
-            "mpi_library_signature": stack.mpi.signature,
-            "mpi_thread_multiple": hdf5.mpi_check["thread_multiple"],
-            "hdf5_series": stack.series,
-            "hdf5_version": hdf5.version,
-            "hdf5_prefix": hdf5.prefix,
-            "hdf5_source": hdf5.source.origin,
-            "hdf5_source_sha256": hdf5.source.sha256,
-            "tools": (
-                f"HDF5 {tools_from.version} tools from {tools_from.prefix}: {', '.join(borrowed)}"
-                if tools_from
-                else f"HDF5 {hdf5.version}"
-            ),
-            "prefixes": [p["prefix"] for p in pkgs] + [hdf5.prefix],
-            "packages": pkgs,
-            "stack_dir": stack.dir,
-            "mpi_env": stack.mpi.env,
-            "mpi_env_as_root": stack.mpi.env_as_root,
-            "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        }
-        with open(os.path.join(tmp, "stack.json"), "w") as f:
-            json.dump(description, f, indent=1)
-        with open(os.path.join(tmp, "env.sh"), "w") as f:
-            f.write(render_sh(description))
-        shutil.rmtree(stack.dir, ignore_errors=True)
-        os.replace(tmp, stack.dir)
+        stackdir.write(self, stack)
 
     def status(self, name):
         """(built?, detail) of a stack, checking its HDF5 install on disk."""
@@ -494,66 +333,3 @@ def _version_from_source_name(src):
 def reframe_environ_name(stack_name):
     """ReFrame environment names allow only [A-Za-z0-9_-]: mpich-hdf5-1.14 -> mpich-hdf5-1_14."""
     return stack_name.replace(".", "_")
-
-
-def write_wrapper(path, target, env=None):
-    """A program in a stack's bin/ that runs target (an MPI command, a borrowed tool),
-    with the variables of env set (replacing the caller's values)."""
-    lines = "".join(f"{name}={shlex.quote(value)}\nexport {name}\n" for name, value in (env or {}).items())
-    with open(path, "w") as f:
-        f.write(f'#!/bin/sh\n{lines}exec "{target}" "$@"\n')
-    os.chmod(path, 0o755)
-
-
-def wrapper_target(path):
-    """What a wrapper of write_wrapper runs."""
-    with open(path) as f:
-        return f.read().split('exec "', 1)[1].split('"', 1)[0]
-
-
-def wrapper_env(path):
-    """The variables a wrapper of write_wrapper sets: {name: value}."""
-    with open(path) as f:
-        lines = f.read().split('exec "', 1)[0].splitlines()[1:]
-    return {name: shlex.split(value)[0] for name, value in (ln.split("=", 1) for ln in lines if "=" in ln)}
-
-
-def exports(desc, as_root=None):
-    """[(variable, value, prepend?)] that put a stack to use.
-
-    as_root: add the MPI's settings for running as root (True/False); None: decide
-    from the current user.
-    """
-    as_root = os.geteuid() == 0 if as_root is None else as_root
-    prefixes = desc["prefixes"]
-    result = [
-        ("H5STACK_STACK", desc["name"], False),
-        ("PATH", ":".join([os.path.join(desc["stack_dir"], "bin")] + [f"{p}/bin" for p in prefixes]), True),
-        ("LD_LIBRARY_PATH", ":".join(f"{p}/lib" for p in prefixes), True),
-        ("PKG_CONFIG_PATH", ":".join(f"{p}/lib/pkgconfig" for p in prefixes), True),
-        ("CMAKE_PREFIX_PATH", ":".join(prefixes), True),
-        ("HDF5_PLUGIN_PATH", os.path.join(desc["stack_dir"], "plugins"), True),
-    ]
-    env = dict(desc.get("mpi_env", {}))
-    if as_root:
-        env.update(desc.get("mpi_env_as_root", {}))
-    result += [(k, v, False) for k, v in env.items()]
-    return result
-
-
-def _sh_line(var, value, prepend):
-    if prepend:  # no empty entry when the variable was unset: it would mean "."
-        return f'export {var}="{value}${{{var}:+:${var}}}"'
-    return f'export {var}="{value}"'
-
-
-def render_sh(desc, as_root=None):
-    """Shell exports; with as_root=None the root-only settings are guarded by `id -u`."""
-    lines = [f"# h5stack {desc['name']}: HDF5 {desc['hdf5_version']} with {desc['mpi_description']}"]
-    lines += [_sh_line(*e) for e in exports(desc, as_root=bool(as_root))]
-    root_env = desc.get("mpi_env_as_root", {})
-    if as_root is None and root_env:
-        lines.append('if [ "$(id -u)" = 0 ]; then')
-        lines += [f"  {_sh_line(k, v, False)}" for k, v in root_env.items()]
-        lines.append("fi")
-    return "\n".join(lines) + "\n"

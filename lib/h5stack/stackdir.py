@@ -1,0 +1,185 @@
+"""The directory of a local stack, $H5STACK_HOME/stacks/<stack>/, written from its
+built components:
+  stack.json  what is in it (versions, prefixes, sources): read by `h5stack env`,
+              `h5stack list` and the ReFrame site configs
+  env.sh      the same exports as `h5stack env <stack>`
+  bin/        mpicc/mpicxx/mpiexec/mpirun of the stack's MPI (Debian installs both
+              MPIs in /usr behind one alternatives link) and borrowed tools
+  plugins/    links to the HDF5 plugins of the stack's packages (HDF5_PLUGIN_PATH)
+"""
+
+import glob
+import json
+import os
+import shlex
+import shutil
+import time
+
+from .ui import StepError
+
+#: HDF5's compiler wrappers and scripts of its own build, never borrowed
+OWN_BUILD = ("h5cc", "h5pcc", "h5hlcc", "h5redeploy", "h5c++", "h5fc")
+
+
+def write(registry, stack):
+    """Write stack's directory (atomically: built in <dir>.tmp, then renamed)."""
+    hdf5 = registry.hdf5_component(stack.series, stack.mpi, stack.variant)
+    if hdf5.status() is not None:
+        raise StepError(f"{stack.name}: HDF5 is not built ({hdf5.status()})")
+    tmp = stack.dir + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.join(tmp, "bin"))
+    os.makedirs(os.path.join(tmp, "plugins"))
+    for name in stack.mpi.commands:
+        write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name))
+    pkgs = _link_packages(registry, stack, tmp)
+    tools_from, borrowed = _borrow_tools(registry, stack, hdf5, tmp)
+    borrowed += _borrow_programs(registry, stack, tmp)
+    description = _description(stack, hdf5, pkgs, tools_from, borrowed)
+    with open(os.path.join(tmp, "stack.json"), "w") as f:
+        json.dump(description, f, indent=1)
+    with open(os.path.join(tmp, "env.sh"), "w") as f:
+        f.write(render_sh(description))
+    shutil.rmtree(stack.dir, ignore_errors=True)
+    os.replace(tmp, stack.dir)
+
+
+def _link_packages(registry, stack, tmp):
+    """The stack's packages (name, prefix, build_dir), their plugins linked into plugins/."""
+    pkgs = []
+    for pkg_dir in registry.stack_packages(stack):
+        comp = registry.package_component(pkg_dir, stack)
+        if comp.status() is not None:
+            raise StepError(f"{stack.name}: {comp.label} is not built ({comp.status()})")
+        pkgs.append({"name": os.path.basename(pkg_dir), "prefix": comp.prefix, "build_dir": comp.build_dir})
+        for plugin in sorted(glob.glob(os.path.join(comp.prefix, "lib", "plugin", "*.so"))):
+            os.symlink(plugin, os.path.join(tmp, "plugins", os.path.basename(plugin)))
+    return pkgs
+
+
+def _borrow_tools(registry, stack, hdf5, tmp):
+    """Wrappers of the HDF5 tools a stack takes from another series (stacks.yaml `tools:
+    {from_series}`): (the lending HDF5 component or None, the tools borrowed)."""
+    tools = stack.spec.get("tools")
+    if not isinstance(tools, dict):
+        return None, []
+    tools_from = registry.hdf5_component(str(tools["from_series"]), stack.mpi)
+    own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
+    # a borrowed tool runs on its own libhdf5: it must load the plugins built against
+    # that library (the lending stack's), never this stack's (two libhdf5 in one process)
+    lender = registry.get(f"{stack.mpi.name}-hdf5-{tools['from_series']}")
+    plugins = {"HDF5_PLUGIN_PATH": os.path.join(lender.dir, "plugins")}
+    borrowed = []
+    for tool in sorted(os.listdir(os.path.join(tools_from.prefix, "bin"))):
+        if tool in own or tool.startswith(OWN_BUILD):
+            continue
+        write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool), plugins)
+        borrowed.append(tool)
+    return tools_from, borrowed
+
+
+def _borrow_programs(registry, stack, tmp):
+    """Wrappers of a twin's programs taken from its base stack (e.g. h5mf)."""
+    borrowed = []
+    for program in stack.twin.get("borrow_programs", []):
+        base = registry.get(stack.base_name)
+        for pkg_dir in registry.stack_packages(base):
+            target = os.path.join(registry.package_component(pkg_dir, base).prefix, "bin", program)
+            if os.path.exists(target):
+                write_wrapper(os.path.join(tmp, "bin", program), target)
+                borrowed.append(f"{program} (from {base.name})")
+    return borrowed
+
+
+def _description(stack, hdf5, pkgs, tools_from, borrowed):
+    """stack.json: the one hand-over from the builder to `env`, `list` and the site configs."""
+    return {
+        "name": stack.name,
+        "variant": stack.variant,
+        "hdf5_patches": stack.patches(),
+        "mpi": stack.mpi.name,
+        "mpi_description": stack.mpi.description,
+        "mpi_version": stack.mpi.identity()["mpi_version"],
+        "mpi_library_version": hdf5.mpi_check["library_version"],
+        "mpi_library_signature": stack.mpi.signature,
+        "mpi_thread_multiple": hdf5.mpi_check["thread_multiple"],
+        "hdf5_series": stack.series,
+        "hdf5_version": hdf5.version,
+        "hdf5_prefix": hdf5.prefix,
+        "hdf5_source": hdf5.source.origin,
+        "hdf5_source_sha256": hdf5.source.sha256,
+        "tools": (
+            f"HDF5 {tools_from.version} tools from {tools_from.prefix}: {', '.join(borrowed)}"
+            if tools_from
+            else f"HDF5 {hdf5.version}"
+        ),
+        "prefixes": [p["prefix"] for p in pkgs] + [hdf5.prefix],
+        "packages": pkgs,
+        "stack_dir": stack.dir,
+        "mpi_env": stack.mpi.env,
+        "mpi_env_as_root": stack.mpi.env_as_root,
+        "written_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def write_wrapper(path, target, env=None):
+    """A program in a stack's bin/ that runs target (an MPI command, a borrowed tool),
+    with the variables of env set (replacing the caller's values)."""
+    lines = "".join(f"{name}={shlex.quote(value)}\nexport {name}\n" for name, value in (env or {}).items())
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\n{lines}exec "{target}" "$@"\n')
+    os.chmod(path, 0o755)
+
+
+def wrapper_target(path):
+    """What a wrapper of write_wrapper runs."""
+    with open(path) as f:
+        return f.read().split('exec "', 1)[1].split('"', 1)[0]
+
+
+def wrapper_env(path):
+    """The variables a wrapper of write_wrapper sets: {name: value}."""
+    with open(path) as f:
+        lines = f.read().split('exec "', 1)[0].splitlines()[1:]
+    return {name: shlex.split(value)[0] for name, value in (ln.split("=", 1) for ln in lines if "=" in ln)}
+
+
+def exports(desc, as_root=None):
+    """[(variable, value, prepend?)] that put a stack to use.
+
+    as_root: add the MPI's settings for running as root (True/False); None: decide
+    from the current user.
+    """
+    as_root = os.geteuid() == 0 if as_root is None else as_root
+    prefixes = desc["prefixes"]
+    result = [
+        ("H5STACK_STACK", desc["name"], False),
+        ("PATH", ":".join([os.path.join(desc["stack_dir"], "bin")] + [f"{p}/bin" for p in prefixes]), True),
+        ("LD_LIBRARY_PATH", ":".join(f"{p}/lib" for p in prefixes), True),
+        ("PKG_CONFIG_PATH", ":".join(f"{p}/lib/pkgconfig" for p in prefixes), True),
+        ("CMAKE_PREFIX_PATH", ":".join(prefixes), True),
+        ("HDF5_PLUGIN_PATH", os.path.join(desc["stack_dir"], "plugins"), True),
+    ]
+    env = dict(desc.get("mpi_env", {}))
+    if as_root:
+        env.update(desc.get("mpi_env_as_root", {}))
+    result += [(k, v, False) for k, v in env.items()]
+    return result
+
+
+def _sh_line(var, value, prepend):
+    if prepend:  # no empty entry when the variable was unset: it would mean "."
+        return f'export {var}="{value}${{{var}:+:${var}}}"'
+    return f'export {var}="{value}"'
+
+
+def render_sh(desc, as_root=None):
+    """Shell exports; with as_root=None the root-only settings are guarded by `id -u`."""
+    lines = [f"# h5stack {desc['name']}: HDF5 {desc['hdf5_version']} with {desc['mpi_description']}"]
+    lines += [_sh_line(*e) for e in exports(desc, as_root=bool(as_root))]
+    root_env = desc.get("mpi_env_as_root", {})
+    if as_root is None and root_env:
+        lines.append('if [ "$(id -u)" = 0 ]; then')
+        lines += [f"  {_sh_line(k, v, False)}" for k, v in root_env.items()]
+        lines.append("fi")
+    return "\n".join(lines) + "\n"
