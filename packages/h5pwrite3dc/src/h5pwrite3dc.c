@@ -400,6 +400,138 @@ static void json_body(FILE *j, const void *arg)
     fprintf(j, "\n}\n");
 }
 
+/* options parsed and checked, the DSM clients coupled, room for the run: 0 to go on,
+ * else the exit status (the reason printed; a DSM job stopped as a whole) */
+static int prepare(int argc, char **argv, int provided, pw_options *o, char *err, size_t len)
+{
+    int rc = pw_parse(argc, argv, o, err, len);
+    /* a DSM client in an MPMD job: the servers wait for the clients, so the clients
+     * couple first (collective over MPI_COMM_WORLD) and then work on their own ranks */
+    const int dsm_job = pw_dsm_requested(argc, argv);
+    if (rc == 0 && pw_dsm_mpmd(o->driver, o->driver_config)) {
+        if (pw_dsm_clients(&g_comm, err, len) < 0) {
+            fprintf(stderr, "h5pwrite3dc: rank %d: %s\n", g_rank, err);
+            abort_job();
+        }
+        MPI_Comm_rank(g_comm, &g_rank);
+        MPI_Comm_size(g_comm, &g_np);
+    }
+    if (rc == 0)
+        rc = pw_check_ranks(o, g_np, err, len);
+    if (rc) {
+        if (g_rank == 0)
+            fprintf(rc == 2 ? stdout : stderr, rc == 2 ? "%s" : "h5pwrite3dc: %s\n", err);
+        if (rc == 1 && dsm_job) /* the servers would wait for clients that never come */
+            abort_job();
+        return rc == 2 ? -1 : 2; /* -1: --help, exit 0 */
+    }
+    /* a results file that cannot be written fails the run before it starts, not after */
+    int bad = any_failed(g_rank == 0 && o->json && pw_check_creatable(o->json, err, len) < 0);
+    if (bad && g_rank == 0)
+        fprintf(stderr, "h5pwrite3dc: --json: %s\n", err);
+    if (!bad && !strcmp(o->driver, "subfiling") && provided < MPI_THREAD_MULTIPLE) {
+        if (g_rank == 0)
+            fprintf(stderr, "h5pwrite3dc: --driver subfiling needs MPI_THREAD_MULTIPLE, this MPI gives level %d\n",
+                    provided);
+        bad = 1;
+    }
+    if (bad || check_resources(o, err, len)) {
+        if (dsm_job)
+            abort_job();
+        return 2;
+    }
+    return 0;
+}
+
+/* the original's two hints, then the hints file; MPI_INFO_NULL on a bad file (reason printed) */
+static MPI_Info make_info(const pw_options *o, char *err, size_t len)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_write", o->romio_cb_write);
+    MPI_Info_set(info, "romio_ds_write", o->romio_ds_write);
+    if (o->hints_file && pw_hints_load(o->hints_file, info, err, len)) {
+        if (g_rank == 0)
+            fprintf(stderr, "h5pwrite3dc: %s\n", err);
+        MPI_Info_free(&info);
+        return MPI_INFO_NULL;
+    }
+    return info;
+}
+
+/* the header: MPI, HDF5 and every parameter of the run (rank 0) */
+static void print_header(const pw_options *o, MPI_Info info, const char *mpi_library)
+{
+    unsigned maj, min, rel;
+    H5get_libversion(&maj, &min, &rel);
+    printf("mpi-ranks: %d\nmpi-library: %s\nhdf5-library: %u.%u.%u\n", g_np, mpi_library, maj, min, rel);
+    printf(" np: %d, nsets: %lld, ndsets: %lld, g_N: %lld, ch_N: %lld\n", g_np, o->nsets, o->ndsets, o->g_n, o->ch_n);
+    printf(" romio_cb_write: %s, romio_ds_write: %s, filling: %s\n", o->romio_cb_write, o->romio_ds_write,
+           pw_fill_name(o->fill));
+    printf(" driver: %s, transfer: %s, alignment: %llu (threshold %llu), latest format: %s, collective "
+           "metadata: %s\n", o->driver, o->independent ? "independent" : "collective", o->alignment,
+           o->alignment_threshold, o->latest_format ? "yes" : "no", o->coll_metadata ? "yes" : "no");
+    printf(" limits: %s, sync between phases: %s\n", o->limits ? "raw MPI-IO and POSIX" : "none",
+           o->sync ? "yes" : "no");
+    if (o->hints_file) {
+        printf(" MPI-IO hints (%s):\n", o->hints_file);
+        pw_hints_print(info);
+    }
+    double per_rank = pw_bytes_per_rank_per_dataset(o, g_np);
+    if (per_rank > 2e9)
+        fprintf(stderr, "h5pwrite3dc: warning: each rank writes %.2f GB into each dataset (%lld images of %.1f MB), "
+                        "more than ~2 GB per process\n", per_rank / 1e9, o->nsets / (o->ndsets * g_np),
+                (double)o->g_n * o->g_n * 8 / 1e6);
+    fflush(stdout);
+}
+
+/* --verify: every pixel read back; 0, or 1 when one is wrong */
+static int verify_step(const pw_options *o, MPI_Info info, pw_times *t)
+{
+    double *buf = malloc((size_t)o->g_n * (size_t)o->g_n * sizeof *buf);
+    if (any_failed(!buf)) {
+        fprintf(stderr, "h5pwrite3dc: rank %d: no memory for --verify\n", g_rank);
+        abort_job();
+    }
+    verify_file(o, info, buf, t);
+    free(buf);
+    if (g_rank == 0) {
+        if (t->pixels_wrong)
+            printf(" verify: FAILED: %lld of %lld pixels wrong (first one above)\n", t->pixels_wrong,
+                   t->pixels_checked);
+        else
+            printf(" verify: ok, %lld pixels read back, each its writer's rank; elapsed time(verify): %.6f\n",
+                   t->pixels_checked, t->verify);
+    }
+    return t->pixels_wrong ? 1 : 0;
+}
+
+/* the raw MPI-IO and POSIX writes of the same bytes; 0, or 1 (reason printed; o->limits
+ * cleared so the JSON carries none) */
+static int limits_step(pw_options *o, MPI_Info info, const double *image, const pw_times *t, double mb,
+                       pw_limit *mpiio, pw_limit *posix, char *err, size_t len)
+{
+    int status = 0;
+    settle(o);
+    int failed = pw_limit_mpiio(o, g_comm, info, image, mpiio, err, len);
+    settle(o);
+    if (failed || pw_limit_posix(o, g_comm, image, posix, err, len)) {
+        fprintf(stderr, "h5pwrite3dc: limit: %s\n", err);
+        status = 1;
+        o->limits = 0;
+    } else if (g_rank == 0) {
+        printf(" limit mpiio (%s, shared file): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
+               o->independent ? "MPI_File_write_at" : "MPI_File_write_at_all", mpiio->seconds, mb / mpiio->seconds);
+        printf(" limit posix-fpp (pwrite, file per process): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
+               posix->seconds, mb / posix->seconds);
+        printf(" ratio rate(write)/mpiio: %.4f\n", mpiio->seconds / t->write);
+        printf(" ratio rate(write)/posix-fpp: %.4f\n", posix->seconds / t->write);
+    }
+    if (!o->keep_limits)
+        pw_limits_remove(o, g_rank);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0;
@@ -409,98 +541,25 @@ int main(int argc, char **argv)
 
     pw_options o;
     char err[4096];
-    int rc = pw_parse(argc, argv, &o, err, sizeof err);
-    /* a DSM client in an MPMD job: the servers wait for the clients, so the clients
-     * couple first (collective over MPI_COMM_WORLD) and then work on their own ranks */
-    const int dsm_job = pw_dsm_requested(argc, argv);
-    if (rc == 0 && pw_dsm_mpmd(o.driver, o.driver_config)) {
-        if (pw_dsm_clients(&g_comm, err, sizeof err) < 0) {
-            fprintf(stderr, "h5pwrite3dc: rank %d: %s\n", g_rank, err);
-            abort_job();
-        }
-        MPI_Comm_rank(g_comm, &g_rank);
-        MPI_Comm_size(g_comm, &g_np);
-    }
-    if (rc == 0)
-        rc = pw_check_ranks(&o, g_np, err, sizeof err);
-    if (rc) {
-        if (g_rank == 0)
-            fprintf(rc == 2 ? stdout : stderr, rc == 2 ? "%s" : "h5pwrite3dc: %s\n", err);
-        if (rc == 1 && dsm_job) /* the servers would wait for clients that never come */
-            abort_job();
+    int rc = prepare(argc, argv, provided, &o, err, sizeof err);
+    MPI_Info info = rc ? MPI_INFO_NULL : make_info(&o, err, sizeof err);
+    if (rc || info == MPI_INFO_NULL) {
         MPI_Finalize();
-        return rc == 2 ? 0 : 2;
-    }
-    /* a results file that cannot be written fails the run before it starts, not after */
-    if (any_failed(g_rank == 0 && o.json && pw_check_creatable(o.json, err, sizeof err) < 0)) {
-        if (g_rank == 0)
-            fprintf(stderr, "h5pwrite3dc: --json: %s\n", err);
-        if (dsm_job)
-            abort_job();
-        MPI_Finalize();
-        return 2;
-    }
-    if (check_resources(&o, err, sizeof err)) {
-        if (dsm_job)
-            abort_job();
-        MPI_Finalize();
-        return 2;
+        return rc < 0 ? 0 : 2;
     }
     g_quiet = o.quiet;
     g_file = o.file;
-    if (!strcmp(o.driver, "subfiling") && provided < MPI_THREAD_MULTIPLE) {
-        if (g_rank == 0)
-            fprintf(stderr, "h5pwrite3dc: --driver subfiling needs MPI_THREAD_MULTIPLE, this MPI gives level %d\n",
-                    provided);
-        MPI_Finalize();
-        return 2;
-    }
-
     char host[MPI_MAX_PROCESSOR_NAME];
     int hlen = 0;
     MPI_Get_processor_name(host, &hlen);
     if (!o.quiet)
         fprintf(stderr, "Process: %d, chckpoint: 1, hostname: %s\n", g_rank, host);
-
-    /* hints: the original's two, then the hints file */
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "romio_cb_write", o.romio_cb_write);
-    MPI_Info_set(info, "romio_ds_write", o.romio_ds_write);
-    if (o.hints_file && pw_hints_load(o.hints_file, info, err, sizeof err)) {
-        if (g_rank == 0)
-            fprintf(stderr, "h5pwrite3dc: %s\n", err);
-        MPI_Finalize();
-        return 2;
-    }
-
     char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
     int llen = 0;
     MPI_Get_library_version(mpi_library, &llen);
     mpi_library[strcspn(mpi_library, "\n")] = '\0';
-    if (g_rank == 0) {
-        unsigned maj, min, rel;
-        H5get_libversion(&maj, &min, &rel);
-        printf("mpi-ranks: %d\nmpi-library: %s\nhdf5-library: %u.%u.%u\n", g_np, mpi_library, maj, min, rel);
-        printf(" np: %d, nsets: %lld, ndsets: %lld, g_N: %lld, ch_N: %lld\n", g_np, o.nsets, o.ndsets, o.g_n, o.ch_n);
-        printf(" romio_cb_write: %s, romio_ds_write: %s, filling: %s\n", o.romio_cb_write, o.romio_ds_write,
-               pw_fill_name(o.fill));
-        printf(" driver: %s, transfer: %s, alignment: %llu (threshold %llu), latest format: %s, collective "
-               "metadata: %s\n", o.driver, o.independent ? "independent" : "collective", o.alignment,
-               o.alignment_threshold, o.latest_format ? "yes" : "no", o.coll_metadata ? "yes" : "no");
-        printf(" limits: %s, sync between phases: %s\n", o.limits ? "raw MPI-IO and POSIX" : "none",
-               o.sync ? "yes" : "no");
-        if (o.hints_file) {
-            printf(" MPI-IO hints (%s):\n", o.hints_file);
-            pw_hints_print(info);
-        }
-        double per_rank = pw_bytes_per_rank_per_dataset(&o, g_np);
-        if (per_rank > 2e9)
-            fprintf(stderr, "h5pwrite3dc: warning: each rank writes %.2f GB into each dataset (%lld images of %.1f MB), "
-                            "more than ~2 GB per process\n", per_rank / 1e9, o.nsets / (o.ndsets * g_np),
-                    (double)o.g_n * o.g_n * 8 / 1e6);
-        fflush(stdout);
-    }
+    if (g_rank == 0)
+        print_header(&o, info, mpi_library);
 
     /* one image, every pixel this rank's id (the original's local array; filled once
      * the file is open, so a refused file costs no memory) */
@@ -509,15 +568,10 @@ int main(int argc, char **argv)
     if (!image)
         fprintf(stderr, "h5pwrite3dc: rank %d: Unable to allocate local data array (%.1f MB)\n", g_rank,
                 npix * 8.0 / 1e6);
-    if (any_failed(!image)) {
-        free(image);
-        MPI_Finalize();
-        return 1;
-    }
-
     pw_times t = {0};
-    if (write_file(&o, info, image, &t)) {
+    if (any_failed(!image) || write_file(&o, info, image, &t)) {
         free(image);
+        MPI_Info_free(&info);
         MPI_Finalize();
         return 1;
     }
@@ -531,47 +585,11 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    int status = 0;
     settle(&o);
-    if (o.verify) {
-        double *buf = malloc(npix * sizeof *buf);
-        if (any_failed(!buf)) {
-            fprintf(stderr, "h5pwrite3dc: rank %d: no memory for --verify\n", g_rank);
-            abort_job();
-        }
-        verify_file(&o, info, buf, &t);
-        free(buf);
-        if (g_rank == 0) {
-            if (t.pixels_wrong)
-                printf(" verify: FAILED: %lld of %lld pixels wrong (first one above)\n", t.pixels_wrong,
-                       t.pixels_checked);
-            else
-                printf(" verify: ok, %lld pixels read back, each its writer's rank; elapsed time(verify): %.6f\n",
-                       t.pixels_checked, t.verify);
-        }
-        status = t.pixels_wrong ? 1 : 0;
-    }
-
+    int status = o.verify ? verify_step(&o, info, &t) : 0;
     pw_limit mpiio = {0}, posix = {0};
-    if (o.limits) {
-        settle(&o);
-        int failed = pw_limit_mpiio(&o, g_comm, info, image, &mpiio, err, sizeof err);
-        settle(&o);
-        if (failed || pw_limit_posix(&o, g_comm, image, &posix, err, sizeof err)) {
-            fprintf(stderr, "h5pwrite3dc: limit: %s\n", err);
-            status = 1;
-            o.limits = 0;
-        } else if (g_rank == 0) {
-            printf(" limit mpiio (%s, shared file): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
-                   o.independent ? "MPI_File_write_at" : "MPI_File_write_at_all", mpiio.seconds, mb / mpiio.seconds);
-            printf(" limit posix-fpp (pwrite, file per process): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
-                   posix.seconds, mb / posix.seconds);
-            printf(" ratio rate(write)/mpiio: %.4f\n", mpiio.seconds / t.write);
-            printf(" ratio rate(write)/posix-fpp: %.4f\n", posix.seconds / t.write);
-        }
-        if (!o.keep_limits)
-            pw_limits_remove(&o, g_rank);
-    }
+    if (o.limits)
+        status |= limits_step(&o, info, image, &t, mb, &mpiio, &posix, err, sizeof err);
     if (g_rank == 0 && o.json) {
         json_results r = {&o, mpi_library, &t, mb, &mpiio, &posix};
         if (pw_write_replacing(o.json, json_body, &r, err, sizeof err) < 0) {
@@ -581,7 +599,6 @@ int main(int argc, char **argv)
     }
     if (g_rank == 0)
         fflush(stdout);
-
     free(image);
     MPI_Info_free(&info);
     MPI_Finalize();
