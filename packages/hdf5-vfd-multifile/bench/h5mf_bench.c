@@ -42,6 +42,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <hdf5.h>
@@ -54,6 +55,8 @@
 #include <unistd.h>
 
 #define MAXREP 16
+#define MF_XSTR(x) #x
+#define MF_STR(x)  MF_XSTR(x)
 
 extern char   **environ;
 static int      rank, size, do_fsync, repeat = 3;
@@ -449,165 +452,171 @@ static void ratio(FILE *json, const char *what, const char *a, const char *b, in
     *first = 0;
 }
 
-int main(int argc, char **argv)
+typedef struct {
+    const char *target, *json;
+    uint64_t    counts[32], record_bytes;
+    int         ncounts;
+} args_t;
+
+/* a whole number in [lo, hi]; 0 or -1 */
+static int number(const char *text, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-    const char *json_path = NULL;
-    int         provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *target = NULL;
-    uint64_t    counts[32], record_bytes = 8;
-    int         ncounts = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--mib-per-rank") && i + 1 < argc)
-            per_rank = strtoull(argv[++i], NULL, 10) << 20;
-        else if (!strcmp(argv[i], "--block-kib") && i + 1 < argc)
-            block = strtoull(argv[++i], NULL, 10) << 10;
-        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
-            repeat = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--json") && i + 1 < argc)
-            json_path = argv[++i];
-        else if (!strcmp(argv[i], "--multifile-options") && i + 1 < argc)
-            mf_options = argv[++i];
-        else if (!strcmp(argv[i], "--fsync"))
-            do_fsync = 1;
-        else if (!strcmp(argv[i], "--records") && i + 1 < argc && ncounts == 0) {
-            for (char *tok = strtok(argv[++i], ","); tok && ncounts < 32; tok = strtok(NULL, ","))
-                if ((counts[ncounts++] = strtoull(tok, NULL, 10)) == 0)
-                    ncounts = 33; /* invalid: reported below */
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!*text || *text == '-' || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int usage(const char *prog, const char *why)
+{
+    if (rank == 0) {
+        if (why)
+            fprintf(stderr, "h5mf-bench: %s\n", why);
+        fprintf(stderr, "usage: mpiexec -n N %s DIR [--mib-per-rank M] [--block-kib K] [--repeat R] "
+                        "[--fsync] [--multifile-options OPTS] [--json FILE]\n"
+                        "       mpiexec -n N %s DIR --records N1,N2,... [--record-bytes B] [--json FILE]\n",
+                prog, prog);
+    }
+    return 2;
+}
+
+/* the command line into a and the globals; 0, or the exit status (the reason printed) */
+static int parse_args(int argc, char **argv, args_t *a)
+{
+    static const struct option opts[] = {
+        {"mib-per-rank", required_argument, 0, 'm'}, {"block-kib", required_argument, 0, 'b'},
+        {"repeat", required_argument, 0, 'r'},       {"json", required_argument, 0, 'j'},
+        {"multifile-options", required_argument, 0, 'o'}, {"fsync", no_argument, 0, 'f'},
+        {"records", required_argument, 0, 'n'},      {"record-bytes", required_argument, 0, 'B'},
+        {0, 0, 0, 0}};
+    uint64_t v;
+    int      c;
+    memset(a, 0, sizeof *a);
+    a->record_bytes = 8;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (number(optarg, 1, 1u << 20, &v) < 0)
+                return usage(argv[0], "--mib-per-rank takes 1 to 1048576");
+            per_rank = v << 20;
+            break;
+        case 'b':
+            if (number(optarg, 1, 1u << 20, &v) < 0)
+                return usage(argv[0], "--block-kib takes 1 to 1048576");
+            block = v << 10;
+            break;
+        case 'r':
+            if (number(optarg, 1, MAXREP, &v) < 0)
+                return usage(argv[0], "--repeat takes 1 to " MF_STR(MAXREP));
+            repeat = (int)v;
+            break;
+        case 'j': a->json = optarg; break;
+        case 'o': mf_options = optarg; break;
+        case 'f': do_fsync = 1; break;
+        case 'n':
+            for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
+                if (a->ncounts == 32 || number(tok, 1, UINT64_MAX >> 8, &a->counts[a->ncounts++]) < 0)
+                    return usage(argv[0], "--records takes up to 32 positive counts");
+            break;
+        case 'B':
+            if (number(optarg, 1, 1u << 20, &a->record_bytes) < 0)
+                return usage(argv[0], "--record-bytes takes 1 to 1048576");
+            break;
+        default: return usage(argv[0], "unknown option or missing value");
         }
-        else if (!strcmp(argv[i], "--record-bytes") && i + 1 < argc)
-            record_bytes = strtoull(argv[++i], NULL, 10);
-        else if (!target && argv[i][0] != '-')
-            target = argv[i];
-        else {
-            if (rank == 0)
-                fprintf(stderr, "usage: mpiexec -n N %s DIR [--mib-per-rank M] [--block-kib K] [--repeat R] "
-                                "[--fsync] [--multifile-options OPTS] [--json FILE]\n"
-                                "       mpiexec -n N %s DIR --records N1,N2,... [--record-bytes B] [--json FILE]\n",
-                        argv[0], argv[0]);
-            MPI_Finalize();
-            return 2;
-        }
     }
-    if (!target || block == 0 || per_rank == 0 || per_rank % block || repeat < 1 || repeat > MAXREP ||
-        block > (1u << 30)) {
-        if (rank == 0)
-            fprintf(stderr, "h5mf-bench: need DIR, a block size dividing the bytes per rank, 1 <= repeat <= %d\n",
-                    MAXREP);
-        MPI_Finalize();
-        return 2;
-    }
-    if (ncounts > 32 || record_bytes == 0 || record_bytes > (1u << 20)) {
-        if (rank == 0)
-            fprintf(stderr, "h5mf-bench: --records takes up to 32 positive counts, --record-bytes 1 to 1048576\n");
-        MPI_Finalize();
-        return 2;
-    }
-    snprintf(dir, sizeof dir, "%s", target);
+    if (optind != argc - 1)
+        return usage(argv[0], optind < argc ? "one DIR only" : "DIR is missing");
+    a->target = argv[optind];
+    if (per_rank % block)
+        return usage(argv[0], "the block size must divide the bytes per rank");
+    snprintf(dir, sizeof dir, "%s", a->target);
     struct stat st;
     if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
         if (rank == 0)
             fprintf(stderr, "h5mf-bench: %s: not a directory\n", dir);
-        MPI_Finalize();
         return 1;
     }
-    if (ncounts > 0) {
-        FILE *json = rank == 0 && json_path ? create_json(json_path) : NULL;
-        if (rank == 0 && json_path && !json)
-            die(json_path);
-        mf_scale_run(dir, counts, ncounts, record_bytes, json);
-        if (json)
-            fclose(json);
-        MPI_Finalize();
-        return 0;
-    }
-    buf = malloc(block);
-    if (!buf)
-        die("malloc");
-    for (uint64_t i = 0; i < block; i++)
-        buf[i] = (char)(rank + i);
-    int subfiling = provided == MPI_THREAD_MULTIPLE;
-    if (rank == 0)
-        printf("h5mf-bench: %d ranks x %llu MiB in %llu KiB blocks, %d repetitions, %s, in %s\n", size,
-               (unsigned long long)(per_rank >> 20), (unsigned long long)(block >> 10), repeat,
-               do_fsync ? "fsync at close" : "no fsync (page cache counts)", dir);
-    if (rank == 0) { /* for harnesses: which MPI ran, on how many ranks */
-        char version[MPI_MAX_LIBRARY_VERSION_STRING];
-        int  len;
-        MPI_Get_library_version(version, &len);
-        version[strcspn(version, "\n")] = '\0';
-        printf("mpi-ranks: %d\nmpi-library: %s\n", size, version);
-    }
+    return 0;
+}
 
-    for (int rep = 0; rep < repeat; rep++) {
-        posix_fpp();
-        mpiio(1);
-        mpiio(0);
-        hdf5_write("hdf5-mpio", "mpio", "mpio.h5");
-        if (subfiling)
-            hdf5_write("hdf5-subfiling", "subfiling", "subfiling.h5");
-        /* plugin and linked back to back, in alternating order (the first run registers
-         * the driver through the plugin loader) */
-        if (rep % 2)
-            hdf5_write("hdf5-multifile", "multifile", "mf.h5");
-        hdf5_write("hdf5-multifile-plugin", "multifile-plugin", "mf-plugin.h5");
-        if (rep % 2 == 0)
-            hdf5_write("hdf5-multifile", "multifile", "mf.h5");
-        merge(0);
-        copy(0);
-        cp_files();
-        merge(1);
-        copy(1);
-        hdf5_read("read-merged", "merged.h5", NULL);
-        hdf5_read("read-inplace", "mf.h5", "read=inplace");
-        if (rank == 0) {
-            char p[PATH_MAX];
-            path(p, ".");
-            rm("mpio.h5");
-            rm("mf-plugin.h5"); /* removed with the others, so neither of the pair follows a removal */
-            rm("merged.h5");
-            rm("mf.h5");
-            if (subfiling) { /* subfiling's config and subfiles */
-                char cmd[PATH_MAX + 64];
-                snprintf(cmd, sizeof cmd, "rm -f '%s'/subfiling.h5*", dir);
-                if (system(cmd) != 0)
-                    fprintf(stderr, "h5mf-bench: could not remove the subfiling files\n");
-            }
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
-    }
-
-    FILE *json = NULL;
+/* one run of every kernel, then the files removed */
+static void one_run(int rep, int subfiling)
+{
+    posix_fpp();
+    mpiio(1);
+    mpiio(0);
+    hdf5_write("hdf5-mpio", "mpio", "mpio.h5");
+    if (subfiling)
+        hdf5_write("hdf5-subfiling", "subfiling", "subfiling.h5");
+    /* plugin and linked back to back, in alternating order (the first run registers
+     * the driver through the plugin loader) */
+    if (rep % 2)
+        hdf5_write("hdf5-multifile", "multifile", "mf.h5");
+    hdf5_write("hdf5-multifile-plugin", "multifile-plugin", "mf-plugin.h5");
+    if (rep % 2 == 0)
+        hdf5_write("hdf5-multifile", "multifile", "mf.h5");
+    merge(0);
+    copy(0);
+    cp_files();
+    merge(1);
+    copy(1);
+    hdf5_read("read-merged", "merged.h5", NULL);
+    hdf5_read("read-inplace", "mf.h5", "read=inplace");
     if (rank == 0) {
-        printf("\n%-16s %12s %12s %12s   (MiB/s over %d runs)\n", "kernel", "median", "min", "max", repeat);
-        for (int i = 0; i < nresults; i++) {
-            double lo = results[i].mibs[0], hi = lo;
-            for (int k = 1; k < results[i].n; k++) {
-                lo = results[i].mibs[k] < lo ? results[i].mibs[k] : lo;
-                hi = results[i].mibs[k] > hi ? results[i].mibs[k] : hi;
-            }
-            printf("%-16s %12.1f %12.1f %12.1f\n", results[i].name, median(results[i].name), lo, hi);
-        }
-        printf("\n");
-        if (json_path && !(json = create_json(json_path)))
-            die(json_path);
-        if (json) {
-            fprintf(json, "{\n  \"ranks\": %d, \"mib_per_rank\": %llu, \"block_kib\": %llu, \"repeat\": %d, "
-                          "\"fsync\": %s,\n  \"kernels\": {",
-                    size, (unsigned long long)(per_rank >> 20), (unsigned long long)(block >> 10), repeat,
-                    do_fsync ? "true" : "false");
-            for (int i = 0; i < nresults; i++) {
-                fprintf(json, "%s\n    \"%s\": {\"median_mib_s\": %.2f, \"runs_mib_s\": [", i ? "," : "",
-                        results[i].name, median(results[i].name));
-                for (int k = 0; k < results[i].n; k++)
-                    fprintf(json, "%s%.2f", k ? ", " : "", results[i].mibs[k]);
-                fprintf(json, "]}");
-            }
-            fprintf(json, "\n  },\n  \"ratios\": {");
+        rm("mpio.h5");
+        rm("mf-plugin.h5"); /* removed with the others, so neither of the pair follows a removal */
+        rm("merged.h5");
+        rm("mf.h5");
+        if (subfiling) { /* subfiling's config and subfiles */
+            char cmd[PATH_MAX + 64];
+            snprintf(cmd, sizeof cmd, "rm -f '%s'/subfiling.h5*", dir);
+            if (system(cmd) != 0)
+                fprintf(stderr, "h5mf-bench: could not remove the subfiling files\n");
         }
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* rank 0: the table of kernels, and the JSON opened with its kernels (NULL without --json) */
+static FILE *report_kernels(const char *json_path)
+{
+    printf("\n%-16s %12s %12s %12s   (MiB/s over %d runs)\n", "kernel", "median", "min", "max", repeat);
+    for (int i = 0; i < nresults; i++) {
+        double lo = results[i].mibs[0], hi = lo;
+        for (int k = 1; k < results[i].n; k++) {
+            lo = results[i].mibs[k] < lo ? results[i].mibs[k] : lo;
+            hi = results[i].mibs[k] > hi ? results[i].mibs[k] : hi;
+        }
+        printf("%-16s %12.1f %12.1f %12.1f\n", results[i].name, median(results[i].name), lo, hi);
+    }
+    printf("\n");
+    FILE *json = NULL;
+    if (json_path && !(json = create_json(json_path)))
+        die(json_path);
+    if (json) {
+        fprintf(json, "{\n  \"ranks\": %d, \"mib_per_rank\": %llu, \"block_kib\": %llu, \"repeat\": %d, "
+                      "\"fsync\": %s,\n  \"kernels\": {",
+                size, (unsigned long long)(per_rank >> 20), (unsigned long long)(block >> 10), repeat,
+                do_fsync ? "true" : "false");
+        for (int i = 0; i < nresults; i++) {
+            fprintf(json, "%s\n    \"%s\": {\"median_mib_s\": %.2f, \"runs_mib_s\": [", i ? "," : "",
+                    results[i].name, median(results[i].name));
+            for (int k = 0; k < results[i].n; k++)
+                fprintf(json, "%s%.2f", k ? ", " : "", results[i].mibs[k]);
+            fprintf(json, "]}");
+        }
+        fprintf(json, "\n  },\n  \"ratios\": {");
+    }
+    return json;
+}
+
+static void report_ratios(FILE *json, int subfiling)
+{
     int first = 1;
     ratio(json, "multifile/posix-fpp (write limit)", "hdf5-multifile", "posix-fpp", &first);
     ratio(json, "multifile/mpiio-coll", "hdf5-multifile", "mpiio-coll", &first);
@@ -626,6 +635,48 @@ int main(int argc, char **argv)
         fprintf(json, "\n  }\n}\n");
         fclose(json);
     }
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    args_t a;
+    int    rc = parse_args(argc, argv, &a);
+    if (rc) {
+        MPI_Finalize();
+        return rc;
+    }
+    if (a.ncounts > 0) { /* the index curve (mf_scale.c) */
+        FILE *json = rank == 0 && a.json ? create_json(a.json) : NULL;
+        if (rank == 0 && a.json && !json)
+            die(a.json);
+        mf_scale_run(dir, a.counts, a.ncounts, a.record_bytes, json);
+        if (json)
+            fclose(json);
+        MPI_Finalize();
+        return 0;
+    }
+    if (!(buf = malloc(block)))
+        die("malloc");
+    for (uint64_t i = 0; i < block; i++)
+        buf[i] = (char)(rank + i);
+    int subfiling = provided == MPI_THREAD_MULTIPLE;
+    if (rank == 0) { /* for harnesses: which MPI ran, on how many ranks */
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int  len;
+        MPI_Get_library_version(version, &len);
+        version[strcspn(version, "\n")] = '\0';
+        printf("h5mf-bench: %d ranks x %llu MiB in %llu KiB blocks, %d repetitions, %s, in %s\n", size,
+               (unsigned long long)(per_rank >> 20), (unsigned long long)(block >> 10), repeat,
+               do_fsync ? "fsync at close" : "no fsync (page cache counts)", dir);
+        printf("mpi-ranks: %d\nmpi-library: %s\n", size, version);
+    }
+    for (int rep = 0; rep < repeat; rep++)
+        one_run(rep, subfiling);
+    report_ratios(rank == 0 ? report_kernels(a.json) : NULL, subfiling);
     free(buf);
     MPI_Finalize();
     return 0;
