@@ -17,4 +17,11 @@ missing = [k for k in need if not r.get(k)]
 sys.exit(f"missing ratios: {missing}" if missing else 0)
 PY
 [[ $(cat "$d/victim") == precious ]] || { echo "FAIL: a planted link was written through"; exit 1; }
-echo "bench_smoke: ok (every ratio reported, planted links not followed)"
+# bad arguments: the reason and exit 2, nothing run
+for bad in "--repeat abc:--repeat takes 1 to 16" "--mib-per-rank -5:--mib-per-rank takes" \
+    "--records 1,0:--records takes" "--bogus:unknown option"; do
+    args=${bad%%:*} want=${bad#*:}
+    out=$("$mpiexec" -n 1 "$bench" "$d" $args 2>&1); rc=$?
+    [[ $rc == 2 && $out == *"$want"* ]] || { echo "FAIL: h5mf-bench $args: exit $rc, $out"; exit 1; }
+done
+echo "bench_smoke: ok (every ratio reported, planted links not followed, bad arguments refused)"
