@@ -741,23 +741,14 @@ static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
 
 /* ---------------------------------------------------------------- open / close */
 
-static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
+/* a new file structure: its communicator and options from the fapl; NULL (error pushed) */
+static H5FD_multifile_t *new_file(const char *name, hid_t fapl_id)
 {
-    H5FD_multifile_t *f = NULL;
+    H5FD_multifile_t *f;
     mf_err_t          err;
     char              config[1024];
     ssize_t           config_len;
-    int               ok = 1;
-
     memset(err, 0, sizeof err);
-    if (!name || !*name || maxaddr == 0 || maxaddr > MF_MAXADDR) {
-        MF_ERROR("invalid file name or maximum address");
-        return NULL;
-    }
-    if (ensure_mpi() < 0) {
-        MF_ERROR("%s: cannot initialise MPI", name);
-        return NULL;
-    }
     if (!(f = calloc(1, sizeof *f))) {
         MF_ERROR("%s: out of memory", name);
         return NULL;
@@ -785,70 +776,95 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         free_file(f);
         return NULL;
     }
+    return f;
+}
 
-    /* open already in this process, on every rank: a stand-in (see MODE_ALIAS) */
+/* open already in this process, on every rank: f becomes a stand-in (see MODE_ALIAS); 1 if so */
+static int open_alias(H5FD_multifile_t *f, const char *name)
+{
     struct stat       st;
     H5FD_multifile_t *same = stat(name, &st) == 0 ? find_open(st.st_dev, st.st_ino) : NULL;
     int               here = same != NULL, everywhere = 0;
     MPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, f->comm);
-    if (everywhere) {
-        f->mode = MODE_ALIAS;
-        f->dev  = same->dev;
-        f->ino  = same->ino;
-        f->eoa  = same->eoa;
-        f->eof  = same->eof;
-        return (H5FD_t *)f;
-    }
+    if (!everywhere)
+        return 0;
+    f->mode = MODE_ALIAS;
+    f->dev  = same->dev;
+    f->ino  = same->ino;
+    f->eoa  = same->eoa;
+    f->eof  = same->eof;
+    return 1;
+}
 
-    if (flags & H5F_ACC_CREAT) {
-        f->mode = MODE_WRITE;
-        if (f->rank == 0)
-            ok = create_dir(name, flags, f->size, err) == 0;
-        if (mf_agree(f->comm, ok, err) == 0) {
-            ok = open_rank_files(f, err) == 0;
-            if (mf_agree(f->comm, ok, err) == 0) {
-                ok = alloc_tails(f, err) == 0;
-                if (ok && mf_clock_sync(&f->clock, f->comm) != MPI_SUCCESS) {
-                    snprintf(err, MF_ERRMSG_SIZE, "%s: cannot set up the ranks' common clock", name);
-                    ok = 0;
-                }
-                ok = mf_agree(f->comm, ok && set_identity(f, err) == 0, err) == 0;
-            }
-            else
-                ok = 0;
-        }
+/* H5F_ACC_CREAT: the directory (rank 0), every rank's files, the tails, the common clock */
+static int open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
+{
+    int ok = 1;
+    f->mode = MODE_WRITE;
+    if (f->rank == 0)
+        ok = create_dir(name, flags, f->size, err) == 0;
+    if (mf_agree(f->comm, ok, err) != 0 || mf_agree(f->comm, open_rank_files(f, err) == 0, err) != 0)
+        return -1;
+    ok = alloc_tails(f, err) == 0;
+    if (ok && mf_clock_sync(&f->clock, f->comm) != MPI_SUCCESS) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot set up the ranks' common clock", name);
+        ok = 0;
+    }
+    return mf_agree(f->comm, ok && set_identity(f, err) == 0, err) == 0 ? 0 : -1;
+}
+
+/* an existing NAME: a multifile directory (continued, read in place, or reconstructed
+ * and then read) or an ordinary file */
+static int open_existing(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
+{
+    /* rank 0 decides what NAME is, for all: a rank looking later could find the
+     * directory already replaced by its reconstruction */
+    struct stat st;
+    int         rdwr = (flags & H5F_ACC_RDWR) != 0;
+    int         kind = 0; /* 0 unusable, 1 a file, 2 a multifile directory */
+    if (f->rank == 0) {
+        if (mf_is_multifile(name))
+            kind = 2;
+        else if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
+            kind = 1;
         else
-            ok = 0;
+            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", name,
+                     stat(name, &st) != 0 ? strerror(errno) : "neither a multifile directory nor a file");
     }
-    else {
-        /* rank 0 decides what NAME is, for all: a rank looking later could find the
-         * directory already replaced by its reconstruction */
-        int rdwr = (flags & H5F_ACC_RDWR) != 0;
-        int kind = 0; /* 0 unusable, 1 a file, 2 a multifile directory */
-        if (f->rank == 0) {
-            if (mf_is_multifile(name))
-                kind = 2;
-            else if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
-                kind = 1;
-            else
-                snprintf(err, MF_ERRMSG_SIZE, "%s: %s", name,
-                         stat(name, &st) != 0 ? strerror(errno) : "neither a multifile directory nor a file");
-        }
-        MPI_Bcast(&kind, 1, MPI_INT, 0, f->comm);
-        if (kind == 0) {
-            MPI_Bcast(err, MF_ERRMSG_SIZE, MPI_CHAR, 0, f->comm);
-            ok = 0;
-        }
-        else if (kind == 2 && rdwr)
-            ok = open_append(f, err) == 0;
-        else if (kind == 2 && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
-            ok = mf_agree(f->comm, open_inplace(f, err) == 0 && set_identity(f, err) == 0, err) == 0;
-        else {
-            if (kind == 2)
-                ok = merge_dir(f, f->opt.read_mode == H5FD_MULTIFILE_READ_PARALLEL_MERGE, err) == 0;
-            ok = ok && mf_agree(f->comm, open_plain(f, rdwr, err) == 0, err) == 0;
-        }
+    MPI_Bcast(&kind, 1, MPI_INT, 0, f->comm);
+    if (kind == 0) {
+        MPI_Bcast(err, MF_ERRMSG_SIZE, MPI_CHAR, 0, f->comm);
+        return -1;
     }
+    if (kind == 2 && rdwr)
+        return open_append(f, err) == 0 ? 0 : -1;
+    if (kind == 2 && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
+        return mf_agree(f->comm, open_inplace(f, err) == 0 && set_identity(f, err) == 0, err) == 0 ? 0 : -1;
+    int ok = 1;
+    if (kind == 2)
+        ok = merge_dir(f, f->opt.read_mode == H5FD_MULTIFILE_READ_PARALLEL_MERGE, err) == 0;
+    ok = ok && mf_agree(f->comm, open_plain(f, rdwr, err) == 0, err) == 0;
+    return ok ? 0 : -1;
+}
+
+static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
+{
+    H5FD_multifile_t *f;
+    mf_err_t          err;
+    memset(err, 0, sizeof err);
+    if (!name || !*name || maxaddr == 0 || maxaddr > MF_MAXADDR) {
+        MF_ERROR("invalid file name or maximum address");
+        return NULL;
+    }
+    if (ensure_mpi() < 0) {
+        MF_ERROR("%s: cannot initialise MPI", name);
+        return NULL;
+    }
+    if (!(f = new_file(name, fapl_id)))
+        return NULL;
+    if (open_alias(f, name))
+        return (H5FD_t *)f;
+    int ok = ((flags & H5F_ACC_CREAT) ? open_create(f, name, flags, err) : open_existing(f, name, flags, err)) == 0;
     if (ok && register_open(f) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", name);
         ok = 0;

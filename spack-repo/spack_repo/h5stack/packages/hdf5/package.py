@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "58babe543c7ab530ca6998ae39a5baff3ba9df30a7ae18a39d6f17cf9d9cbeff",
-    "2": "cf5787660499a49bdda1db778dd61fac5d38dea3028a451083ba9e1a1cc61595",
+    "1.14": "91a8fcf9a351e470f8d1aaf50d30db9135b1c2a2566d66bc28009ac1fd3af653",
+    "2": "6fcbd507047f8e48e7ced875883bb5f4fd93522f50151a7f5fc79e39d30abe9f",
 }
 
 
