@@ -419,11 +419,98 @@ static H5FD_t *open_host(H5FD_dsm_t *f, unsigned flags)
     return (H5FD_t *)f;
 }
 
+/* the client's options and communicator from the fapl; 0, or -1 with err */
+static int client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t len)
+{
+    char config[DSM_CONFIG_SZ];
+    get_options(fapl_id, o);
+    ssize_t config_len = -1;
+    H5E_BEGIN_TRY { config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config); }
+    H5E_END_TRY
+    if (config_len > 0 && options_parse(o, config, err, len) < 0) {
+        char why[DSM_ERR_SIZE];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, len, "driver configuration '%s': %s", config, why);
+        return -1;
+    }
+    herr_t   got  = -1;
+    MPI_Info info = MPI_INFO_NULL;
+    H5E_BEGIN_TRY { got = H5Pget_mpi_params(fapl_id, &f->comm, &info); }
+    H5E_END_TRY
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (got < 0 || f->comm == MPI_COMM_NULL) /* HDF5_DRIVER=dsm in an unmodified program */
+        MPI_Comm_dup(client_linked_g ? client_link_g.local : MPI_COMM_WORLD, &f->comm);
+    MPI_Comm_rank(f->comm, &f->rank);
+    MPI_Comm_size(f->comm, &f->size);
+    return 0;
+}
+
+/* the connection to the servers (made once per process, at the first open) and its
+ * preconditions for this file; collective; 0, or -1 with err (the same on every rank) */
+static int client_link(H5FD_dsm_t *f, const dsm_options_t *o, char *err, size_t len)
+{
+    int ok = 1;
+    if (!client_linked_g) {
+        if (!*o->contact) {
+            snprintf(err, len,
+                     "no DSM to connect to: give contact=<file> (written by h5dsm-server) in the driver's "
+                     "configuration (HDF5_DRIVER_CONFIG), or call H5FD_dsm_mpmd_clients() in an MPMD job");
+            ok = 0;
+        }
+        if (dsm_agree(f->comm, ok, err, len) < 0)
+            return -1;
+        if (dsm_link_connect(&client_link_g, f->comm, o->contact, o->timeout, err, len) < 0) {
+            char why[DSM_ERR_SIZE];
+            snprintf(why, sizeof why, "%s", err);
+            snprintf(err, len, "cannot join the DSM servers: %s", why);
+            return -1;
+        }
+        remember_link();
+    }
+    f->link          = &client_link_g;
+    f->link->timeout = o->timeout;
+    int same = 0;
+    MPI_Comm_compare(f->comm, f->link->local, &same);
+    if (same != MPI_CONGRUENT && same != MPI_IDENT)
+        ok = 0, snprintf(err, len, "every client rank of the DSM must open the file, in the same order");
+    else if (file_open_g)
+        ok = 0, snprintf(err, len, "the DSM holds one file at a time: close the open one first");
+    return dsm_agree(f->comm, ok, err, len);
+}
+
+/* ask server 0 for the file; every client gets its answer; 0, or -1 with err */
+static int client_ask_open(H5FD_dsm_t *f, const char *name, unsigned flags, char *err, size_t len)
+{
+    int       ok  = 1;
+    dsm_msg_t msg = {.type = DSM_MSG_OPEN};
+    msg.mode      = (flags & (H5F_ACC_CREAT | H5F_ACC_TRUNC)) ? DSM_OPEN_CREATE
+                    : (flags & H5F_ACC_RDWR)                 ? DSM_OPEN_RDWR
+                                                              : DSM_OPEN_RDONLY;
+    snprintf(msg.name, sizeof msg.name, "%s", name);
+    dsm_msg_t ask = msg;
+    if (f->link->rank == 0)
+        ok = dsm_link_ask(f->link, &ask, &msg, err, len) == 0;
+    if (dsm_agree(f->link->local, ok, err, len) < 0)
+        return -1;
+    MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, f->link->local);
+    if (msg.type != DSM_MSG_GRANT) {
+        snprintf(err, len, "the DSM servers refused to open it: %s", msg.name);
+        return -1;
+    }
+    f->mode     = MODE_CLIENT;
+    f->writable = (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) != 0;
+    f->eof      = msg.size;
+    f->step     = msg.step;
+    file_open_g = 1;
+    return 0;
+}
+
 static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
 {
     H5FD_dsm_t   *f = NULL;
     dsm_options_t o;
-    char          err[DSM_ERR_SIZE] = "", config[DSM_CONFIG_SZ];
+    char          err[DSM_ERR_SIZE] = "";
     int           initialized       = 0;
 
     if (!name || !*name || strlen(name) >= DSM_NAME_MAX || maxaddr == 0) {
@@ -449,87 +536,12 @@ static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t
     MPI_Info_create(&f->info); /* HDF5 takes a null info for an error (H5Fget_access_plist) */
     if (host_link_g)
         return open_host(f, flags);
-
-    get_options(fapl_id, &o);
-    ssize_t config_len = -1;
-    H5E_BEGIN_TRY { config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config); }
-    H5E_END_TRY
-    if (config_len > 0 && options_parse(&o, config, err, sizeof err) < 0) {
-        DSM_ERROR("%s: driver configuration '%s': %s", name, config, err);
-        free_file(f);
-        return NULL;
-    }
-    herr_t got = -1;
-    MPI_Info info = MPI_INFO_NULL;
-    H5E_BEGIN_TRY { got = H5Pget_mpi_params(fapl_id, &f->comm, &info); }
-    H5E_END_TRY
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
-    if (got < 0 || f->comm == MPI_COMM_NULL) /* HDF5_DRIVER=dsm in an unmodified program */
-        MPI_Comm_dup(client_linked_g ? client_link_g.local : MPI_COMM_WORLD, &f->comm);
-    MPI_Comm_rank(f->comm, &f->rank);
-    MPI_Comm_size(f->comm, &f->size);
-
-    /* the connection: made once per process, at the first open */
-    int ok = 1;
-    if (!client_linked_g) {
-        if (!*o.contact) {
-            snprintf(err, sizeof err,
-                     "no DSM to connect to: give contact=<file> (written by h5dsm-server) in the driver's "
-                     "configuration (HDF5_DRIVER_CONFIG), or call H5FD_dsm_mpmd_clients() in an MPMD job");
-            ok = 0;
-        }
-        if (dsm_agree(f->comm, ok, err, sizeof err) < 0) {
-            DSM_ERROR("%s: %s", name, err);
-            free_file(f);
-            return NULL;
-        }
-        if (dsm_link_connect(&client_link_g, f->comm, o.contact, o.timeout, err, sizeof err) < 0) {
-            DSM_ERROR("%s: cannot join the DSM servers: %s", name, err);
-            free_file(f);
-            return NULL;
-        }
-        remember_link();
-    }
-    f->link          = &client_link_g;
-    f->link->timeout = o.timeout;
-    int same = 0;
-    MPI_Comm_compare(f->comm, f->link->local, &same);
-    if (same != MPI_CONGRUENT && same != MPI_IDENT)
-        ok = 0, snprintf(err, sizeof err, "every client rank of the DSM must open the file, in the same order");
-    else if (file_open_g)
-        ok = 0, snprintf(err, sizeof err, "the DSM holds one file at a time: close the open one first");
-    if (dsm_agree(f->comm, ok, err, sizeof err) < 0) {
+    if (client_setup(f, fapl_id, &o, err, sizeof err) < 0 || client_link(f, &o, err, sizeof err) < 0 ||
+        client_ask_open(f, name, flags, err, sizeof err) < 0) {
         DSM_ERROR("%s: %s", name, err);
         free_file(f);
         return NULL;
     }
-
-    /* ask server 0 for the file; every client gets its answer */
-    dsm_msg_t msg = {.type = DSM_MSG_OPEN};
-    msg.mode      = (flags & (H5F_ACC_CREAT | H5F_ACC_TRUNC)) ? DSM_OPEN_CREATE
-                    : (flags & H5F_ACC_RDWR)                 ? DSM_OPEN_RDWR
-                                                              : DSM_OPEN_RDONLY;
-    snprintf(msg.name, sizeof msg.name, "%s", name);
-    dsm_msg_t ask = msg;
-    if (f->link->rank == 0)
-        ok = dsm_link_ask(f->link, &ask, &msg, err, sizeof err) == 0;
-    if (dsm_agree(f->link->local, ok, err, sizeof err) < 0) {
-        DSM_ERROR("%s: %s", name, err);
-        free_file(f);
-        return NULL;
-    }
-    MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, f->link->local);
-    if (msg.type != DSM_MSG_GRANT) {
-        DSM_ERROR("%s: the DSM servers refused to open it: %s", name, msg.name);
-        free_file(f);
-        return NULL;
-    }
-    f->mode     = MODE_CLIENT;
-    f->writable = (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) != 0;
-    f->eof      = msg.size;
-    f->step     = msg.step;
-    file_open_g = 1;
     return (H5FD_t *)f;
 }
 
