@@ -23,7 +23,7 @@ import re
 import shutil
 import tempfile
 
-from . import paths
+from . import generated, paths
 from .ui import StepError, info
 
 PACKAGE = os.path.join(paths.PACKAGES_DIR, "hdf5-vfd-multifile")
@@ -139,21 +139,9 @@ def recipe_with_checksums(text, checksums):
 
 def _copy_for_spack(patch, check):
     """The recipe's own copy of a patch (a real file, so spack-repo/ works copied on its
-    own): written, or with check the copy's path if it differs ([] when current)."""
-    copy = os.path.join(os.path.dirname(RECIPE), os.path.basename(patch))
+    own): refreshed, or checked."""
     with open(patch) as f:
-        text = f.read()
-    current = None if os.path.islink(copy) or not os.path.exists(copy) else open(copy).read()
-    if current == text:
-        return []
-    if check:
-        return [copy]
-    if os.path.lexists(copy):
-        os.remove(copy)
-    with open(copy, "w") as f:
-        f.write(text)
-    info(f"{copy}: written")
-    return []
+        return generated.refresh(os.path.join(os.path.dirname(RECIPE), os.path.basename(patch)), f.read(), check)
 
 
 def run(args):
@@ -164,17 +152,7 @@ def run(args):
     with tempfile.TemporaryDirectory() as work:
         for series in stacks.series:
             text = render(pristine(stacks, series, work), series)
-            target = os.path.join(paths.PATCHES_DIR, patch_name(series))
-            current = open(target).read() if os.path.exists(target) else None
-            if current == text:
-                info(f"{target}: up to date")
-            elif args.check:
-                stale.append(target)
-            else:
-                os.makedirs(paths.PATCHES_DIR, exist_ok=True)
-                with open(target, "w") as f:
-                    f.write(text)
-                info(f"{target}: written ({len(text.splitlines())} lines)")
+            stale += generated.refresh(os.path.join(paths.PATCHES_DIR, patch_name(series)), text, args.check)
             shutil.rmtree(os.path.join(work, series), ignore_errors=True)
     checksums = {}
     for series in stacks.series:

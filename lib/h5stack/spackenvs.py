@@ -9,9 +9,9 @@ The files are generated, never edited; `--check` fails when a committed one is s
 
 import os
 
-from . import paths
+from . import generated, paths
 from .stacks import load_config
-from .ui import StepError, info
+from .ui import StepError
 
 ENVIRONMENTS = os.path.join(paths.ROOT, "environments")
 RECIPES = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages")
@@ -99,17 +99,7 @@ def render(config=None):
 def run(args):
     stale = []
     for name, text in render().items():
-        target = os.path.join(ENVIRONMENTS, name, "spack.yaml")
-        current = open(target).read() if os.path.exists(target) else None
-        if current == text:
-            info(f"{target}: up to date")
-        elif args.check:
-            stale.append(target)
-        else:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "w") as f:
-                f.write(text)
-            info(f"{target}: written")
+        stale += generated.refresh(os.path.join(ENVIRONMENTS, name, "spack.yaml"), text, args.check)
     extra = sorted(set(os.listdir(ENVIRONMENTS)) - set(render()))
     if extra:
         raise StepError(f"environments/ holds {', '.join(extra)}, which stacks.yaml does not describe: remove them")
