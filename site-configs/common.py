@@ -13,8 +13,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reframe-tests", "lib"))  # h5checks.fskinds
+# appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
+sys.path.append(os.path.join(os.path.dirname(HERE), "lib"))
+sys.path.append(os.path.join(os.path.dirname(HERE), "reframe-tests", "lib"))  # h5checks.fskinds
 # the names a system's reframe.py uses (common.X), each defined once where it belongs
 from h5checks.fskinds import FS_FEATURES, KIND_OF_TYPE, fs_kind, size_bytes  # noqa: E402,F401
 

@@ -21,7 +21,8 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+# appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
+sys.path.append(HERE)
 import common  # noqa: E402
 import schema  # noqa: E402
 from common import SiteConfigError  # noqa: E402

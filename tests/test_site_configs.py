@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -41,6 +42,26 @@ def test_every_site_config_loads(loader, system):
     for part in config["systems"][0]["partitions"]:
         if part["scheduler"] != "local" or system in ("generic", "slurm-local"):
             assert part["extras"]["filesystems"], f"{system}:{part['name']} has no file system"
+
+
+CONFIG_FILES = [os.path.join(SITE_CONFIGS, "config.py")] + sorted(
+    glob.glob(os.path.join(ROOT, "tests", "data", "*.py"))
+)
+CHECK_FILES = sorted(glob.glob(os.path.join(ROOT, "reframe-tests", "*", "*.py")))
+
+
+@pytest.mark.parametrize("path", CONFIG_FILES + CHECK_FILES, ids=lambda p: os.path.relpath(p, ROOT))
+def test_loading_a_file_under_reframe_keeps_the_python_path(path):
+    """ReFrame loads configurations and checks with its own sys.path entry appended and
+    removes it by position afterwards: a file that inserts at the front makes it remove
+    another one (Python's standard library, then `import xml` fails in ReFrame)."""
+    code = (
+        "import sys, reframe.utility as u; before = list(sys.path); "
+        "u.import_module_from_file(sys.argv[1], load_parents=True); "
+        "lost = [p for p in before if p not in sys.path]; print('lost:', lost); sys.exit(1 if lost else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, path], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
 @pytest.mark.parametrize("system", SYSTEMS)

@@ -26,7 +26,8 @@ import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+# appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
+sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.mpi import mpi_sanity  # noqa: E402
 
 

@@ -11,7 +11,8 @@ import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_before, sanity_function
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+# appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
+sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 
 

@@ -15,7 +15,8 @@ Run: ./h5stack run   (or reframe -C site-configs/config.py --system generic -r)
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402
 
 stack_envs = common.local_stack_environments(["generic"]) + common.spack_view_environments(
