@@ -2,6 +2,7 @@
  * mf_format.c - encoding, decoding and checksums of the multifile on-disk format.
  */
 #include "mf_format.h"
+#include "mf_crc32c.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,25 +43,10 @@ uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
     return crc;
 }
 #else
-/* the same CRC as ISA-L's crc32_iscsi (reflected CRC-32C, no final inversion), byte-wise:
- * for builds without ISA-L (e.g. the driver built into libhdf5 by the patch) */
+/* without ISA-L (e.g. the driver built into libhdf5 by the patch): the same values */
 uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
 {
-    static uint32_t table[256];
-    static int      ready;
-    if (!ready) {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-            table[i] = c;
-        }
-        ready = 1;
-    }
-    const unsigned char *p = buf;
-    while (len--)
-        crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    return crc;
+    return mf_crc32c(crc, buf, len);
 }
 #endif
 

@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "91a8fcf9a351e470f8d1aaf50d30db9135b1c2a2566d66bc28009ac1fd3af653",
-    "2": "6fcbd507047f8e48e7ced875883bb5f4fd93522f50151a7f5fc79e39d30abe9f",
+    "1.14": "955d350e16a95c74bd50d6a84f6d19d0a3a603f049248a1c7035c29960ef89b4",
+    "2": "68da6baa2cb3a069a439c40aac0e650e8c1594fdb33dc30af75faf0d73c80bf8",
 }
 
 
