@@ -28,7 +28,6 @@ import pwd
 import re
 import shutil
 import stat
-import subprocess
 import time
 
 from . import apt, build, paths, sources
@@ -197,11 +196,7 @@ def _build_apptainer(label, inputs, prefix, key):
 
 
 def _unpack(tarball, dest):
-    os.makedirs(dest, exist_ok=True)
-    proc = subprocess.run(["tar", "xf", tarball, "-C", dest], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise StepError(f"{tarball}: cannot unpack: {proc.stderr.strip()}")
-    tops = [d for d in os.listdir(dest) if os.path.isdir(os.path.join(dest, d))]
+    tops = sources.unpack_archive(tarball, dest)
     if len(tops) != 1 or not os.path.isfile(os.path.join(dest, tops[0], "mconfig")):
         raise StepError(f"{tarball}: expected one top-level directory with mconfig, found {tops}")
     return os.path.join(dest, tops[0])

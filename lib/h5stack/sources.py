@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import tarfile
 import tempfile
 import urllib.request
 
@@ -36,6 +37,43 @@ def sha256_of(path):
     return h.hexdigest()
 
 
+def unpack_archive(archive, dest):
+    """Unpack a tar archive (any compression) into dest; returns its top-level directories.
+    Members that would land outside dest, or special files, are refused where Python's
+    extraction filters exist (3.11.4 on)."""
+    os.makedirs(dest, exist_ok=True)
+    try:
+        with tarfile.open(archive) as tar:
+            tar.extractall(dest, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    except (tarfile.TarError, OSError) as e:
+        raise StepError(f"{archive}: cannot unpack: {e}") from e
+    return sorted(d for d in os.listdir(dest) if os.path.isdir(os.path.join(dest, d)))
+
+
+def read_member(archive, member):
+    """The bytes of one member of a tar archive, or None when it has none of that name."""
+    try:
+        with tarfile.open(archive) as tar:
+            f = tar.extractfile(member)
+            return f.read() if f else None
+    except KeyError:
+        return None
+    except (tarfile.TarError, OSError) as e:
+        raise StepError(f"{archive}: cannot read: {e}") from e
+
+
+def top_directory(archive):
+    """The name of the first member's top directory."""
+    try:
+        with tarfile.open(archive) as tar:
+            first = tar.next()
+    except (tarfile.TarError, OSError) as e:
+        raise StepError(f"{archive}: cannot read: {e}") from e
+    if first is None:
+        raise StepError(f"{archive}: empty archive")
+    return first.name.split("/")[0]
+
+
 class Source:
     """An obtained source: archive (or directory), its checksum, where it came from."""
 
@@ -47,11 +85,7 @@ class Source:
 
     def unpack(self, dest):
         """Unpack into dest and return the directory holding the top CMakeLists.txt."""
-        os.makedirs(dest, exist_ok=True)
-        proc = subprocess.run(["tar", "xf", self.archive, "-C", dest], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise StepError(f"{self.archive}: cannot unpack: {proc.stderr.strip()}")
-        tops = [d for d in os.listdir(dest) if os.path.isdir(os.path.join(dest, d))]
+        tops = unpack_archive(self.archive, dest)
         if len(tops) != 1:
             raise StepError(f"{self.archive}: expected one top-level directory, found {tops}")
         root = os.path.join(dest, tops[0], self.subdir or "")
@@ -60,13 +94,18 @@ class Source:
         return root
 
 
-def hdf5_version_of(src_dir):
-    """The version in src/H5public.h, e.g. '1.14.6' or '2.2.0'."""
-    text = open(os.path.join(src_dir, "src", "H5public.h")).read()
+def hdf5_version_in(text, where):
+    """The version that H5public.h's text (from `where`) defines, e.g. '1.14.6' or '2.2.0'."""
     nums = [re.search(rf"#define\s+H5_VERS_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "RELEASE")]
     if not all(nums):
-        raise StepError(f"{src_dir}/src/H5public.h: no H5_VERS_MAJOR/MINOR/RELEASE")
+        raise StepError(f"{where}: no H5_VERS_MAJOR/MINOR/RELEASE")
     return ".".join(m.group(1) for m in nums)
+
+
+def hdf5_version_of(src_dir):
+    """The version in src_dir/src/H5public.h."""
+    path = os.path.join(src_dir, "src", "H5public.h")
+    return hdf5_version_in(open(path).read(), path)
 
 
 def _cache_name(entry):

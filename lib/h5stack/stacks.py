@@ -10,7 +10,6 @@ import glob
 import json
 import os
 import subprocess
-import tempfile
 import time
 
 import yaml
@@ -317,17 +316,12 @@ def _unpack_patched(src, patches, work):
 
 
 def _version_from_source_name(src):
-    """HDF5 version from the source; unpacks only H5public.h when needed."""
-    with tempfile.TemporaryDirectory() as tmp:
-        member_root = subprocess.run(["tar", "tf", src.archive], capture_output=True, text=True).stdout.split("\n", 1)[
-            0
-        ]
-        top = member_root.split("/")[0]
-        sub = f"{top}/{src.subdir + '/' if src.subdir else ''}src/H5public.h"
-        proc = subprocess.run(["tar", "xf", src.archive, "-C", tmp, sub], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise StepError(f"{src.archive}: no {sub}: {proc.stderr.strip()}")
-        return sources.hdf5_version_of(os.path.dirname(os.path.dirname(os.path.join(tmp, sub))))
+    """HDF5 version from the source's H5public.h, read from the archive."""
+    sub = f"{sources.top_directory(src.archive)}/{src.subdir + '/' if src.subdir else ''}src/H5public.h"
+    text = sources.read_member(src.archive, sub)
+    if text is None:
+        raise StepError(f"{src.archive}: no {sub}")
+    return sources.hdf5_version_in(text.decode(errors="replace"), f"{src.archive}: {sub}")
 
 
 def reframe_environ_name(stack_name):
