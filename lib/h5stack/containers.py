@@ -113,9 +113,8 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
     # the stack's own wrappers: MPI commands stay as they are (the image has the same
     # Debian MPI in /usr/bin); programs borrowed from another stack point into the image,
     # with the lending stack's plugins (those built against the program's own libhdf5)
-    wrappers = os.path.join(desc["stack_dir"], "bin")
-    for tool in sorted(os.listdir(wrappers)):
-        target = stackdir.wrapper_target(os.path.join(wrappers, tool))
+    for wrapper in desc["wrappers"]:
+        tool, target, env = wrapper["name"], wrapper["target"], dict(wrapper["env"])
         if target.startswith("/usr/"):
             continue
         for host, image in replacements:
@@ -124,7 +123,6 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
                 break
         else:
             raise StepError(f"{name}: {tool} wraps {target}, which is in no exported stack")
-        env = stackdir.wrapper_env(os.path.join(wrappers, tool))
         if "HDF5_PLUGIN_PATH" in env:  # the lending stack's plugins/ -> its plugin directory in the image
             lender = os.path.basename(os.path.dirname(env["HDF5_PLUGIN_PATH"]))
             env["HDF5_PLUGIN_PATH"] = f"{IMAGE_ROOT}/{lender}/lib/plugin"

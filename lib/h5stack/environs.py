@@ -9,7 +9,6 @@ spackviews.py. The command line reaches these only through ReFrame.
 import glob
 import json
 import os
-import re
 import shutil
 import subprocess
 
@@ -64,8 +63,7 @@ def _has_multifile(desc):
 
 def _tools_version(desc):
     """The HDF5 version of a local stack's tools: its own, or the series it borrows them from."""
-    m = re.match(r"HDF5 (\S+)", desc.get("tools", ""))
-    return m.group(1) if m else desc["hdf5_version"]
+    return desc["tools"]["hdf5_version"]
 
 
 def _env_vars(mpi, mpi_env_vars):

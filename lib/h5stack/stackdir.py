@@ -30,12 +30,11 @@ def write(registry, stack):
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(os.path.join(tmp, "bin"))
     os.makedirs(os.path.join(tmp, "plugins"))
-    for name in stack.mpi.commands:
-        write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name))
+    wrappers = [write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name)) for name in stack.mpi.commands]
     pkgs = _link_packages(registry, stack, tmp)
-    tools_from, borrowed = _borrow_tools(registry, stack, hdf5, tmp)
-    borrowed += _borrow_programs(registry, stack, tmp)
-    description = _description(stack, hdf5, pkgs, tools_from, borrowed)
+    tools, tool_wrappers = _borrow_tools(registry, stack, hdf5, tmp)
+    wrappers += tool_wrappers + _borrow_programs(registry, stack, tmp)
+    description = _description(stack, hdf5, pkgs, tools, wrappers)
     with open(os.path.join(tmp, "stack.json"), "w") as f:
         json.dump(description, f, indent=1)
     with open(os.path.join(tmp, "env.sh"), "w") as f:
@@ -59,39 +58,41 @@ def _link_packages(registry, stack, tmp):
 
 def _borrow_tools(registry, stack, hdf5, tmp):
     """Wrappers of the HDF5 tools a stack takes from another series (stacks.yaml `tools:
-    {from_series}`): (the lending HDF5 component or None, the tools borrowed)."""
+    {from_series}`): (stack.json's `tools`, the wrappers written)."""
     tools = stack.spec.get("tools")
     if not isinstance(tools, dict):
-        return None, []
+        return {"hdf5_version": hdf5.version, "hdf5_prefix": hdf5.prefix, "lender": None, "borrowed": []}, []
     tools_from = registry.hdf5_component(str(tools["from_series"]), stack.mpi)
     own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
     # a borrowed tool runs on its own libhdf5: it must load the plugins built against
     # that library (the lending stack's), never this stack's (two libhdf5 in one process)
     lender = registry.get(f"{stack.mpi.name}-hdf5-{tools['from_series']}")
     plugins = {"HDF5_PLUGIN_PATH": os.path.join(lender.dir, "plugins")}
-    borrowed = []
-    for tool in sorted(os.listdir(os.path.join(tools_from.prefix, "bin"))):
-        if tool in own or tool.startswith(OWN_BUILD):
-            continue
-        write_wrapper(os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool), plugins)
-        borrowed.append(tool)
-    return tools_from, borrowed
+    wrappers = [
+        write_wrapper(
+            os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool), plugins, lender.name
+        )
+        for tool in sorted(os.listdir(os.path.join(tools_from.prefix, "bin")))
+        if tool not in own and not tool.startswith(OWN_BUILD)
+    ]
+    borrowed = [w["name"] for w in wrappers]
+    return {"hdf5_version": tools_from.version, "hdf5_prefix": tools_from.prefix, "lender": lender.name,
+            "borrowed": borrowed}, wrappers  # fmt: skip
 
 
 def _borrow_programs(registry, stack, tmp):
     """Wrappers of a twin's programs taken from its base stack (e.g. h5mf)."""
-    borrowed = []
+    wrappers = []
     for program in stack.twin.get("borrow_programs", []):
         base = registry.get(stack.base_name)
         for pkg_dir in registry.stack_packages(base):
             target = os.path.join(registry.package_component(pkg_dir, base).prefix, "bin", program)
             if os.path.exists(target):
-                write_wrapper(os.path.join(tmp, "bin", program), target)
-                borrowed.append(f"{program} (from {base.name})")
-    return borrowed
+                wrappers.append(write_wrapper(os.path.join(tmp, "bin", program), target, lender=base.name))
+    return wrappers
 
 
-def _description(stack, hdf5, pkgs, tools_from, borrowed):
+def _description(stack, hdf5, pkgs, tools, wrappers):
     """stack.json: the one hand-over from the builder to `env`, `list` and the site configs."""
     return {
         "name": stack.name,
@@ -108,11 +109,8 @@ def _description(stack, hdf5, pkgs, tools_from, borrowed):
         "hdf5_prefix": hdf5.prefix,
         "hdf5_source": hdf5.source.origin,
         "hdf5_source_sha256": hdf5.source.sha256,
-        "tools": (
-            f"HDF5 {tools_from.version} tools from {tools_from.prefix}: {', '.join(borrowed)}"
-            if tools_from
-            else f"HDF5 {hdf5.version}"
-        ),
+        "tools": tools,
+        "wrappers": wrappers,
         "prefixes": [p["prefix"] for p in pkgs] + [hdf5.prefix],
         "packages": pkgs,
         "stack_dir": stack.dir,
@@ -122,26 +120,15 @@ def _description(stack, hdf5, pkgs, tools_from, borrowed):
     }
 
 
-def write_wrapper(path, target, env=None):
+def write_wrapper(path, target, env=None, lender=None):
     """A program in a stack's bin/ that runs target (an MPI command, a borrowed tool),
-    with the variables of env set (replacing the caller's values)."""
+    with the variables of env set (replacing the caller's values). Returns what
+    stack.json records of it: name, target, env and the stack it is borrowed from."""
     lines = "".join(f"{name}={shlex.quote(value)}\nexport {name}\n" for name, value in (env or {}).items())
     with open(path, "w") as f:
         f.write(f'#!/bin/sh\n{lines}exec "{target}" "$@"\n')
     os.chmod(path, 0o755)
-
-
-def wrapper_target(path):
-    """What a wrapper of write_wrapper runs."""
-    with open(path) as f:
-        return f.read().split('exec "', 1)[1].split('"', 1)[0]
-
-
-def wrapper_env(path):
-    """The variables a wrapper of write_wrapper sets: {name: value}."""
-    with open(path) as f:
-        lines = f.read().split('exec "', 1)[0].splitlines()[1:]
-    return {name: shlex.split(value)[0] for name, value in (ln.split("=", 1) for ln in lines if "=" in ln)}
+    return {"name": os.path.basename(path), "target": target, "env": dict(env or {}), "lender": lender}
 
 
 def exports(desc, as_root=None):
