@@ -429,6 +429,10 @@ static int prepare(int argc, char **argv, int provided, pw_options *o, char *err
     int bad = any_failed(g_rank == 0 && o->json && pw_check_creatable(o->json, err, len) < 0);
     if (bad && g_rank == 0)
         fprintf(stderr, "h5pwrite3dc: --json: %s\n", err);
+    /* nor is the HDF5 file written through a link planted at its name */
+    if (!bad && (bad = any_failed(g_rank == 0 && !dsm_job && pw_check_not_a_link(o->file, err, len) < 0)) &&
+        g_rank == 0)
+        fprintf(stderr, "h5pwrite3dc: %s\n", err);
     if (!bad && !strcmp(o->driver, "subfiling") && provided < MPI_THREAD_MULTIPLE) {
         if (g_rank == 0)
             fprintf(stderr, "h5pwrite3dc: --driver subfiling needs MPI_THREAD_MULTIPLE, this MPI gives level %d\n",

@@ -26,6 +26,16 @@ int pw_check_creatable(const char *path, char *err, size_t len)
     return -1;
 }
 
+int pw_check_not_a_link(const char *path, char *err, size_t len)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        snprintf(err, len, "%s: is a symbolic link: not written through (give the path of its target)", path);
+        return -1;
+    }
+    return 0;
+}
+
 int pw_create_new(const char *path, char *err, size_t len)
 {
     if (unlink(path) < 0 && errno != ENOENT) {

@@ -5,7 +5,8 @@
  * elsewhere) is removed first, never written through, and the file is created with
  * O_CREAT|O_EXCL|O_NOFOLLOW, so a link planted between the two steps makes the
  * creation fail instead of clobbering its target. Results that replace a previous file
- * are written to a private temporary name (mkstemp) and renamed into place.
+ * are written to a private temporary name (mkstemp) and renamed into place. The HDF5
+ * file the user names is refused when a symbolic link stands at its name.
  */
 #ifndef PW_FILES_H
 #define PW_FILES_H
@@ -16,6 +17,9 @@
 /* 0 if a file can be created at path (its directory exists and is writable, the path
  * is not a directory), else -1 with err = "<path>: <reason>" */
 int pw_check_creatable(const char *path, char *err, size_t len);
+
+/* 0 unless a symbolic link stands at path (-1 with err) */
+int pw_check_not_a_link(const char *path, char *err, size_t len);
 
 /* a new file at path, opened for writing (what was at path removed first); fd or -1 with err */
 int pw_create_new(const char *path, char *err, size_t len);

@@ -233,6 +233,10 @@ hostile_outputs)
         [ -f "$name" ] && [ ! -L "$name" ] || fail "$name is not a new file of its own"
     done
     python3 -c "import json; assert json.load(open('r.json'))['ranks'] == 2" || fail "r.json"
+    # the HDF5 file the user names is refused when a link stands there
+    ln -s victim l.h5
+    expect_error "l.h5: is a symbolic link: not written through" l.h5 8 2 --size 64 --chunk 32 --quiet --no-limits
+    [ "$(cat victim)" = precious ] || fail "the HDF5 file was written through a planted link"
     [ "$(stat -c %s p.h5.limit-mpiio)" = $((8 * 64 * 64 * 8)) ] || fail "mpiio limit size"
     echo "ok: planted links replaced, their target untouched"
     ;;

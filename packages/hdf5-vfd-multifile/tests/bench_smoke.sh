@@ -7,7 +7,7 @@ mpiexec=$1 bench=$2
 d=$(mktemp -d "${TMPDIR:-/tmp}/mf-bench.XXXXXX")
 trap 'rm -rf "$d"' EXIT
 echo precious > "$d/victim"
-for name in fpp.0 fpp.1 merged.h5 copy.out bench.json; do ln -s victim "$d/$name"; done
+for name in fpp.0 fpp.1 merged.h5 copy.out bench.json shared.mpiio mpio.h5; do ln -s victim "$d/$name"; done
 "$mpiexec" -n 2 "$bench" "$d" --mib-per-rank 2 --block-kib 256 --repeat 1 --json "$d/bench.json" || exit 1
 python3 - "$d/bench.json" <<'PY' || exit 1
 import json, sys
