@@ -322,10 +322,11 @@ static void merge(int parallel)
     path(out, "merged.h5");
     double t0 = start_clock();
     if (parallel || rank == 0) {
-        if (mf_dir_load(&d, src, MF_LOAD_COMPLETE, err) < 0) {
+        if (mf_dir_scan(&d, src, MF_LOAD_COMPLETE, err) < 0) {
             fprintf(stderr, "h5mf-bench: %s\n", err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        d.window_records = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES;
         if (rank == 0 && (fd = mf_create_new(out)) < 0)
             die(out);
         if (rank == 0 && ftruncate(fd, (off_t)d.size) < 0)

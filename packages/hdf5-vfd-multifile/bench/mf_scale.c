@@ -5,9 +5,10 @@
  * For each count N, the ranks write one dataset as N records of --record-bytes bytes
  * (rank r the blocks r, r + P, r + 2P, ... of every other block, so no two of a rank's
  * writes touch and none coalesces), with one H5Dwrite per rank. Then, timed:
- *   info           loading the directory (what h5mf info does), rank 0
- *   merge-serial   loading and reconstructing it by rank 0 alone
- *   merge-parallel loading and reconstructing it by all ranks, each its share
+ *   info           reading the directory and counting its extents (h5mf info), rank 0
+ *   merge-serial   reading and reconstructing it by rank 0 alone (h5mf merge)
+ *   merge-parallel reading and reconstructing it by all ranks, each its share
+ * (the index resolved in address windows of h5mf's default memory, mf_merge.h)
  *   inplace-open   H5Fopen + H5Fclose with read=inplace, all ranks
  * with the peak memory each adds to its process (VmHWM, reset before). The exponent k
  * of time ~ N^k is fitted over the counts of at least 10^4 records.
@@ -101,12 +102,21 @@ static void write_records(const char *path, uint64_t n, uint64_t bytes)
     free(data);
 }
 
+/* read the directory as h5mf does: counts only, the index resolved in windows of its
+ * default memory */
+static int scan(mf_dir_t *d, const char *src, int mode, mf_err_t err)
+{
+    int rc            = mf_dir_scan(d, src, mode, err);
+    d->window_records = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES;
+    return rc;
+}
+
 /* load and reconstruct part `part` of `nparts` into out (created by rank 0) */
 static uint64_t merge(const char *src, const char *out, int part, int nparts)
 {
     mf_dir_t d;
     mf_err_t err;
-    if (mf_dir_load(&d, src, MF_LOAD_COMPLETE, err) < 0) {
+    if (scan(&d, src, MF_LOAD_COMPLETE, err) < 0) {
         fprintf(stderr, "h5mf-bench: %s\n", err);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -126,7 +136,7 @@ static void make_output(const char *out, const char *src)
     mf_err_t err;
     int      fd = -1;
     if (rank == 0) {
-        if (mf_dir_load(&d, src, MF_LOAD_COMPLETE, err) < 0 || (fd = mf_create_new(out)) < 0 ||
+        if (scan(&d, src, MF_LOAD_COMPLETE, err) < 0 || (fd = mf_create_new(out)) < 0 ||
             ftruncate(fd, (off_t)d.size) < 0)
             fail("creating the merge output");
         close(fd);
@@ -154,7 +164,8 @@ static uint64_t measure(const char *dir, uint64_t n, uint64_t bytes, double t[NO
         if (op == OP_INFO && rank == 0) {
             mf_dir_t d;
             mf_err_t err;
-            if (mf_dir_load(&d, src, MF_LOAD_ANY, err) < 0)
+            uint64_t extents;
+            if (scan(&d, src, MF_LOAD_ANY, err) < 0 || mf_dir_extents(&d, &extents, err) < 0)
                 fail(err);
             records = d.records;
             mf_dir_free(&d);

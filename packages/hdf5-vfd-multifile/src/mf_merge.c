@@ -24,27 +24,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-typedef struct {
-    mf_rank_records_t *rr;
-    uint64_t           cap;
-} collect_t;
-
-static int collect(const mf_record_t *rec, uint64_t seq, void *arg)
-{
-    collect_t *c = arg;
-    (void)seq;
-    if (c->rr->n == c->cap) {
-        uint64_t     cap = c->cap ? 2 * c->cap : 1024;
-        mf_record_t *v   = realloc(c->rr->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        c->rr->v = v;
-        c->cap   = cap;
-    }
-    c->rr->v[c->rr->n++] = *rec;
-    return 0;
-}
-
 /* records of epochs a reconstruction uses (those of epochs that never completed are
  * dropped when the writer did not finish) */
 static int used(const mf_dir_t *d, const mf_record_t *rec)
@@ -81,7 +60,125 @@ static int accounted(mf_dir_t *d, int load_mode, mf_err_t err)
     return -1;
 }
 
-int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
+/* what reading one rank's index needs: the directory, the rank, and for a whole load
+ * where its records and pieces go */
+typedef struct {
+    mf_dir_t    *d;
+    unsigned     r;
+    uint64_t     cap;    /* of d->ranks[r].v; keep: records kept (mf_dir_load) */
+    int          keep;
+    mf_pieces_t *pieces; /* keep: the pieces of the map */
+    const char  *data_path;
+    char         msg[MF_ERRMSG_SIZE];
+} reader_t;
+
+/* a record's buckets [b0, b1] in the histogram, or 0 when it lies past the end */
+static int buckets(const mf_dir_t *d, uint64_t addr, uint64_t end, size_t *b0, size_t *b1)
+{
+    if (addr >= d->size || end <= addr)
+        return 0;
+    *b0 = (size_t)(addr / d->bucket);
+    *b1 = (size_t)(((end < d->size ? end : d->size) - 1) / d->bucket);
+    return 1;
+}
+
+/* count the record in the histogram (differences, summed up by finish_histogram) */
+static void histogram_add(mf_dir_t *d, const mf_record_t *rec)
+{
+    int    hole = rec->flags & MF_REC_TRUNCATE;
+    size_t b0, b1;
+    if (!buckets(d, rec->addr, hole ? UINT64_MAX : rec->addr + rec->len, &b0, &b1))
+        return;
+    d->hist_records[b0]++;
+    if (b1 + 1 < MF_HIST)
+        d->hist_records[b1 + 1]--;
+    if (!hole) {
+        d->hist_data[b0]++;
+        if (b1 + 1 < MF_HIST)
+            d->hist_data[b1 + 1]--;
+    }
+}
+
+static void finish_histogram(mf_dir_t *d)
+{
+    for (size_t b = 1; b < MF_HIST; b++) {
+        d->hist_records[b] += d->hist_records[b - 1];
+        d->hist_data[b] += d->hist_data[b - 1];
+    }
+}
+
+static int read_record(const mf_record_t *rec, uint64_t seq, void *arg)
+{
+    reader_t          *x  = arg;
+    mf_dir_t          *d  = x->d;
+    mf_rank_records_t *rr = &d->ranks[x->r];
+    if (x->keep && rr->n == x->cap) {
+        uint64_t     cap = x->cap ? 2 * x->cap : 1024;
+        mf_record_t *v   = realloc(rr->v, cap * sizeof *v);
+        if (!v)
+            return snprintf(x->msg, sizeof x->msg, "%s: out of memory", d->path), -1;
+        rr->v  = v;
+        x->cap = cap;
+    }
+    if (x->keep)
+        rr->v[rr->n] = *rec;
+    rr->n++;
+    rr->bytes += rec->len;
+    if (!used(d, rec)) {
+        rr->dropped++;
+        return 0;
+    }
+    d->records++;
+    if (rec->pos + rec->len > rr->data_size)
+        return snprintf(x->msg, sizeof x->msg,
+                        "%s: record %" PRIu64 " needs bytes %" PRIu64 "..%" PRIu64 " but the file has %" PRIu64
+                        " (truncated rank file)",
+                        x->data_path, seq, rec->pos, rec->pos + rec->len, rr->data_size),
+               -1;
+    if (rec->epoch + 1 > d->epochs)
+        d->epochs = rec->epoch + 1;
+    if (!x->keep) {
+        histogram_add(d, rec);
+        return 0;
+    }
+    if (mf_pieces_add(x->pieces, rec, (int32_t)x->r, seq) < 0)
+        return snprintf(x->msg, sizeof x->msg, "%s: out of memory", d->path), -1;
+    return 0;
+}
+
+/* read rank r's index: counts and checks (and with keep, its records and pieces) */
+static int read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_err_t err)
+{
+    mf_tail_t          t;
+    mf_rank_records_t *rr = &d->ranks[r];
+    struct stat        st;
+    int                torn;
+    if (mf_tail_open(&t, AT_FDCWD, d->path, r, err) < 0)
+        return -1;
+    reader_t x  = {d, r, 0, keep, pieces, t.data_path, ""};
+    int      rc = fstat(t.data_fd, &st);
+    if (rc < 0)
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t.data_path, strerror(errno));
+    rr->data_size = rc == 0 ? (uint64_t)st.st_size : 0;
+    if (rc == 0 && (rc = mf_tail_poll(&t, read_record, &x, 1, &torn, err)) < 0 && *x.msg)
+        snprintf(err, MF_ERRMSG_SIZE, "%s", x.msg);
+    if (rc == 0 && t.have_header && t.hdr.ranks != d->meta.ranks) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: written by %" PRIu32 " ranks, the metafile says %" PRIu32, t.idx_path,
+                 t.hdr.ranks, d->meta.ranks);
+        rc = -1;
+    }
+    if (rc == 0 && !t.have_header) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: empty index (no header)", t.idx_path);
+        rc = -1;
+    }
+    rr->torn      = rc == 0 ? (uint64_t)torn : 0;
+    rr->checksums = t.hdr.checksums;
+    mf_tail_close(&t);
+    return rc;
+}
+
+/* the metafile, and whether the directory may be read in this mode */
+static int load_meta(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
 {
     memset(d, 0, sizeof *d);
     mf_extents_init(&d->map);
@@ -103,63 +200,21 @@ int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
                  path);
         return -1;
     }
-    mf_pieces_t p = {NULL, 0, 0};
-    d->ranks   = calloc(d->meta.ranks, sizeof *d->ranks);
-    if (!d->ranks) {
+    if (!(d->ranks = calloc(d->meta.ranks, sizeof *d->ranks))) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
         return -1;
     }
-    for (unsigned r = 0; r < d->meta.ranks; r++) {
-        mf_tail_t          t;
-        mf_rank_records_t *rr = &d->ranks[r];
-        collect_t          c  = {rr, 0};
-        int                torn;
-        struct stat        st;
-        if (mf_tail_open(&t, AT_FDCWD, path, r, err) < 0)
+    return 0;
+}
+
+int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
+{
+    mf_pieces_t p = {NULL, 0, 0};
+    if (load_meta(d, path, load_mode, err) < 0)
+        goto fail;
+    for (unsigned r = 0; r < d->meta.ranks; r++)
+        if (read_rank(d, r, 1, &p, err) < 0)
             goto fail;
-        int rc = mf_tail_poll(&t, collect, &c, 1, &torn, err);
-        if (rc == 0 && t.have_header && t.hdr.ranks != d->meta.ranks) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: written by %" PRIu32 " ranks, the metafile says %" PRIu32, t.idx_path,
-                     t.hdr.ranks, d->meta.ranks);
-            rc = -1;
-        }
-        if (rc == 0 && !t.have_header) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: empty index (no header)", t.idx_path);
-            rc = -1;
-        }
-        if (rc == 0 && fstat(t.data_fd, &st) < 0) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t.data_path, strerror(errno));
-            rc = -1;
-        }
-        rr->torn      = (uint64_t)torn;
-        rr->checksums = t.hdr.checksums;
-        rr->data_size = rc == 0 ? (uint64_t)st.st_size : 0;
-        for (uint64_t i = 0; rc == 0 && i < rr->n; i++) {
-            mf_record_t *rec = &rr->v[i];
-            rr->bytes += rec->len;
-            if (!used(d, rec)) {
-                rr->dropped++;
-                continue;
-            }
-            d->records++;
-            if (rec->pos + rec->len > rr->data_size) {
-                snprintf(err, MF_ERRMSG_SIZE,
-                         "%s: record %" PRIu64 " needs bytes %" PRIu64 "..%" PRIu64 " but the file has %" PRIu64
-                         " (truncated rank file)",
-                         t.data_path, i, rec->pos, rec->pos + rec->len, rr->data_size);
-                rc = -1;
-                break;
-            }
-            if (rec->epoch + 1 > d->epochs)
-                d->epochs = rec->epoch + 1;
-            rc = mf_pieces_add(&p, rec, (int32_t)r, i);
-            if (rc < 0)
-                snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
-        }
-        mf_tail_close(&t);
-        if (rc < 0)
-            goto fail;
-    }
     if (mf_extents_build(&d->map, p.v, p.n) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory (%zu records)", path, p.n);
         goto fail;
@@ -175,14 +230,46 @@ fail:
     return -1;
 }
 
+int mf_dir_scan(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
+{
+    if (load_meta(d, path, load_mode, err) < 0)
+        goto fail;
+    if (!d->meta.eoa) { /* no end of file recorded: the map decides it */
+        mf_dir_free(d);
+        return mf_dir_load(d, path, load_mode, err);
+    }
+    d->scanned      = 1;
+    d->size         = d->meta.eoa;
+    d->bucket       = (d->size + MF_HIST - 1) / MF_HIST;
+    d->hist_records = calloc(MF_HIST, sizeof *d->hist_records);
+    d->hist_data    = calloc(MF_HIST, sizeof *d->hist_data);
+    if (!d->hist_records || !d->hist_data) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
+        goto fail;
+    }
+    for (unsigned r = 0; r < d->meta.ranks; r++)
+        if (read_rank(d, r, 0, NULL, err) < 0)
+            goto fail;
+    finish_histogram(d);
+    if (accounted(d, load_mode, err) < 0)
+        goto fail;
+    return 0;
+fail:
+    mf_dir_free(d);
+    return -1;
+}
+
 void mf_dir_free(mf_dir_t *d)
 {
     if (d->ranks)
         for (unsigned r = 0; r < d->meta.ranks; r++)
             free(d->ranks[r].v);
     free(d->ranks);
+    free(d->hist_records);
+    free(d->hist_data);
     mf_extents_free(&d->map);
-    d->ranks = NULL;
+    d->ranks        = NULL;
+    d->hist_records = d->hist_data = NULL;
 }
 
 /* ---------------------------------------------------------------- verification */
@@ -196,52 +283,63 @@ uint64_t mf_verify_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
     return total;
 }
 
-/* check rank r's records, reading its data file front to back through buf */
+/* checking one rank's records as its index is read: its data file front to back through buf */
+typedef struct {
+    const mf_dir_t *d;
+    int             fd;
+    const char     *data_path;
+    unsigned char  *buf;
+    uint64_t        wlo, whi; /* the data-file bytes in buf */
+    uint64_t       *done, total;
+    mf_progress_cb  cb;
+    void           *arg;
+    char            msg[MF_ERRMSG_SIZE];
+} verifier_t;
+
+static int verify_record(const mf_record_t *rec, uint64_t seq, void *arg)
+{
+    verifier_t *v   = arg;
+    uint32_t    crc = 0;
+    if (!used(v->d, rec) || rec->len == 0)
+        return 0;
+    for (uint64_t at = rec->pos; at < rec->pos + rec->len;) {
+        if (at < v->wlo || at >= v->whi) { /* refill the window at `at` */
+            long long got = mf_pread_all(v->fd, v->buf, MF_MERGE_BUFFER, at);
+            if (got <= 0)
+                return snprintf(v->msg, sizeof v->msg, "%s: cannot read record %" PRIu64 ": %s", v->data_path, seq,
+                                got < 0 ? strerror(errno) : "file too short"),
+                       -1;
+            v->wlo = at;
+            v->whi = at + (uint64_t)got;
+        }
+        uint64_t end = rec->pos + rec->len < v->whi ? rec->pos + rec->len : v->whi;
+        crc          = mf_data_crc(crc, v->buf + (at - v->wlo), end - at);
+        *v->done += end - at;
+        at = end;
+    }
+    if (crc != rec->data_crc)
+        return snprintf(v->msg, sizeof v->msg,
+                        "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64 " bytes): data checksum mismatch",
+                        v->data_path, seq, rec->addr, rec->len),
+               -1;
+    if (v->cb)
+        v->cb(*v->done, v->total, v->arg);
+    return 0;
+}
+
+/* check rank r's records: its index read as a stream (no record kept) */
 static int verify_rank(const mf_dir_t *d, unsigned r, unsigned char *buf, uint64_t *done, uint64_t total,
                        mf_progress_cb cb, void *arg, mf_err_t err)
 {
-    const mf_rank_records_t *rr = &d->ranks[r];
-    char                     data_path[PATH_MAX];
-    uint64_t                 wlo = 0, whi = 0; /* the data-file bytes in buf */
-    mf_data_path(data_path, sizeof data_path, d->path, r);
-    int fd = open(data_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", data_path, strerror(errno));
+    mf_tail_t t;
+    int       torn;
+    if (mf_tail_open(&t, AT_FDCWD, d->path, r, err) < 0)
         return -1;
-    }
-    int ret = 0;
-    for (uint64_t i = 0; i < rr->n && ret == 0; i++) {
-        const mf_record_t *rec = &rr->v[i];
-        uint32_t           crc = 0;
-        if (!used(d, rec) || rec->len == 0)
-            continue;
-        for (uint64_t at = rec->pos; at < rec->pos + rec->len && ret == 0;) {
-            if (at < wlo || at >= whi) { /* refill the window at `at` */
-                long long got = mf_pread_all(fd, buf, MF_MERGE_BUFFER, at);
-                if (got <= 0) {
-                    snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read record %" PRIu64 ": %s", data_path, i,
-                             got < 0 ? strerror(errno) : "file too short");
-                    ret = -1;
-                    break;
-                }
-                wlo = at;
-                whi = at + (uint64_t)got;
-            }
-            uint64_t end = rec->pos + rec->len < whi ? rec->pos + rec->len : whi;
-            crc          = mf_data_crc(crc, buf + (at - wlo), end - at);
-            *done += end - at;
-            at = end;
-        }
-        if (ret == 0 && crc != rec->data_crc) {
-            snprintf(err, MF_ERRMSG_SIZE,
-                     "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64 " bytes): data checksum mismatch",
-                     data_path, i, rec->addr, rec->len);
-            ret = -1;
-        }
-        if (cb)
-            cb(*done, total, arg);
-    }
-    close(fd);
+    verifier_t v   = {d, t.data_fd, t.data_path, buf, 0, 0, done, total, cb, arg, ""};
+    int        ret = mf_tail_poll(&t, verify_record, &v, 1, &torn, err);
+    if (ret < 0 && *v.msg)
+        snprintf(err, MF_ERRMSG_SIZE, "%s", v.msg);
+    mf_tail_close(&t);
     return ret;
 }
 
@@ -278,9 +376,130 @@ static void part_range(const mf_dir_t *d, unsigned part, unsigned nparts, uint64
     *hi = total / nparts * (part + 1) + total % nparts * (part + 1) / nparts;
 }
 
+/* after mf_dir_scan: the address of the start of data bucket number k (0: the file's
+ * start, all of them: its end) */
+static uint64_t data_boundary(const mf_dir_t *d, uint64_t k, uint64_t total)
+{
+    if (k == 0)
+        return 0;
+    for (size_t b = 0, seen = 0; b < MF_HIST && k < total; b++)
+        if (d->hist_data[b] && seen++ == k)
+            return b * d->bucket;
+    return d->size;
+}
+
+/* after mf_dir_scan: the part's address range, [*lo, *hi), holding an equal share of the
+ * buckets that hold data; returns the most bytes it will write */
+static uint64_t part_window(const mf_dir_t *d, unsigned part, unsigned nparts, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t total = 0, bytes = 0;
+    for (size_t b = 0; b < MF_HIST; b++)
+        total += d->hist_data[b] > 0;
+    *lo = data_boundary(d, total * part / nparts, total);
+    *hi = data_boundary(d, total * (part + 1) / nparts, total);
+    for (size_t b = (size_t)(*lo / d->bucket); *hi > *lo && b <= (*hi - 1) / d->bucket && b < MF_HIST; b++)
+        if (d->hist_data[b])
+            bytes += d->bucket;
+    return bytes < *hi - *lo ? bytes : *hi - *lo;
+}
+
+/* after mf_dir_scan: the end of the window that starts at lo (below hi): as many whole
+ * buckets as keep its records within d->window_records (at least one bucket) */
+static uint64_t window_end(const mf_dir_t *d, uint64_t lo, uint64_t hi)
+{
+    uint64_t records = 0;
+    size_t   b       = (size_t)(lo / d->bucket);
+    for (; b < MF_HIST && b * d->bucket < hi; b++) {
+        if (d->window_records && records && records + d->hist_records[b] > d->window_records)
+            break;
+        records += d->hist_records[b];
+    }
+    uint64_t end = b * d->bucket;
+    return end < hi && end > lo ? end : hi;
+}
+
+/* building the map of one window [lo, hi) from every rank's records that overlap it */
+typedef struct {
+    const mf_dir_t *d;
+    unsigned        r;
+    uint64_t        lo, hi;
+    mf_pieces_t     p;
+    int             oom;
+} window_t;
+
+static int window_record(const mf_record_t *rec, uint64_t seq, void *arg)
+{
+    window_t *w   = arg;
+    int       hole = rec->flags & MF_REC_TRUNCATE;
+    uint64_t  end  = hole ? UINT64_MAX : rec->addr + rec->len;
+    if (!used(w->d, rec) || end <= w->lo || rec->addr >= w->hi || (!hole && rec->len == 0))
+        return 0;
+    if (mf_pieces_add(&w->p, rec, (int32_t)w->r, seq) < 0)
+        return w->oom = 1, -1;
+    mf_extent_t *e  = &w->p.v[w->p.n - 1]; /* clipped to the window */
+    uint64_t     a  = e->addr > w->lo ? e->addr : w->lo;
+    uint64_t     z  = e->addr + e->len < w->hi ? e->addr + e->len : w->hi;
+    e->pos         += a - e->addr;
+    e->addr         = a;
+    e->len          = z - a;
+    return 0;
+}
+
+static int window_map(const mf_dir_t *d, uint64_t lo, uint64_t hi, mf_extents_t *map, mf_err_t err)
+{
+    window_t w   = {d, 0, lo, hi, {NULL, 0, 0}, 0};
+    int      ret = 0;
+    for (unsigned r = 0; r < d->meta.ranks && ret == 0; r++) {
+        mf_tail_t t;
+        int       torn;
+        if ((ret = mf_tail_open(&t, AT_FDCWD, d->path, r, err)) < 0)
+            break;
+        w.r = r;
+        if ((ret = mf_tail_poll(&t, window_record, &w, 1, &torn, err)) < 0 && w.oom)
+            snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory (%zu records in one window)", d->path, w.p.n);
+        mf_tail_close(&t);
+    }
+    mf_extents_init(map);
+    if (ret == 0 && mf_extents_build(map, w.p.v, w.p.n) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory (%zu records in one window)", d->path, w.p.n);
+        ret = -1;
+    }
+    mf_pieces_free(&w.p);
+    return ret;
+}
+
+/* extents a and b (a before b) are one: b continues a in the file and in its source */
+static int continues(const mf_extent_t *a, const mf_extent_t *b)
+{
+    return a->key.rank == b->key.rank && a->addr + a->len == b->addr &&
+           (a->key.rank == MF_HOLE_RANK || a->pos + a->len == b->pos);
+}
+
+int mf_dir_extents(const mf_dir_t *d, uint64_t *n, mf_err_t err)
+{
+    if (!d->scanned) {
+        *n = d->map.n;
+        return 0;
+    }
+    mf_extent_t last = {0, 0, 0, {0, 0, MF_HOLE_RANK - 1, 0}};
+    *n               = 0;
+    for (uint64_t lo = 0, hi; lo < d->size; lo = hi) {
+        mf_extents_t map;
+        hi = window_end(d, lo, d->size);
+        if (window_map(d, lo, hi, &map, err) < 0)
+            return -1;
+        for (size_t i = 0; i < map.n; i++, last = map.v[i - 1])
+            *n += !continues(&last, &map.v[i]);
+        mf_extents_free(&map);
+    }
+    return 0;
+}
+
 uint64_t mf_part_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
 {
     uint64_t lo, hi;
+    if (d->scanned)
+        return part_window(d, part, nparts, &lo, &hi);
     part_range(d, part, nparts, &lo, &hi);
     return hi - lo;
 }
@@ -399,21 +618,14 @@ static int copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t 
     return 0;
 }
 
-int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
-                  mf_err_t err)
+/* the part's share of the loaded map (mf_dir_load): [lo, hi) counted over its data bytes */
+static int merge_loaded(merger_t *m, unsigned part, unsigned nparts, mf_err_t err)
 {
-    merger_t m   = {d, out_fd, calloc(d->meta.ranks, sizeof(int)), calloc(d->meta.ranks, sizeof(void *)),
-                    malloc(MF_MERGE_BUFFER), 0, 0, 0, 0, cb, arg};
-    uint64_t lo, hi, cum = 0;
-    int      ret = 0;
+    const mf_dir_t *d = m->d;
+    uint64_t        lo, hi, cum = 0;
+    int             ret = 0;
     part_range(d, part, nparts, &lo, &hi);
-    m.total = hi - lo;
-    if (!m.fds || !m.maps || !m.stage) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", d->path);
-        ret = -1;
-    }
-    for (unsigned r = 0; m.fds && r < d->meta.ranks; r++)
-        m.fds[r] = -1;
+    m->total = hi - lo;
     for (size_t i = 0; ret == 0 && i < d->map.n && cum < hi; i++) {
         const mf_extent_t *e = &d->map.v[i];
         if (e->key.rank == MF_HOLE_RANK || e->addr >= d->size)
@@ -421,9 +633,48 @@ int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts,
         uint64_t len = e->addr + e->len <= d->size ? e->len : d->size - e->addr;
         uint64_t s = lo > cum ? lo - cum : 0, t = hi < cum + len ? hi - cum : len; /* this part's share of e */
         if (s < t)
-            ret = copy_piece(&m, e->key.rank, e->pos + s, e->addr + s, t - s, err);
+            ret = copy_piece(m, e->key.rank, e->pos + s, e->addr + s, t - s, err);
         cum += len;
     }
+    return ret;
+}
+
+/* the part's address range of a scanned directory (mf_dir_scan), window by window */
+static int merge_windows(merger_t *m, unsigned part, unsigned nparts, mf_err_t err)
+{
+    const mf_dir_t *d = m->d;
+    uint64_t        lo, hi;
+    int             ret = 0;
+    m->total            = part_window(d, part, nparts, &lo, &hi);
+    for (uint64_t w0 = lo, w1; ret == 0 && w0 < hi; w0 = w1) {
+        mf_extents_t map;
+        w1 = window_end(d, w0, hi);
+        if (window_map(d, w0, w1, &map, err) < 0)
+            return -1;
+        for (size_t i = 0; ret == 0 && i < map.n; i++)
+            if (map.v[i].key.rank != MF_HOLE_RANK)
+                ret = copy_piece(m, map.v[i].key.rank, map.v[i].pos, map.v[i].addr, map.v[i].len, err);
+        mf_extents_free(&map);
+        if (ret == 0)
+            ret = flush_stage(m, err);
+    }
+    return ret;
+}
+
+int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
+                  mf_err_t err)
+{
+    merger_t m   = {d, out_fd, calloc(d->meta.ranks, sizeof(int)), calloc(d->meta.ranks, sizeof(void *)),
+                    malloc(MF_MERGE_BUFFER), 0, 0, 0, 0, cb, arg};
+    int      ret = 0;
+    if (!m.fds || !m.maps || !m.stage) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", d->path);
+        ret = -1;
+    }
+    for (unsigned r = 0; m.fds && r < d->meta.ranks; r++)
+        m.fds[r] = -1;
+    if (ret == 0)
+        ret = d->scanned ? merge_windows(&m, part, nparts, err) : merge_loaded(&m, part, nparts, err);
     if (ret == 0)
         ret = flush_stage(&m, err);
     for (unsigned r = 0; m.fds && m.maps && r < d->meta.ranks; r++) {

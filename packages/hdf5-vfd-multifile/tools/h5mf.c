@@ -1,14 +1,16 @@
 /*
  * h5mf - inspect, verify and reconstruct multifile directories.
  *
- *   h5mf info DIR [--json]             ranks, records, bytes, state, what is incomplete
+ *   h5mf info DIR [--json] [--memory SIZE]  ranks, records, bytes, state, what is incomplete
  *   h5mf verify DIR [--partial]        check every index and data checksum
- *   h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [-q]
+ *   h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [--memory SIZE] [-q]
  *                                      reconstruct the HDF5 file: in place of DIR
  *                                      (atomic replace), or into FILE (DIR kept),
  *                                      after checking every data checksum (unless
  *                                      --no-verify); under mpiexec the ranks share
  *                                      the work
+ * The index is resolved in address windows of at most --memory bytes of records each
+ * (default 1G; see mf_merge.h): memory stays bounded whatever the directory holds.
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
  */
 #include "mf_merge.h"
@@ -27,13 +29,38 @@
 #include <time.h>
 #include <unistd.h>
 
-static int rank_g, size_g;
+static int      rank_g, size_g;
+static uint64_t window_records_g = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES; /* --memory */
+
+/* read the directory for info, verify or merge: counts only, the index resolved later window by window */
+static int scan(mf_dir_t *d, const char *dir, int load_mode, mf_err_t err)
+{
+    const char *test  = getenv("H5MF_TEST_WINDOW_RECORDS"); /* test hook: windows of a few records */
+    int         rc    = mf_dir_scan(d, dir, load_mode, err);
+    d->window_records = test ? strtoull(test, NULL, 10) : window_records_g;
+    return rc;
+}
+
+/* "512M", "2G", "1048576": bytes; 0 if it is not a size */
+static uint64_t parse_size(const char *s)
+{
+    char              *end;
+    errno                  = 0;
+    unsigned long long v   = strtoull(s, &end, 10);
+    const char        *suf = "KMGT", *at = *end ? strchr(suf, *end) : NULL;
+    if (errno || end == s || *s == '-' || (*end && (!at || end[1])))
+        return 0;
+    for (int k = at ? (int)(at - suf) + 1 : 0; k > 0; k--, v <<= 10)
+        if (v > (UINT64_MAX >> 10))
+            return 0;
+    return v;
+}
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: h5mf info DIR [--json]\n"
+    fprintf(out, "usage: h5mf info DIR [--json] [--memory SIZE]\n"
                  "       h5mf verify DIR [--partial]\n"
-                 "       h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [-q]\n"
+                 "       h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [--memory SIZE] [-q]\n"
                  "\n"
                  "  info     what the directory holds: ranks, records, bytes, completion\n"
                  "  verify   check the metafile, every index record and every data checksum\n"
@@ -44,6 +71,8 @@ static void usage(FILE *out)
                  "  --force    let -o overwrite an existing FILE\n"
                  "  --no-verify  merge without checking the data checksums first (the check reads\n"
                  "             every byte written once more; h5mf verify does it on its own)\n"
+                 "  --memory SIZE  memory for resolving the index, per process (default 1G; K, M, G, T\n"
+                 "             suffixes): larger directories are resolved in several passes\n"
                  "  -q         no progress bar\n");
 }
 
@@ -89,6 +118,8 @@ static void progress(uint64_t done, uint64_t total, void *arg)
         fprintf(stderr, "h5mf: killed after %" PRIu64 " bytes (H5MF_TEST_KILL_AFTER_BYTES)\n", done);
         raise(SIGKILL);
     }
+    if (done > total) /* totals of a scanned directory are bounds */
+        done = total;
     if (!p->enabled || (t - p->last < 0.2 && done < total))
         return;
     p->last      = t;
@@ -139,8 +170,13 @@ static int cmd_info(const char *dir, int json)
 {
     mf_dir_t d;
     mf_err_t err;
-    if (mf_dir_load(&d, dir, MF_LOAD_ANY, err) < 0)
+    uint64_t extents;
+    if (scan(&d, dir, MF_LOAD_ANY, err) < 0)
         return fail(err);
+    if (mf_dir_extents(&d, &extents, err) < 0) {
+        mf_dir_free(&d);
+        return fail(err);
+    }
     uint64_t records = 0, bytes = 0, dropped = 0, torn = 0;
     for (unsigned r = 0; r < d.meta.ranks; r++) {
         records += d.ranks[r].n;
@@ -155,9 +191,9 @@ static int cmd_info(const char *dir, int json)
         printf(", \"format\": %" PRIu32 ", \"ranks\": %" PRIu32 ", \"state\": \"%s\", "
                "\"committed_epochs\": %" PRIu32 ", \"eoa\": %" PRIu64 ", \"records\": %" PRIu64
                ", \"bytes\": %" PRIu64 ", \"uncommitted_records\": %" PRIu64 ", \"torn_indexes\": %" PRIu64
-               ", \"extents\": %zu, \"reconstructed_size\": %" PRIu64 ", \"damaged\": %s, \"per_rank\": [",
+               ", \"extents\": %" PRIu64 ", \"reconstructed_size\": %" PRIu64 ", \"damaged\": %s, \"per_rank\": [",
                d.meta.version, d.meta.ranks, complete ? "complete" : "writing", d.meta.committed, d.meta.eoa,
-               records, bytes, dropped, torn, d.map.n, d.size, *d.problem ? "true" : "false");
+               records, bytes, dropped, torn, extents, d.size, *d.problem ? "true" : "false");
         for (unsigned r = 0; r < d.meta.ranks; r++)
             printf("%s{\"rank\": %u, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"data_size\": %" PRIu64
                    ", \"uncommitted_records\": %" PRIu64 ", \"torn\": %" PRIu64 "}",
@@ -175,8 +211,8 @@ static int cmd_info(const char *dir, int json)
                    d.ranks[r].bytes, d.ranks[r].data_size, d.ranks[r].dropped,
                    d.ranks[r].torn ? "ends in a partial record" : "ok");
         printf("  total: %" PRIu64 " records, %" PRIu64 " bytes written; reconstructed file: %" PRIu64
-               " bytes in %zu extents\n",
-               records, bytes, d.size, d.map.n);
+               " bytes in %" PRIu64 " extents\n",
+               records, bytes, d.size, extents);
         if (!complete)
             printf("  %" PRIu64 " records after the last completed flush would be left out by "
                    "`h5mf merge --partial -o FILE`\n",
@@ -192,7 +228,7 @@ static int cmd_verify(const char *dir, int partial)
 {
     mf_dir_t d;
     mf_err_t err = "";
-    int      ok  = mf_dir_load(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
+    int      ok  = scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
     if (agree(ok, err))
         return 1;
     ok = mf_verify_part(&d, (unsigned)rank_g, (unsigned)size_g, NULL, NULL, err) == 0;
@@ -249,7 +285,7 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
         return fail(err);
     }
     double t_start = now();
-    ok             = mf_dir_load(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
+    ok             = scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
     if (agree(ok, err))
         return 1;
     double      t_load     = now() - t_start;
@@ -316,7 +352,8 @@ int main(int argc, char **argv)
     static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"partial", no_argument, 0, 'p'},
                                          {"force", no_argument, 0, 'f'},         {"json", no_argument, 0, 'j'},
                                          {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-                                         {"no-verify", no_argument, 0, 'n'},     {0, 0, 0, 0}};
+                                         {"no-verify", no_argument, 0, 'n'},     {"memory", required_argument, 0, 'm'},
+                                         {0, 0, 0, 0}};
     const char *out = NULL;
     int         partial = 0, force = 0, json = 0, quiet = 0, verify = 1, c, rc;
 
@@ -331,6 +368,17 @@ int main(int argc, char **argv)
             case 'j': json = 1; break;
             case 'q': quiet = 1; break;
             case 'n': verify = 0; break;
+            case 'm': {
+                uint64_t bytes = parse_size(optarg);
+                if (bytes < (1u << 20)) {
+                    if (rank_g == 0)
+                        fprintf(stderr, "h5mf: --memory %s: not a size of at least 1M (e.g. 512M, 4G)\n", optarg);
+                    MPI_Finalize();
+                    return 2;
+                }
+                window_records_g = bytes / MF_WINDOW_RECORD_BYTES;
+                break;
+            }
             case 'h':
                 if (rank_g == 0)
                     usage(stdout);

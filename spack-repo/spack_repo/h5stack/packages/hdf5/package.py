@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "955d350e16a95c74bd50d6a84f6d19d0a3a603f049248a1c7035c29960ef89b4",
-    "2": "68da6baa2cb3a069a439c40aac0e650e8c1594fdb33dc30af75faf0d73c80bf8",
+    "1.14": "8c06b1b3edb464c0683e030e2b1ef1d2ecc9b8f799d68d3bb9f9d935eb33bdd9",
+    "2": "b073df40f8f482a9eb742f65ca54b6ac38ed063d2d9c4fedb35577e2fc2715b2",
 }
 
 
