@@ -62,6 +62,10 @@ test -d open.h5 || { echo "FAIL: open.h5 replaced"; failures=$((failures + 1)); 
 expect_fail "exists" "$h5mf" merge good.h5 -o partial.h5
 expect_fail "unknown option 'bogus'" "$mpiexec" -n 1 "$workload" good.h5 --driver multifile --check --options bogus=1
 expect_fail "usage" "$h5mf" frobnicate good.h5
+for bad in 12x -4G 100K 99999999999T ""; do
+    expect_fail "--memory $bad: not a size of at least 1M" "$h5mf" merge good.h5 -o m.h5 --memory "$bad"
+done
+test ! -e m.h5 || { echo "FAIL: m.h5 written with a bad --memory"; failures=$((failures + 1)); }
 
 # an output inside the directory being merged is refused, --force or not
 meta_before=$(cat good.h5/metafile)
