@@ -36,6 +36,9 @@ def _provides(environment, name, system, partition):
 def load_system(path):
     """The `site_configuration` of one system file, checked."""
     folder = os.path.basename(os.path.dirname(path))
+    # a module name of our own per system: every system's file is named reframe.py, and
+    # ReFrame's import_module_from_file would name one outside the working directory
+    # `reframe`, the name of ReFrame's own package
     spec = importlib.util.spec_from_file_location(f"h5stack_site_{folder.replace('-', '_')}", path)
     module = importlib.util.module_from_spec(spec)
     try:

@@ -15,9 +15,10 @@ import subprocess
 from . import paths
 from .mpi import MPI
 from .stacks import load_config, reframe_environ_name
+from .ui import StepError
 
 
-class SiteConfigError(Exception):
+class SiteConfigError(StepError):
     """A site config that cannot be used; the message names the file and the reason."""
 
 

@@ -24,8 +24,8 @@ from .ui import StepError, info
 
 #: systems that run on this machine with its local stacks (set up before a run)
 LOCAL_SYSTEMS = ("generic", "slurm-local")
-#: systems whose runs go one test at a time: on slurm-local ReFrame's local builds of the
-#: next tests ran beside the benchmark's exclusive job on the same 2 cores (ratios 0.03)
+#: systems whose runs go one test at a time: on slurm-local, ReFrame's local builds of the
+#: next tests would run beside a benchmark's exclusive job on the same cores
 SERIAL_SYSTEMS = ("slurm-local",)
 
 

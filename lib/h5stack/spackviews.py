@@ -10,7 +10,7 @@ import shlex
 
 import yaml
 
-from .environs import _env_vars, _hdf5_series
+from .environs import SiteConfigError, _env_vars, _hdf5_series
 from .stacks import reframe_environ_name
 
 SPACK_ENVS_VARIABLE = "H5STACK_SPACK_ENVS"
@@ -22,8 +22,8 @@ def spack_environment_dirs():
     return [d for d in os.environ.get(SPACK_ENVS_VARIABLE, "").split(os.pathsep) if d]
 
 
-class SpackViewError(Exception):
-    pass
+class SpackViewError(SiteConfigError):
+    """A Spack environment or view that cannot be used as a programming environment."""
 
 
 def _view_specs(view_root):

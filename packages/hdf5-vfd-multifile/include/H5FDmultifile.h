@@ -48,7 +48,7 @@ herr_t H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode);
 /*
  * Compatibility with the original Multifile HDF5 patch (HDF5 1.8.11's mpiposix driver):
  * code written for it builds and runs unchanged. use_gpfs_hints is accepted and ignored
- * (GPFS tuning belongs to the site configuration now).
+ * (GPFS tuning is the site configuration's: MPI-IO hints and alignment).
  */
 herr_t H5Pset_fapl_mpiposix(hid_t fapl_id, MPI_Comm comm, hbool_t use_gpfs_hints);
 
