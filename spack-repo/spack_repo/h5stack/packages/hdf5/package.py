@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "8c06b1b3edb464c0683e030e2b1ef1d2ecc9b8f799d68d3bb9f9d935eb33bdd9",
-    "2": "b073df40f8f482a9eb742f65ca54b6ac38ed063d2d9c4fedb35577e2fc2715b2",
+    "1.14": "177db3d66c963fe7ba9256d2b1a4d50ac255d845efeac9d0b4f0c434fb4b40d5",
+    "2": "6ba248aa2317768f42818125c8ead1ee2dc04b10375cf39614ae7b1994023493",
 }
 
 
