@@ -49,9 +49,12 @@ def local_stacks():
     for path in sorted(glob.glob(os.path.join(paths.home(), "stacks", "*", "stack.json"))):
         try:
             with open(path) as f:
-                result.append(json.load(f))
+                desc = json.load(f)
         except (OSError, ValueError):
             continue
+        if not isinstance(desc.get("tools"), dict) or "wrappers" not in desc:
+            raise SiteConfigError(f"{path}: written by an older h5stack (no structured tools): run ./h5stack setup")
+        result.append(desc)
     return result
 
 
