@@ -246,13 +246,9 @@ static void usage(void)
            "  --csv FILE      rows: experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s\n");
 }
 
-int main(int argc, char **argv)
+/* the command line into b (blocks and csv as given); 1 after --help, 0 to run */
+static int parse_options(int argc, char **argv, bench_t *b, const char **blocks, const char **csv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-    bench_t     b         = {.servers = 1, .repeat = 3, .size = 64u << 20};
-    const char *blocks    = "1k,4k,16k,64k,256k,1m,4m", *csv = NULL;
     static const struct option opts[] = {{"servers", required_argument, 0, 's'}, {"size", required_argument, 0, 'z'},
                                          {"blocks", required_argument, 0, 'b'},  {"csv", required_argument, 0, 'c'},
                                          {"repeat", required_argument, 0, 'r'},
@@ -261,38 +257,98 @@ int main(int argc, char **argv)
     for (int c; (c = getopt_long(argc, argv, "s:z:b:c:r:h", opts, NULL)) != -1;) {
         const char *end = NULL;
         switch (c) {
-            case 's': b.servers = atoi(optarg); break;
+            case 's': b->servers = atoi(optarg); break;
             case 'z':
-                b.size = dsm_parse_size(optarg, &end);
-                if (!b.size || *end)
+                b->size = dsm_parse_size(optarg, &end);
+                if (!b->size || *end)
                     die("--size must be a positive size (k, m, g suffixes), got ", optarg);
                 break;
-            case 'b': blocks = optarg; break;
-            case 'c': csv = optarg; break;
+            case 'b': *blocks = optarg; break;
+            case 'c': *csv = optarg; break;
             case 'r':
-                b.repeat = atoi(optarg);
-                if (b.repeat < 1)
+                b->repeat = atoi(optarg);
+                if (b->repeat < 1)
                     die("--repeat must be a positive integer, got ", optarg);
                 break;
             case 'h':
                 if (g_rank == 0)
                     usage();
-                MPI_Finalize();
-                return 0;
+                return 1;
             default: die("unknown option or missing value: ", argv[optind - 1]);
         }
     }
-    if (b.servers < 1 || b.servers >= g_size)
+    if (b->servers < 1 || b->servers >= g_size)
         die("need 1 <= --servers < ranks (at least one client)", NULL);
-    char  copy[512], *save = NULL;
+    return 0;
+}
+
+/* --blocks: a comma-separated list of sizes up to --size */
+static void parse_blocks(bench_t *b, const char *blocks)
+{
+    char copy[512], *save = NULL;
     snprintf(copy, sizeof copy, "%s", blocks);
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const char *end = NULL;
         uint64_t    s   = dsm_parse_size(t, &end);
-        if (!s || *end || s > b.size || b.nblocks == MAX_BLOCKS)
+        if (!s || *end || s > b->size || b->nblocks == MAX_BLOCKS)
             die("--blocks: each a size up to --size, at most 32, got ", t);
-        b.blocks[b.nblocks++] = s;
+        b->blocks[b->nblocks++] = s;
     }
+}
+
+static void print_header(const bench_t *b, uint64_t L)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int  len = 0;
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n")] = '\0';
+    printf("h5dsm-bench: %d server(s) x %" PRIu64 " bytes = %" PRIu64 " bytes, %d client(s); %s; HDF5 %d.%d.%d\n",
+           b->servers, b->size, L, g_size - b->servers, lib, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
+}
+
+/* the paper's two experiments (one dataset, ten datasets) on every distribution and
+ * block size, and the summary line of each */
+static void run_experiments(const bench_t *b, int is_server, double limit)
+{
+    const char *experiments[2] = {"one-dataset", "ten-datasets"};
+    double      best_lin[2] = {0, 0}, best_block[2] = {0, 0};
+    char        best_block_dist[2][64] = {"", ""};
+    for (int e = 0; e < 2; e++) {
+        int ndsets  = e == 0 ? 1 : 10;
+        best_lin[e] = run_one(b, is_server, "linear", ndsets, limit, experiments[e]);
+        for (int kind = 0; kind < 2; kind++)
+            for (int i = 0; i < b->nblocks; i++) {
+                char dist[64];
+                snprintf(dist, sizeof dist, "%s:%" PRIu64, kind ? "random-block" : "block-cyclic", b->blocks[i]);
+                double r = run_one(b, is_server, dist, ndsets, limit, experiments[e]);
+                if (r > best_block[e]) {
+                    best_block[e] = r;
+                    snprintf(best_block_dist[e], sizeof best_block_dist[e], "%s", dist);
+                }
+            }
+    }
+    for (int e = 0; e < 2 && g_rank == 0; e++) {
+        double best = best_lin[e] > best_block[e] ? best_lin[e] : best_block[e];
+        printf("h5dsm-bench: summary %s: best %.1f MB/s = %.3f of MPI_Put (%s); linear %.1f MB/s, best block "
+               "distribution %s %.1f MB/s = %.3f x linear\n",
+               experiments[e], best, limit > 0 ? best / limit : 0.0,
+               best_lin[e] >= best_block[e] ? "linear" : best_block_dist[e], best_lin[e], best_block_dist[e],
+               best_block[e], best_lin[e] > 0 ? best_block[e] / best_lin[e] : 0.0);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    bench_t     b      = {.servers = 1, .repeat = 3, .size = 64u << 20};
+    const char *blocks = "1k,4k,16k,64k,256k,1m,4m", *csv = NULL;
+    if (parse_options(argc, argv, &b, &blocks, &csv)) {
+        MPI_Finalize();
+        return 0;
+    }
+    parse_blocks(&b, blocks);
     if (g_rank == 0 && csv && !(b.csv = dsm_create_new(csv))) /* never through a planted link */
         die("cannot write the CSV file ", csv);
     if (b.csv)
@@ -302,45 +358,12 @@ int main(int argc, char **argv)
     MPI_Comm side;
     MPI_Comm_split(MPI_COMM_WORLD, is_server, g_rank, &side);
     uint64_t L = (uint64_t)b.servers * b.size;
-    if (g_rank == 0) {
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        int  len = 0;
-        MPI_Get_library_version(lib, &len);
-        lib[strcspn(lib, "\n")] = '\0';
-        printf("h5dsm-bench: %d server(s) x %" PRIu64 " bytes = %" PRIu64 " bytes, %d client(s); %s; HDF5 %d.%d.%d\n",
-               b.servers, b.size, L, g_size - b.servers, lib, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
-    }
+    if (g_rank == 0)
+        print_header(&b, L);
     double limit = measure_limit(&b, is_server, side, L > SLACK ? L - SLACK : L);
-
-    const char *experiments[2] = {"one-dataset", "ten-datasets"};
-    double      best_lin[2] = {0, 0}, best_block[2] = {0, 0};
-    char        best_block_dist[2][64] = {"", ""};
-    for (int e = 0; e < 2; e++) {
-        int ndsets  = e == 0 ? 1 : 10;
-        best_lin[e] = run_one(&b, is_server, "linear", ndsets, limit, experiments[e]);
-        for (int kind = 0; kind < 2; kind++)
-            for (int i = 0; i < b.nblocks; i++) {
-                char dist[64];
-                snprintf(dist, sizeof dist, "%s:%" PRIu64, kind ? "random-block" : "block-cyclic", b.blocks[i]);
-                double r = run_one(&b, is_server, dist, ndsets, limit, experiments[e]);
-                if (r > best_block[e]) {
-                    best_block[e] = r;
-                    snprintf(best_block_dist[e], sizeof best_block_dist[e], "%s", dist);
-                }
-            }
-    }
-    if (g_rank == 0) {
-        for (int e = 0; e < 2; e++) {
-            double best = best_lin[e] > best_block[e] ? best_lin[e] : best_block[e];
-            printf("h5dsm-bench: summary %s: best %.1f MB/s = %.3f of MPI_Put (%s); linear %.1f MB/s, best block "
-                   "distribution %s %.1f MB/s = %.3f x linear\n",
-                   experiments[e], best, limit > 0 ? best / limit : 0.0,
-                   best_lin[e] >= best_block[e] ? "linear" : best_block_dist[e], best_lin[e], best_block_dist[e],
-                   best_block[e], best_lin[e] > 0 ? best_block[e] / best_lin[e] : 0.0);
-        }
-        if (b.csv)
-            fclose(b.csv);
-    }
+    run_experiments(&b, is_server, limit);
+    if (b.csv)
+        fclose(b.csv);
     MPI_Comm_free(&side);
     MPI_Finalize();
     return 0;
