@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define ATTR "a"
@@ -286,6 +287,11 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
     fz_model_t m;
     int        rc = 0;
     fz_model_init(&m);
+    struct stat st; /* never written through a link planted at the file's name */
+    if (agree(c, c->rank == 0 && lstat(c->path, &st) == 0 && S_ISLNK(st.st_mode)
+                     ? fail(c, "is a symbolic link: not written through (give the path of its target)")
+                     : 0) < 0)
+        return -1;
     hid_t driver_fapl = c->fapl;
     c->fapl           = session_fapl(p, driver_fapl);
     hid_t file = H5Fcreate(c->path, H5F_ACC_TRUNC, H5P_DEFAULT, c->fapl);
