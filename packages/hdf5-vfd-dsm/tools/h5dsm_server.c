@@ -184,15 +184,29 @@ static int run_actions(h5dsm_host_t *host, const h5dsm_file_t *file, void *arg)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* what the command line asks for */
+typedef struct {
+    const char *distribution, *contact;
+    uint64_t    bytes;
+    long        connections;
+    double      client_timeout;
+} options_t;
+
+/* one --action into s (refused with the reason and exit 2 when unknown) */
+static void add_action(server_t *s, const char *action)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    server_t    s = {.nactions = 0};
-    int         chose_actions = 0;
-    const char *distribution = "linear", *contact = NULL, *size_text = NULL;
-    long        connections  = 1, lost = 0;
-    double      client_timeout = 0;
+    if (strcmp(action, "summary") && strcmp(action, "list") && strcmp(action, "none") &&
+        (strncmp(action, "dump:", 5) || !action[5]))
+        bad_args("unknown action '%s' (summary, list, dump:<path>, none)", action);
+    if (s->nactions == MAX_ACTIONS)
+        bad_args("more than %s actions", "8");
+    if (strcmp(action, "none"))
+        s->actions[s->nactions++] = action;
+}
+
+/* the command line into s and o; 1 after --help, 0 to run (bad arguments: exit 2) */
+static int parse_options(int argc, char **argv, server_t *s, options_t *o)
+{
     static const struct option opts[] = {{"size", required_argument, 0, 's'},
                                          {"distribution", required_argument, 0, 'd'},
                                          {"contact", required_argument, 0, 'c'},
@@ -201,42 +215,31 @@ int main(int argc, char **argv)
                                          {"client-timeout", required_argument, 0, 't'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    opterr = 0;
+    const char *size_text = NULL, *end = NULL;
+    int         chose_actions = 0;
+    opterr                    = 0;
     for (int c; (c = getopt_long(argc, argv, "+s:d:c:a:n:t:h", opts, NULL)) != -1;) {
+        char *stop = NULL;
         switch (c) {
             case 's': size_text = optarg; break;
-            case 'd': distribution = optarg; break;
-            case 'c': contact = optarg; break;
-            case 'a':
-                if (strcmp(optarg, "summary") && strcmp(optarg, "list") && strcmp(optarg, "none") &&
-                    (strncmp(optarg, "dump:", 5) || !optarg[5]))
-                    bad_args("unknown action '%s' (summary, list, dump:<path>, none)", optarg);
-                if (s.nactions == MAX_ACTIONS)
-                    bad_args("more than %s actions", "8");
-                chose_actions = 1;
-                if (strcmp(optarg, "none"))
-                    s.actions[s.nactions++] = optarg;
-                break;
-            case 'n': {
-                char *end = NULL;
-                connections = strtol(optarg, &end, 10);
-                if (!*optarg || *end || connections < 1)
+            case 'd': o->distribution = optarg; break;
+            case 'c': o->contact = optarg; break;
+            case 'a': add_action(s, optarg), chose_actions = 1; break;
+            case 'n':
+                o->connections = strtol(optarg, &stop, 10);
+                if (!*optarg || *stop || o->connections < 1)
                     bad_args("--connections must be a positive integer, got '%s'", optarg);
                 break;
-            }
-            case 't': {
-                char *end = NULL;
-                client_timeout = strtod(optarg, &end);
-                if (!*optarg || *end || !(client_timeout >= 0 && client_timeout <= H5FD_DSM_TIMEOUT_MAX))
+            case 't':
+                o->client_timeout = strtod(optarg, &stop);
+                if (!*optarg || *stop || !(o->client_timeout >= 0 && o->client_timeout <= H5FD_DSM_TIMEOUT_MAX))
                     bad_args("--client-timeout must be a number of seconds from 0 to 604800 (a week, "
                              "H5FD_DSM_TIMEOUT_MAX), got '%s'", optarg);
                 break;
-            }
             case 'h':
                 if (g_rank == 0)
                     usage(stdout);
-                MPI_Finalize();
-                return 0;
+                return 1;
             default: bad_args("unknown option or missing value: '%s'", argv[optind - 1]);
         }
     }
@@ -244,20 +247,25 @@ int main(int argc, char **argv)
         bad_args("unexpected argument '%s'", argv[optind]);
     if (!size_text)
         bad_args("%s", "--size is required: the memory each server rank hosts, e.g. --size 64m");
-    const char *end   = NULL;
-    uint64_t    bytes = dsm_parse_size(size_text, &end);
-    if (!bytes || *end)
+    o->bytes = dsm_parse_size(size_text, &end);
+    if (!o->bytes || *end)
         bad_args("--size must be a positive size (k, m, g suffixes), got '%s'", size_text);
-    if (connections > 1 && !contact)
+    if (o->connections > 1 && !o->contact)
         bad_args("%s", "--connections needs --contact (an MPMD job has one set of clients)");
     if (!chose_actions)
-        s.actions[s.nactions++] = "summary";
+        s->actions[s->nactions++] = "summary";
+    return 0;
+}
 
+/* host the DSM for each connection in turn; the exit status, *lost the connections whose
+ * clients were lost */
+static int serve_connections(server_t *s, const options_t *o, long *lost)
+{
     int status = 0;
-    for (long conn = 0; conn < connections && status == 0; conn++) {
+    for (long conn = 0; conn < o->connections && status == 0; conn++) {
         char          err[1024] = "";
         h5dsm_host_t *host      = NULL;
-        if (h5dsm_host_start(&host, distribution, bytes, contact, err, sizeof err) < 0) {
+        if (h5dsm_host_start(&host, o->distribution, o->bytes, o->contact, err, sizeof err) < 0) {
             if (g_rank == 0)
                 fprintf(stderr, "h5dsm-server: %s\n", err);
             /* a bad distribution is a bad argument; anything else a failure */
@@ -265,16 +273,16 @@ int main(int argc, char **argv)
         }
         if (g_rank == 0) {
             printf("h5dsm-server: hosting %" PRIu64 " bytes (%s) for clients (%s)\n", h5dsm_host_capacity(host),
-                   h5dsm_host_layout(host), contact ? contact : "MPMD");
+                   h5dsm_host_layout(host), o->contact ? o->contact : "MPMD");
             fflush(stdout);
         }
-        h5dsm_host_set_client_timeout(host, client_timeout);
-        long files = h5dsm_host_serve(host, run_actions, &s);
+        h5dsm_host_set_client_timeout(host, o->client_timeout);
+        long files = h5dsm_host_serve(host, run_actions, s);
         if (files == H5DSM_CLIENTS_LOST) {
-            lost++;
+            (*lost)++;
             if (g_rank == 0)
                 printf("h5dsm-server: the clients were lost (no request for %g s with a file open)%s\n",
-                       client_timeout, conn + 1 < connections ? "; serving the next connection" : "");
+                       o->client_timeout, conn + 1 < o->connections ? "; serving the next connection" : "");
         }
         else if (g_rank == 0)
             printf("h5dsm-server: the clients disconnected after %ld file(s)\n", files);
@@ -282,12 +290,27 @@ int main(int argc, char **argv)
             status = 1;
         h5dsm_host_stop(host);
     }
-    if (s.failures > 0 && status == 0) /* actions run on server 0: its exit status tells */
+    if (s->failures > 0 && status == 0) /* actions run on server 0: its exit status tells */
         status = 1;
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    server_t  s    = {.nactions = 0};
+    options_t o    = {"linear", NULL, 0, 1, 0};
+    long      lost = 0;
+    if (parse_options(argc, argv, &s, &o)) {
+        MPI_Finalize();
+        return 0;
+    }
+    int status = serve_connections(&s, &o, &lost);
     if (lost > 0) { /* served on, but a connection ended badly */
         if (g_rank == 0)
             fprintf(stderr, "h5dsm-server: %ld of %ld connection(s) lost their clients; ending with MPI_Abort (MPI_Finalize "
-                            "would wait for the dead job, which stays connected)\n", lost, connections);
+                            "would wait for the dead job, which stays connected)\n", lost, o.connections);
         fflush(NULL);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Abort(MPI_COMM_WORLD, 1);
