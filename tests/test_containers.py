@@ -37,12 +37,20 @@ def fake_stack(tmp_path):
     os.symlink("../libp.so", pkg / "lib" / "plugin" / "libp.so")
     stack_dir = tmp_path / "stacks" / "mpich-hdf5-x"
     (stack_dir / "bin").mkdir(parents=True)
-    (stack_dir / "bin" / "mpicc").write_text('#!/bin/sh\nexec "/usr/bin/mpicc.mpich" "$@"\n')
     lender_plugins = tmp_path / "stacks" / "mpich-hdf5-tools" / "plugins"
-    stackdir.write_wrapper(
-        stack_dir / "bin" / "h5dump", f"{other}/bin/h5dump", {"HDF5_PLUGIN_PATH": str(lender_plugins)}
-    )
-    desc = {"name": "mpich-hdf5-x", "prefixes": [str(pkg), str(hdf5)], "stack_dir": str(stack_dir)}
+    wrappers = [
+        stackdir.write_wrapper(stack_dir / "bin" / "mpicc", "/usr/bin/mpicc.mpich"),
+        stackdir.write_wrapper(
+            stack_dir / "bin" / "h5dump", f"{other}/bin/h5dump", {"HDF5_PLUGIN_PATH": str(lender_plugins)},
+            "mpich-hdf5-tools",
+        ),
+    ]  # fmt: skip
+    desc = {
+        "name": "mpich-hdf5-x",
+        "prefixes": [str(pkg), str(hdf5)],
+        "stack_dir": str(stack_dir),
+        "wrappers": wrappers,
+    }
     prefix_map = {str(hdf5): "/opt/h5stack/mpich-hdf5-x", str(pkg): "/opt/h5stack/mpich-hdf5-x",
                   str(other): "/opt/h5stack/mpich-hdf5-tools"}  # fmt: skip
     return desc, prefix_map
