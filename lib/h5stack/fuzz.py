@@ -9,7 +9,8 @@ the fixed case `straddle`) on one stack through one driver variant:
      (h5fuzz-clock: a time namespace and libfaketime per rank); every value read back
      during the session is checked against the model;
   3. multifile: `h5mf verify`, then read in place by another number of ranks (checked
-     value by value), then reconstructed (`h5mf merge -o`); DSM: dumped by the server;
+     value by value), then reconstructed (`h5mf merge -o` by that number of processes,
+     the index resolved in windows of a few records); DSM: dumped by the server;
   4. `h5diff` of the reference and the result (silent, exit 0), and the result checked
      value by value against the model once more (serially, as an ordinary file).
 A failing case is minimised (the fewest operations that still fail: a shorter workload
@@ -29,6 +30,9 @@ from . import paths
 from .stackdir import exports
 from .stacks import Stacks
 from .ui import StepError, fmt_seconds, info
+
+#: variables shown with each step of a failing case (they choose the driver and its paths)
+STEP_ENV = ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG", "H5MF_TEST_WINDOW_RECORDS")
 
 # distributions of the DSM's address space among its servers (h5dsm-server --distribution)
 DSM_DISTRIBUTIONS = ("linear", "block-cyclic:64k", "random-block:4k:7", "mask:16m")
@@ -109,7 +113,8 @@ class Runner:
 
     # -- running programs ------------------------------------------------------
     def _run(self, out, env, cmd, cwd, expect_ok=True):
-        out.steps.append(" ".join(cmd))
+        shown = [f"{k}={env[k]}" for k in STEP_ENV if k in env]  # what selects a path, in the printed steps
+        out.steps.append(" ".join(shown + cmd))
         try:
             proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -164,8 +169,11 @@ class Runner:
         renv = dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG="read=inplace")
         self._run(out, renv, ["mpiexec", "-n", str(other), "h5fuzz", d, *self._fuzz_args(case), "--verify-only",
                               "--writer-ranks", str(case.ranks), "--driver", "default"], work)  # fmt: skip
+        # reconstructed by `other` processes, the index resolved in address windows of a
+        # few records each (as a directory larger than h5mf's --memory is)
         merged = os.path.join(work, "merged.h5")
-        self._run(out, env, ["h5mf", "merge", "-q", d, "-o", merged], work)
+        menv = dict(env, H5MF_TEST_WINDOW_RECORDS=str(2 + case.seed % 16))
+        self._run(out, menv, ["mpiexec", "-n", str(other), "h5mf", "merge", "-q", d, "-o", merged], work)
         return merged
 
     def _dsm(self, case, env, work, out):
