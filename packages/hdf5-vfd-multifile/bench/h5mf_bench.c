@@ -326,7 +326,6 @@ static void merge(int parallel)
             fprintf(stderr, "h5mf-bench: %s\n", err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        d.window_records = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES;
         if (rank == 0 && (fd = mf_create_new(out)) < 0)
             die(out);
         if (rank == 0 && ftruncate(fd, (off_t)d.size) < 0)

@@ -102,21 +102,12 @@ static void write_records(const char *path, uint64_t n, uint64_t bytes)
     free(data);
 }
 
-/* read the directory as h5mf does: counts only, the index resolved in windows of its
- * default memory */
-static int scan(mf_dir_t *d, const char *src, int mode, mf_err_t err)
-{
-    int rc            = mf_dir_scan(d, src, mode, err);
-    d->window_records = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES;
-    return rc;
-}
-
 /* load and reconstruct part `part` of `nparts` into out (created by rank 0) */
 static uint64_t merge(const char *src, const char *out, int part, int nparts)
 {
     mf_dir_t d;
     mf_err_t err;
-    if (scan(&d, src, MF_LOAD_COMPLETE, err) < 0) {
+    if (mf_dir_scan(&d, src, MF_LOAD_COMPLETE, err) < 0) {
         fprintf(stderr, "h5mf-bench: %s\n", err);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -136,7 +127,7 @@ static void make_output(const char *out, const char *src)
     mf_err_t err;
     int      fd = -1;
     if (rank == 0) {
-        if (scan(&d, src, MF_LOAD_COMPLETE, err) < 0 || (fd = mf_create_new(out)) < 0 ||
+        if (mf_dir_scan(&d, src, MF_LOAD_COMPLETE, err) < 0 || (fd = mf_create_new(out)) < 0 ||
             ftruncate(fd, (off_t)d.size) < 0)
             fail("creating the merge output");
         close(fd);
@@ -165,7 +156,7 @@ static uint64_t measure(const char *dir, uint64_t n, uint64_t bytes, double t[NO
             mf_dir_t d;
             mf_err_t err;
             uint64_t extents;
-            if (scan(&d, src, MF_LOAD_ANY, err) < 0 || mf_dir_extents(&d, &extents, err) < 0)
+            if (mf_dir_scan(&d, src, MF_LOAD_ANY, err) < 0 || mf_dir_extents(&d, &extents, err) < 0)
                 fail(err);
             records = d.records;
             mf_dir_free(&d);

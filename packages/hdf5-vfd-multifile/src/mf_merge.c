@@ -82,21 +82,24 @@ static int buckets(const mf_dir_t *d, uint64_t addr, uint64_t end, size_t *b0, s
     return 1;
 }
 
-/* count the record in the histogram (differences, summed up by finish_histogram) */
+/* one more in buckets b0..b1 of h, kept as differences (summed up by finish_histogram) */
+static void count_range(uint64_t *h, size_t b0, size_t b1)
+{
+    h[b0]++;
+    if (b1 + 1 < MF_HIST)
+        h[b1 + 1]--;
+}
+
+/* count the record in the histogram: every record, and apart the data records */
 static void histogram_add(mf_dir_t *d, const mf_record_t *rec)
 {
     int    hole = rec->flags & MF_REC_TRUNCATE;
     size_t b0, b1;
     if (!buckets(d, rec->addr, hole ? UINT64_MAX : rec->addr + rec->len, &b0, &b1))
         return;
-    d->hist_records[b0]++;
-    if (b1 + 1 < MF_HIST)
-        d->hist_records[b1 + 1]--;
-    if (!hole) {
-        d->hist_data[b0]++;
-        if (b1 + 1 < MF_HIST)
-            d->hist_data[b1 + 1]--;
-    }
+    count_range(d->hist_records, b0, b1);
+    if (!hole)
+        count_range(d->hist_data, b0, b1);
 }
 
 static void finish_histogram(mf_dir_t *d)
@@ -238,8 +241,9 @@ int mf_dir_scan(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
         mf_dir_free(d);
         return mf_dir_load(d, path, load_mode, err);
     }
-    d->scanned      = 1;
-    d->size         = d->meta.eoa;
+    d->scanned        = 1;
+    d->window_records = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES;
+    d->size           = d->meta.eoa;
     d->bucket       = (d->size + MF_HIST - 1) / MF_HIST;
     d->hist_records = calloc(MF_HIST, sizeof *d->hist_records);
     d->hist_data    = calloc(MF_HIST, sizeof *d->hist_data);
@@ -424,7 +428,7 @@ typedef struct {
     unsigned        r;
     uint64_t        lo, hi;
     mf_pieces_t     p;
-    int             oom;
+    int             oom; /* a piece did not fit in memory */
 } window_t;
 
 static int window_record(const mf_record_t *rec, uint64_t seq, void *arg)
@@ -445,9 +449,10 @@ static int window_record(const mf_record_t *rec, uint64_t seq, void *arg)
     return 0;
 }
 
-static int window_map(const mf_dir_t *d, uint64_t lo, uint64_t hi, mf_extents_t *map, mf_err_t err)
+/* the map of the window that starts at lo (below hi, see window_end), and its end */
+static int window_at(const mf_dir_t *d, uint64_t lo, uint64_t hi, uint64_t *end, mf_extents_t *map, mf_err_t err)
 {
-    window_t w   = {d, 0, lo, hi, {NULL, 0, 0}, 0};
+    window_t w   = {d, 0, lo, window_end(d, lo, hi), {NULL, 0, 0}, 0};
     int      ret = 0;
     for (unsigned r = 0; r < d->meta.ranks && ret == 0; r++) {
         mf_tail_t t;
@@ -455,16 +460,16 @@ static int window_map(const mf_dir_t *d, uint64_t lo, uint64_t hi, mf_extents_t 
         if ((ret = mf_tail_open(&t, AT_FDCWD, d->path, r, err)) < 0)
             break;
         w.r = r;
-        if ((ret = mf_tail_poll(&t, window_record, &w, 1, &torn, err)) < 0 && w.oom)
-            snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory (%zu records in one window)", d->path, w.p.n);
+        ret = mf_tail_poll(&t, window_record, &w, 1, &torn, err);
         mf_tail_close(&t);
     }
     mf_extents_init(map);
-    if (ret == 0 && mf_extents_build(map, w.p.v, w.p.n) < 0) {
+    if (ret == 0 && mf_extents_build(map, w.p.v, w.p.n) < 0)
+        ret = -1, w.oom = 1;
+    if (w.oom)
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory (%zu records in one window)", d->path, w.p.n);
-        ret = -1;
-    }
     mf_pieces_free(&w.p);
+    *end = w.hi;
     return ret;
 }
 
@@ -485,8 +490,7 @@ int mf_dir_extents(const mf_dir_t *d, uint64_t *n, mf_err_t err)
     *n               = 0;
     for (uint64_t lo = 0, hi; lo < d->size; lo = hi) {
         mf_extents_t map;
-        hi = window_end(d, lo, d->size);
-        if (window_map(d, lo, hi, &map, err) < 0)
+        if (window_at(d, lo, d->size, &hi, &map, err) < 0)
             return -1;
         for (size_t i = 0; i < map.n; i++, last = map.v[i - 1])
             *n += !continues(&last, &map.v[i]);
@@ -648,8 +652,7 @@ static int merge_windows(merger_t *m, unsigned part, unsigned nparts, mf_err_t e
     m->total            = part_window(d, part, nparts, &lo, &hi);
     for (uint64_t w0 = lo, w1; ret == 0 && w0 < hi; w0 = w1) {
         mf_extents_t map;
-        w1 = window_end(d, w0, hi);
-        if (window_map(d, w0, w1, &map, err) < 0)
+        if (window_at(d, w0, hi, &w1, &map, err) < 0)
             return -1;
         for (size_t i = 0; ret == 0 && i < map.n; i++)
             if (map.v[i].key.rank != MF_HOLE_RANK)

@@ -20,7 +20,7 @@
  * MF_HIST counters). mf_merge_part() and mf_dir_extents() then resolve the address
  * space window by window: each window's map is built from the records that overlap it
  * (the indexes read again as streams), with at most `window_records` records per window
- * (0: one window per part). Peak memory: about 250 bytes per record of one window,
+ * (MF_WINDOW_DEFAULT_BYTES' worth unless the caller sets it; 0: one window per part). Peak memory: about 250 bytes per record of one window,
  * whatever the directory holds; time O(n log n) per pass over the indexes, one pass per
  * window. A directory whose metafile records no end of file (format 1) is loaded whole.
  */

@@ -37,7 +37,8 @@ static int scan(mf_dir_t *d, const char *dir, int load_mode, mf_err_t err)
 {
     const char *test  = getenv("H5MF_TEST_WINDOW_RECORDS"); /* test hook: windows of a few records */
     int         rc    = mf_dir_scan(d, dir, load_mode, err);
-    d->window_records = test ? strtoull(test, NULL, 10) : window_records_g;
+    if (rc == 0) /* mf_dir_scan's default unless --memory (or the hook) says otherwise */
+        d->window_records = test ? strtoull(test, NULL, 10) : window_records_g;
     return rc;
 }
 

@@ -9,8 +9,8 @@ from spack.package import *
 # patch index only when a recipe file changes: this keeps a changed patch from being
 # looked up under its old checksum ("Couldn't find patch ... with sha256").
 PATCH_SHA256 = {
-    "1.14": "177db3d66c963fe7ba9256d2b1a4d50ac255d845efeac9d0b4f0c434fb4b40d5",
-    "2": "6ba248aa2317768f42818125c8ead1ee2dc04b10375cf39614ae7b1994023493",
+    "1.14": "710f077a5bf40b53dc0ceddbd585759f5e9ae16aff0f85d3af7c37e1009ff47c",
+    "2": "4fbbad3c09a34ce19b1053aa3c2276b10dec900b2e0e4d4f3de0f95a67465da4",
 }
 
 
