@@ -50,28 +50,18 @@ def unpack_archive(archive, dest):
     return sorted(d for d in os.listdir(dest) if os.path.isdir(os.path.join(dest, d)))
 
 
-def read_member(archive, member):
-    """The bytes of one member of a tar archive, or None when it has none of that name."""
+def read_member(archive, relpath):
+    """The bytes of relpath inside the archive's top directory (read in one pass), or None
+    when the archive has no such member."""
     try:
         with tarfile.open(archive) as tar:
-            f = tar.extractfile(member)
+            first = tar.next()
+            f = first and tar.extractfile(f"{first.name.split('/')[0]}/{relpath}")
             return f.read() if f else None
     except KeyError:
         return None
     except (tarfile.TarError, OSError) as e:
         raise StepError(f"{archive}: cannot read: {e}") from e
-
-
-def top_directory(archive):
-    """The name of the first member's top directory."""
-    try:
-        with tarfile.open(archive) as tar:
-            first = tar.next()
-    except (tarfile.TarError, OSError) as e:
-        raise StepError(f"{archive}: cannot read: {e}") from e
-    if first is None:
-        raise StepError(f"{archive}: empty archive")
-    return first.name.split("/")[0]
 
 
 class Source:

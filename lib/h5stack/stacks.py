@@ -317,7 +317,7 @@ def _unpack_patched(src, patches, work):
 
 def _version_from_source_name(src):
     """HDF5 version from the source's H5public.h, read from the archive."""
-    sub = f"{sources.top_directory(src.archive)}/{src.subdir + '/' if src.subdir else ''}src/H5public.h"
+    sub = f"{src.subdir + '/' if src.subdir else ''}src/H5public.h"
     text = sources.read_member(src.archive, sub)
     if text is None:
         raise StepError(f"{src.archive}: no {sub}")
