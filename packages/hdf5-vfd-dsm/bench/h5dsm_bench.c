@@ -54,7 +54,7 @@ static void die(const char *msg, const char *what)
     if (g_rank == 0)
         fprintf(stderr, "h5dsm-bench: %s%s (see --help)\n", msg, what ? what : "");
     fflush(NULL);
-    usleep(300000);
+    usleep(1000000); /* on a loaded node MPICH can lose what was written 0.3 s before */
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 

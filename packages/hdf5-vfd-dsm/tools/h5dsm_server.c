@@ -55,7 +55,7 @@ static void usage(FILE *to)
 static void stop_job(int status)
 {
     fflush(NULL);
-    usleep(300000);
+    usleep(1000000); /* on a loaded node MPICH can lose what was written 0.3 s before */
     MPI_Abort(MPI_COMM_WORLD, status);
 }
 

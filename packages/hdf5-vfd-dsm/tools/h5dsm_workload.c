@@ -36,7 +36,7 @@ static void fail(const char *what, const char *file)
 {
     fprintf(stderr, "workload: rank %d: %s: %s failed\n", g_rank, file, what);
     fflush(NULL);
-    usleep(300000);
+    usleep(1000000); /* on a loaded node MPICH can lose what was written 0.3 s before */
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 #define CHECK(call, what, file)                                                                                       \
