@@ -1,5 +1,5 @@
 """The `h5stack` command line: setup, list, env, run, test, fuzz, report, patches,
-spack-config, slurm, containers.
+spack-config, slurm, cluster, containers.
 
 build_parser() uses the standard library only (it runs before the virtual
 environment exists); each command imports what it needs when it runs.
@@ -26,6 +26,33 @@ environment:
   H5STACK_HOME    cache and install root (default ~/.cache/h5stack)
   H5STACK_NO_APT  1: do not install Debian packages (they must be there already)
 """
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a positive whole number, got {text!r}")
+    return value
+
+
+def add_cluster_parser(sub):
+    p = sub.add_parser("cluster", help="an emulated multi-node Slurm cluster on this machine (system slurm-cluster)")
+    p.add_argument("action", choices=["start", "stop", "status", "env", "shell", "kill"])
+    p.add_argument("node", nargs="?", help="shell, kill: the node (node01, ...)")
+    p.add_argument(
+        "node_command", nargs="*", metavar="command", help="shell: the command to run on the node (default: a shell)"
+    )
+    p.add_argument("--nodes", type=positive_int, default=4, help="start: how many nodes (default 4)")
+    p.add_argument(
+        "--clock-step",
+        type=int,
+        default=7,
+        metavar="S",
+        help="start: node i's monotonic and boot clocks run i*S seconds ahead (default 7)",
+    )
 
 
 def build_parser():
@@ -81,6 +108,8 @@ def build_parser():
 
     p = sub.add_parser("slurm", help="a real Slurm on this machine (system slurm-local): start, stop, status")
     p.add_argument("action", choices=["start", "stop", "status", "env"])
+
+    add_cluster_parser(sub)
 
     p = sub.add_parser("containers", help="Apptainer images of the stacks (containers/h5stack.def)")
     p.add_argument("action", choices=["build", "list"])
@@ -210,6 +239,12 @@ def cmd_report(args):
     return report.run(args)
 
 
+def cmd_cluster(args):
+    from . import cluster
+
+    return cluster.run(args)
+
+
 def cmd_slurm(args):
     from . import slurm
 
@@ -265,6 +300,7 @@ COMMANDS = {
     "spack-config": cmd_spack_config,
     "report": cmd_report,
     "slurm": cmd_slurm,
+    "cluster": cmd_cluster,
     "containers": cmd_containers,
     "fuzz": cmd_fuzz,
     "test": cmd_test,

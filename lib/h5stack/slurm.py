@@ -32,17 +32,17 @@ def conf_path():
     return os.path.join(slurm_dir(), "slurm.conf")
 
 
-def munge_socket():
-    return os.path.join(slurm_dir(), "munge", "munge.socket")
-
-
 def env():
     """The environment of Slurm commands for this Slurm."""
     return dict(os.environ, SLURM_CONF=conf_path())
 
 
-def _check_programs():
-    missing = [p for p in PROGRAMS if not shutil.which(p, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")]
+def which(program):
+    return shutil.which(program, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+
+
+def check_programs(programs=PROGRAMS):
+    missing = [p for p in programs if not which(p)]
     if missing:
         raise StepError(
             f"Slurm/munge programs missing: {', '.join(missing)} (Debian packages slurm-wlm and munge, "
@@ -50,17 +50,10 @@ def _check_programs():
         )
 
 
-def _which(program):
-    return shutil.which(program, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
-
-
 def write_config():
     d = slurm_dir()
     for sub in ("munge", "state", "spool", "run", "log"):
         os.makedirs(os.path.join(d, sub), exist_ok=True)
-    os.chmod(os.path.join(d, "munge"), 0o700)  # munged refuses a key or socket directory others can write
-    with open("/proc/meminfo") as f:
-        mem_kb = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:"))
     values = {
         "host": socket.gethostname().split(".")[0],
         "ctld_port": os.environ.get("H5STACK_SLURMCTLD_PORT", "6917"),
@@ -68,29 +61,47 @@ def write_config():
         "user": getpass.getuser(),
         "dir": d,
         "cpus": os.cpu_count(),
-        "memory_mb": int(mem_kb / 1024 * 0.8),
+        "memory_mb": int(memory_mb() * 0.8),
     }
-    with open(TEMPLATE) as f:
-        text = f.read().format(**values)
-    tmp = conf_path() + ".tmp"
+    write_file(conf_path(), fill(TEMPLATE, values))
+
+
+def memory_mb():
+    with open("/proc/meminfo") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("MemTotal:")) // 1024
+
+
+def fill(template, values):
+    with open(template) as f:
+        return f.read().format(**values)
+
+
+def write_file(path, text):
+    """Write by a rename: a reader never sees half a file."""
+    tmp = f"{path}.tmp.{os.getpid()}"
     with open(tmp, "w") as f:
         f.write(text)
-    os.replace(tmp, conf_path())
+    os.replace(tmp, path)
 
 
-def _munge_alive():
-    proc = subprocess.run([_which("munge"), "-n", "-S", munge_socket()], capture_output=True)
+def munge_alive(d):
+    proc = subprocess.run([which("munge"), "-n", "-S", os.path.join(d, "munge", "munge.socket")], capture_output=True)
     return proc.returncode == 0
 
 
-def _pid_alive(name):
+def pid_alive(d, name):
+    """The pid in d/run/NAME.pid if that process lives, else None."""
     try:
-        with open(os.path.join(slurm_dir(), "run", f"{name}.pid")) as f:
+        with open(os.path.join(d, "run", f"{name}.pid")) as f:
             pid = int(f.read().split()[0])
         os.kill(pid, 0)
         return pid
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _pid_alive(name):
+    return pid_alive(slurm_dir(), name)
 
 
 def _node_state():
@@ -99,45 +110,64 @@ def _node_state():
 
 
 def is_running():
-    return bool(_pid_alive("slurmctld") and _pid_alive("slurmd") and _munge_alive())
+    return bool(_pid_alive("slurmctld") and _pid_alive("slurmd") and munge_alive(slurm_dir()))
 
 
-def _start(cmd, log):
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env())
+def start_command(cmd, log, environ):
+    """Run a daemon's start command; its failure is an error with the end of its log."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=environ)
     if proc.returncode != 0:
         last = tail(log, 15) or "(no log)\n"
         raise StepError(f"`{' '.join(cmd)}` failed (exit {proc.returncode}): {proc.stderr.strip()}\n{log}:\n{last}")
 
 
+def start_munge(d):
+    """munged on d/munge/munge.socket with a key made there (unless it runs already)."""
+    os.makedirs(os.path.join(d, "munge"), exist_ok=True)
+    os.makedirs(os.path.join(d, "log"), exist_ok=True)
+    os.chmod(os.path.join(d, "munge"), 0o700)  # munged refuses a key or socket directory others can write
+    key, log = os.path.join(d, "munge", "munge.key"), os.path.join(d, "log", "munged.log")
+    if not os.path.exists(key):
+        start_command([which("mungekey"), "--create", "--keyfile", key], log, os.environ)
+    if not munge_alive(d):
+        sock, m = os.path.join(d, "munge", "munge.socket"), os.path.join(d, "munge")
+        cmd = [which("munged"), "--force", f"--socket={sock}", f"--key-file={key}", f"--log-file={log}"]
+        cmd += [f"--pid-file={m}/munged.pid", f"--seed-file={m}/munged.seed"]
+        start_command(cmd, log, os.environ)
+
+
+def stop_munge(d):
+    sock = os.path.join(d, "munge", "munge.socket")
+    if os.path.exists(sock) and which("munged"):
+        return subprocess.run([which("munged"), "--stop", f"--socket={sock}"], capture_output=True).returncode == 0
+    return False
+
+
+def stop_daemon(d, name, timeout=30):
+    """SIGTERM to the daemon of d/run/NAME.pid, and wait for its end; True if one was running."""
+    pid = pid_alive(d, name)
+    if not pid:
+        return False
+    os.kill(pid, signal.SIGTERM)
+    t0 = time.monotonic()
+    while pid_alive(d, name) and time.monotonic() - t0 < timeout:
+        time.sleep(0.2)
+    return True
+
+
 def start(timeout=60):
     """Start munged, slurmctld and slurmd (what is not running yet); wait until the node is idle.
     Returns True if anything was started."""
-    _check_programs()
+    check_programs()
     d = slurm_dir()
     if is_running() and _node_state() in ("idle", "mixed", "allocated"):
         return False
     t0 = time.monotonic()
     write_config()
-    key = os.path.join(d, "munge", "munge.key")
-    if not os.path.exists(key):
-        _start([_which("mungekey"), "--create", "--keyfile", key], os.path.join(d, "log", "munged.log"))
-    if not _munge_alive():
-        _start(
-            [
-                _which("munged"),
-                "--force",
-                f"--socket={munge_socket()}",
-                f"--key-file={key}",
-                f"--log-file={os.path.join(d, 'log', 'munged.log')}",
-                f"--pid-file={os.path.join(d, 'munge', 'munged.pid')}",
-                f"--seed-file={os.path.join(d, 'munge', 'munged.seed')}",
-            ],
-            os.path.join(d, "log", "munged.log"),
-        )
-    if not _pid_alive("slurmctld"):
-        _start([_which("slurmctld")], os.path.join(d, "log", "slurmctld.log"))
-    if not _pid_alive("slurmd"):
-        _start([_which("slurmd")], os.path.join(d, "log", "slurmd.log"))
+    start_munge(d)
+    for daemon in ("slurmctld", "slurmd"):
+        if not _pid_alive(daemon):
+            start_command([which(daemon)], os.path.join(d, "log", f"{daemon}.log"), env())
     state = None
     while time.monotonic() - t0 < timeout:
         state = _node_state()
@@ -154,21 +184,10 @@ def start(timeout=60):
 
 def stop(timeout=30):
     """Stop slurmd, slurmctld and munged (those of this Slurm only)."""
-    stopped = []
-    for name in ("slurmd", "slurmctld"):
-        pid = _pid_alive(name)
-        if pid:
-            os.kill(pid, signal.SIGTERM)
-            t0 = time.monotonic()
-            while _pid_alive(name) and time.monotonic() - t0 < timeout:
-                time.sleep(0.2)
-            stopped.append(name)
-    if os.path.exists(munge_socket()) and _which("munged"):
-        if (
-            subprocess.run([_which("munged"), "--stop", f"--socket={munge_socket()}"], capture_output=True).returncode
-            == 0
-        ):
-            stopped.append("munged")
+    d = slurm_dir()
+    stopped = [name for name in ("slurmd", "slurmctld") if stop_daemon(d, name, timeout)]
+    if stop_munge(d):
+        stopped.append("munged")
     info(f"stopped: {', '.join(stopped) or 'nothing was running'}")
 
 
@@ -176,7 +195,7 @@ def status():
     if not os.path.exists(conf_path()):
         return "not configured"
     parts = [f"{n}: {'running' if _pid_alive(n) else 'stopped'}" for n in ("slurmctld", "slurmd")]
-    parts.append(f"munged: {'running' if _munge_alive() else 'stopped'}")
+    parts.append(f"munged: {'running' if munge_alive(slurm_dir()) else 'stopped'}")
     if _pid_alive("slurmctld"):
         parts.append(f"node: {_node_state()}")
     return ", ".join(parts)

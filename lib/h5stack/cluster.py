@@ -1,0 +1,324 @@
+"""An emulated multi-node Slurm cluster on this machine (system `slurm-cluster`):
+`./h5stack cluster start|stop|status|shell|kill`.
+
+Each compute node (node01 ... nodeNN) is a set of Linux namespaces made with unshare:
+network (a veth pair into the bridge h5sbr0, its own address), UTS (its hostname, in the
+/etc/hosts every node sees), mount (private /tmp, /dev/shm, /var/spool/slurmd; the
+checkout and $H5STACK_HOME shared, as a cluster's software tree and parallel file system
+are), IPC, PID, and time (CLOCK_MONOTONIC and CLOCK_BOOTTIME offset per node). Each runs
+its own slurmd of Debian's Slurm (site-configs/slurm-cluster/node.sh); munged and
+slurmctld run on this machine on the bridge's address. State, logs and the
+configuration (from site-configs/slurm-cluster/slurm.conf.in) are under
+$H5STACK_HOME/cluster/; every Slurm command needs SLURM_CONF (`./h5stack cluster env`).
+"""
+
+import getpass
+import ipaddress
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+from . import paths, slurm
+from .ui import StepError, info, tail
+
+HERE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster")
+TEMPLATE = os.path.join(HERE, "slurm.conf.in")
+NODE_SCRIPT = os.path.join(HERE, "node.sh")
+BRIDGE = os.environ.get("H5STACK_CLUSTER_BRIDGE", "h5sbr0")
+#: the cluster's network; the bridge takes its first address, node i the (10 + i)-th
+SUBNET = ipaddress.ip_network(os.environ.get("H5STACK_CLUSTER_SUBNET", "10.77.0.0/24"))
+PROGRAMS = ["unshare", "nsenter", "ip"]
+UP_STATES = ("idle", "mixed", "allocated", "completing")
+
+
+def cluster_dir():
+    return paths.sub("cluster")
+
+
+def conf_path():
+    return os.path.join(cluster_dir(), "slurm.conf")
+
+
+def env():
+    return dict(os.environ, SLURM_CONF=conf_path())
+
+
+def node_names(n):
+    return [f"node{i:02d}" for i in range(1, n + 1)]
+
+
+def bridge_address():
+    return str(SUBNET.network_address + 1)
+
+
+def node_address(i):
+    """The address of node i (1-based)."""
+    return str(SUBNET.network_address + 10 + i)
+
+
+def clock_offsets(n, step):
+    """Node i's clocks run i * step seconds ahead of this machine's: every node differs."""
+    return [i * step for i in range(1, n + 1)]
+
+
+def check_capabilities():
+    """What the emulation needs of this machine; a missing capability is named, and the start stops."""
+    slurm.check_programs()
+    missing = [p for p in PROGRAMS if not slurm.which(p)]
+    if missing:
+        raise StepError(f"programs missing: {', '.join(missing)} (util-linux, iproute2)")
+    if os.geteuid() != 0:
+        raise StepError("the emulated cluster needs root (namespaces, a bridge, mounts); run as root")
+    if not os.path.exists("/proc/self/ns/time"):
+        raise StepError("this kernel has no time namespaces (/proc/self/ns/time): Linux 5.6 or later is needed")
+    probe = subprocess.run(
+        ["unshare", "--net", "--uts", "--ipc", "--mount", "--pid", "--fork", "--time", "--monotonic", "1", "true"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        raise StepError(f"cannot make the namespaces of a node: unshare: {probe.stderr.strip()}")
+
+
+def load_layout():
+    """The running cluster's layout: {'nodes': [...], 'offsets': [...]} (None: never started)."""
+    import json
+
+    try:
+        with open(os.path.join(cluster_dir(), "layout.json")) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def save_layout(nodes, offsets):
+    import json
+
+    slurm.write_file(os.path.join(cluster_dir(), "layout.json"), json.dumps({"nodes": nodes, "offsets": offsets}))
+
+
+def write_config(nodes, slurmd_timeout):
+    d = cluster_dir()
+    cpus, memory = os.cpu_count(), int(slurm.memory_mb() * 0.8 / len(nodes))
+    lines = [
+        f"NodeName={n} NodeAddr={node_address(i)} NodeHostname={n} CPUs={cpus} RealMemory={memory} State=UNKNOWN"
+        for i, n in enumerate(nodes, 1)
+    ]
+    values = {
+        "host": socket.gethostname().split(".")[0],
+        "ctld_addr": bridge_address(),
+        "ctld_port": os.environ.get("H5STACK_CLUSTER_SLURMCTLD_PORT", "6927"),
+        "slurmd_port": os.environ.get("H5STACK_CLUSTER_SLURMD_PORT", "6928"),
+        "user": getpass.getuser(),
+        "dir": d,
+        "slurmd_timeout": slurmd_timeout,
+        "node_lines": "\n".join(lines),
+        "node_list": ",".join(nodes),
+    }
+    slurm.write_file(conf_path(), slurm.fill(TEMPLATE, values))
+    hosts = ["127.0.0.1 localhost", f"{bridge_address()} {values['host']}"]
+    hosts += [f"{node_address(i)} {n}" for i, n in enumerate(nodes, 1)]
+    slurm.write_file(os.path.join(d, "hosts"), "\n".join(hosts) + "\n")
+
+
+def ip(*args, check=True):
+    proc = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise StepError(f"`ip {' '.join(args)}` failed: {proc.stderr.strip()}")
+    return proc
+
+
+def ensure_bridge():
+    if ip("link", "show", BRIDGE, check=False).returncode != 0:
+        ip("link", "add", BRIDGE, "type", "bridge")
+        ip("addr", "add", f"{bridge_address()}/{SUBNET.prefixlen}", "dev", BRIDGE)
+    ip("link", "set", BRIDGE, "up")
+
+
+def node_pid(name):
+    """The PID (here) of the node's first process, if the node lives."""
+    return slurm.pid_alive(os.path.join(cluster_dir(), "nodes", name), "node")
+
+
+def shared_dirs():
+    """What every node sees at the same path as this machine: the checkout, $H5STACK_HOME
+    and the directories of H5STACK_CLUSTER_SHARED (colon-separated)."""
+    extra = [p for p in os.environ.get("H5STACK_CLUSTER_SHARED", "").split(":") if p]
+    return [os.path.realpath(p) for p in [paths.ROOT, paths.home(), *extra]]
+
+
+def start_node(i, name, offset):
+    """Start node i (1-based) in namespaces of its own, and plug it into the bridge."""
+    nd = os.path.join(cluster_dir(), "nodes", name)
+    os.makedirs(os.path.join(nd, "run"), exist_ok=True)
+    cmd = ["unshare", "--net", "--uts", "--ipc", "--mount", "--propagation", "private", "--pid", "--fork"]
+    cmd += ["--mount-proc", "--time", "--monotonic", str(offset), "--boottime", str(offset), "--kill-child"]
+    cmd += [NODE_SCRIPT, name, nd, os.path.join(cluster_dir(), "hosts"), *shared_dirs()]
+    with open(os.path.join(cluster_dir(), "log", f"{name}.log"), "ab") as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env(), start_new_session=True)
+    pid = None
+    for _ in range(100):  # unshare's child: the node's PID 1
+        found = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        if found:
+            pid = int(found[0])
+            break
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    if pid is None:
+        raise StepError(f"{name} did not start: {os.path.join(cluster_dir(), 'log', name + '.log')}:\n"
+                        + (tail(os.path.join(cluster_dir(), "log", f"{name}.log"), 10) or "(no log)\n"))
+    slurm.write_file(os.path.join(nd, "run", "node.pid"), f"{pid}\n")
+    veth = f"h5{name}"
+    ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", str(pid))
+    ip("link", "set", veth, "master", BRIDGE, "up")
+    inside = ["nsenter", "-t", str(pid), "-n", "ip"]
+    for args in (["link", "set", "lo", "up"], ["addr", "add", f"{node_address(i)}/{SUBNET.prefixlen}", "dev", "eth0"],
+                 ["link", "set", "eth0", "up"]):
+        proc = subprocess.run(inside + args, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise StepError(f"{name}: `ip {' '.join(args)}` failed: {proc.stderr.strip()}")
+
+
+def node_states():
+    """{node: Slurm state} from sinfo (empty if slurmctld does not answer)."""
+    proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %T"], capture_output=True, text=True, env=env(), timeout=30)
+    if proc.returncode != 0:
+        return {}
+    return dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) >= 2)
+
+
+def wait_up(nodes, timeout):
+    t0, states = time.monotonic(), {}
+    while time.monotonic() - t0 < timeout:
+        states = node_states()
+        if all(states.get(n, "").rstrip("*") in UP_STATES for n in nodes):
+            return time.monotonic() - t0
+        time.sleep(0.5)
+    logs = "".join(tail(os.path.join(cluster_dir(), "log", f"slurmd-{n}.log"), 5) or "" for n in nodes)
+    raise StepError(f"the cluster's nodes did not come up in {timeout} s: {states or 'slurmctld does not answer'}\n"
+                    + logs + (tail(os.path.join(cluster_dir(), "log", "slurmctld.log"), 10) or ""))
+
+
+def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90):
+    """Start what is not running of an N-node cluster; True if anything was started."""
+    check_capabilities()
+    d = cluster_dir()
+    layout = load_layout()
+    if layout and len(layout["nodes"]) != nodes and any(node_pid(n) for n in layout["nodes"]):
+        raise StepError(f"a cluster of {len(layout['nodes'])} nodes runs: `./h5stack cluster stop` first")
+    names, offsets = node_names(nodes), clock_offsets(nodes, clock_step)
+    down = [n for n in names if not node_pid(n)]
+    if not down and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d):
+        return False
+    t0 = time.monotonic()
+    for sub in ("state", "run", "log", "nodes"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    write_config(names, slurmd_timeout)
+    save_layout(names, offsets)
+    ensure_bridge()
+    slurm.start_munge(d)
+    if not slurm.pid_alive(d, "slurmctld"):
+        slurm.start_command([slurm.which("slurmctld")], os.path.join(d, "log", "slurmctld.log"), env())
+    for i, (name, offset) in enumerate(zip(names, offsets), 1):
+        if name in down:
+            start_node(i, name, offset)
+    wait_up(names, timeout)
+    info(f"cluster up in {time.monotonic() - t0:.1f} s: {', '.join(names)} "
+         f"(clocks +{', +'.join(map(str, offsets))} s); SLURM_CONF={conf_path()}")
+    return True
+
+
+def kill_node(name):
+    """Kill every process of the node at once (SIGKILL to its PID 1 ends its PID namespace):
+    the node dies as a crashed machine does, without a word to slurmctld."""
+    pid = node_pid(name)
+    if not pid:
+        raise StepError(f"{name} is not running (`./h5stack cluster status`)")
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(100):
+        if not node_pid(name):
+            return
+        time.sleep(0.05)
+    raise StepError(f"{name} (pid {pid}) did not end after SIGKILL")
+
+
+def stop_node(name, timeout=20):
+    pid = node_pid(name)
+    if not pid:
+        return False
+    os.kill(pid, signal.SIGTERM)  # node.sh stops slurmd, then ends
+    t0 = time.monotonic()
+    while node_pid(name) and time.monotonic() - t0 < timeout:
+        time.sleep(0.1)
+    if node_pid(name):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def stop():
+    """Stop the nodes, slurmctld and munged of the cluster, and remove its bridge."""
+    d = cluster_dir()
+    layout = load_layout() or {"nodes": []}
+    stopped = [n for n in layout["nodes"] if stop_node(n)]
+    if slurm.stop_daemon(d, "slurmctld"):
+        stopped.append("slurmctld")
+    if slurm.stop_munge(d):
+        stopped.append("munged")
+    if shutil.which("ip") and ip("link", "show", BRIDGE, check=False).returncode == 0:
+        ip("link", "del", BRIDGE)
+        stopped.append(f"bridge {BRIDGE}")
+    info(f"stopped: {', '.join(stopped) or 'nothing was running'}")
+
+
+def status_lines():
+    """One line per part of the cluster; and whether all of it is up."""
+    layout = load_layout()
+    if not layout:
+        return ["not configured (`./h5stack cluster start`)"], False
+    d = cluster_dir()
+    ok = bool(slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d))
+    lines = [f"slurmctld: {'running' if slurm.pid_alive(d, 'slurmctld') else 'stopped'}, "
+             f"munged: {'running' if slurm.munge_alive(d) else 'stopped'}"]
+    states = node_states() if slurm.pid_alive(d, "slurmctld") else {}
+    for i, (name, offset) in enumerate(zip(layout["nodes"], layout["offsets"]), 1):
+        pid = node_pid(name)
+        state = states.get(name, "?")
+        ok = ok and bool(pid) and state.rstrip("*") in UP_STATES
+        lines.append(f"{name}: {'running' if pid else 'stopped'}, {node_address(i)}, clocks +{offset} s, slurm {state}")
+    return lines, ok
+
+
+def shell(name, command):
+    """Replace this process with COMMAND (default: a shell) inside the node's namespaces."""
+    pid = node_pid(name)
+    if not pid:
+        raise StepError(f"{name} is not running (`./h5stack cluster status`)")
+    argv = ["nsenter", "-t", str(pid), "-a", f"--wd={os.getcwd()}", "--"] + (command or [os.environ.get("SHELL", "bash")])
+    os.execvpe("nsenter", argv, env())
+
+
+def run(args):
+    if args.action == "start":
+        start(args.nodes, args.clock_step)
+        print(f"export SLURM_CONF={conf_path()}")
+    elif args.action == "stop":
+        stop()
+    elif args.action == "status":
+        lines, ok = status_lines()
+        print("\n".join(lines))
+        return 0 if ok else 3
+    elif args.action == "env":
+        print(f"export SLURM_CONF={conf_path()}")
+    elif args.action in ("shell", "kill"):
+        if not args.node:
+            raise StepError(f"`./h5stack cluster {args.action}` needs a node (e.g. node01)")
+        if args.action == "kill":
+            kill_node(args.node)
+            info(f"{args.node} killed")
+        else:
+            shell(args.node, args.node_command)
+    return 0
