@@ -92,7 +92,11 @@ def build_parser():
         help="run on the views of this installed Spack environment instead (repeatable; with --stack: both)",
     )
     p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
-    p.add_argument("--keep-slurm", action="store_true", help="slurm-local: leave Slurm running if this run started it")
+    p.add_argument(
+        "--keep-slurm",
+        action="store_true",
+        help="slurm-local, slurm-cluster: leave Slurm running if this run started it",
+    )
 
     p = sub.add_parser("patches", help="regenerate patches/ (HDF5 with the multifile driver built in)")
     p.add_argument("--check", action="store_true", help="only check that the committed patches are current")

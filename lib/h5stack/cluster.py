@@ -158,7 +158,9 @@ def start_node(i, name, offset):
     cmd += ["--mount-proc", "--time", "--monotonic", str(offset), "--boottime", str(offset), "--kill-child"]
     cmd += [NODE_SCRIPT, name, nd, os.path.join(cluster_dir(), "hosts"), *shared_dirs()]
     with open(os.path.join(cluster_dir(), "log", f"{name}.log"), "ab") as log:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env(), start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env(), start_new_session=True
+        )
     pid = None
     for _ in range(100):  # unshare's child: the node's PID 1
         found = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
@@ -169,15 +171,22 @@ def start_node(i, name, offset):
             break
         time.sleep(0.05)
     if pid is None:
-        raise StepError(f"{name} did not start: {os.path.join(cluster_dir(), 'log', name + '.log')}:\n"
-                        + (tail(os.path.join(cluster_dir(), "log", f"{name}.log"), 10) or "(no log)\n"))
+        raise StepError(
+            f"{name} did not start: {os.path.join(cluster_dir(), 'log', name + '.log')}:\n"
+            + (tail(os.path.join(cluster_dir(), "log", f"{name}.log"), 10) or "(no log)\n")
+        )
     slurm.write_file(os.path.join(nd, "run", "node.pid"), f"{pid}\n")
     veth = f"h5{name}"
+    if ip("link", "show", veth, check=False).returncode == 0:  # of the node's last life, not yet gone
+        ip("link", "del", veth, check=False)
     ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", str(pid))
     ip("link", "set", veth, "master", BRIDGE, "up")
     inside = ["nsenter", "-t", str(pid), "-n", "ip"]
-    for args in (["link", "set", "lo", "up"], ["addr", "add", f"{node_address(i)}/{SUBNET.prefixlen}", "dev", "eth0"],
-                 ["link", "set", "eth0", "up"]):
+    for args in (
+        ["link", "set", "lo", "up"],
+        ["addr", "add", f"{node_address(i)}/{SUBNET.prefixlen}", "dev", "eth0"],
+        ["link", "set", "eth0", "up"],
+    ):
         proc = subprocess.run(inside + args, capture_output=True, text=True)
         if proc.returncode != 0:
             raise StepError(f"{name}: `ip {' '.join(args)}` failed: {proc.stderr.strip()}")
@@ -199,8 +208,11 @@ def wait_up(nodes, timeout):
             return time.monotonic() - t0
         time.sleep(0.5)
     logs = "".join(tail(os.path.join(cluster_dir(), "log", f"slurmd-{n}.log"), 5) or "" for n in nodes)
-    raise StepError(f"the cluster's nodes did not come up in {timeout} s: {states or 'slurmctld does not answer'}\n"
-                    + logs + (tail(os.path.join(cluster_dir(), "log", "slurmctld.log"), 10) or ""))
+    raise StepError(
+        f"the cluster's nodes did not come up in {timeout} s: {states or 'slurmctld does not answer'}\n"
+        + logs
+        + (tail(os.path.join(cluster_dir(), "log", "slurmctld.log"), 10) or "")
+    )
 
 
 def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90):
@@ -227,8 +239,10 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90):
         if name in down:
             start_node(i, name, offset)
     wait_up(names, timeout)
-    info(f"cluster up in {time.monotonic() - t0:.1f} s: {', '.join(names)} "
-         f"(clocks +{', +'.join(map(str, offsets))} s); SLURM_CONF={conf_path()}")
+    info(
+        f"cluster up in {time.monotonic() - t0:.1f} s: {', '.join(names)} "
+        f"(clocks +{', +'.join(map(str, offsets))} s); SLURM_CONF={conf_path()}"
+    )
     return True
 
 
@@ -281,8 +295,10 @@ def status_lines():
         return ["not configured (`./h5stack cluster start`)"], False
     d = cluster_dir()
     ok = bool(slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d))
-    lines = [f"slurmctld: {'running' if slurm.pid_alive(d, 'slurmctld') else 'stopped'}, "
-             f"munged: {'running' if slurm.munge_alive(d) else 'stopped'}"]
+    lines = [
+        f"slurmctld: {'running' if slurm.pid_alive(d, 'slurmctld') else 'stopped'}, "
+        f"munged: {'running' if slurm.munge_alive(d) else 'stopped'}"
+    ]
     states = node_states() if slurm.pid_alive(d, "slurmctld") else {}
     for i, (name, offset) in enumerate(zip(layout["nodes"], layout["offsets"]), 1):
         pid = node_pid(name)
@@ -297,7 +313,9 @@ def shell(name, command):
     pid = node_pid(name)
     if not pid:
         raise StepError(f"{name} is not running (`./h5stack cluster status`)")
-    argv = ["nsenter", "-t", str(pid), "-a", f"--wd={os.getcwd()}", "--"] + (command or [os.environ.get("SHELL", "bash")])
+    argv = ["nsenter", "-t", str(pid), "-a", f"--wd={os.getcwd()}", "--"] + (
+        command or [os.environ.get("SHELL", "bash")]
+    )
     os.execvpe("nsenter", argv, env())
 
 
@@ -322,3 +340,23 @@ def run(args):
         else:
             shell(args.node, args.node_command)
     return 0
+
+
+def start_for_run():
+    """For `./h5stack run`: start the cluster if it is not running; if it runs with nodes
+    down (a node that died), say that the partition is degraded and go on with the nodes
+    that are up. True if this call started it."""
+    d, layout = cluster_dir(), load_layout()
+    if not (layout and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d)):
+        return start()
+    states = node_states()
+    down = {n: states.get(n, "unknown") for n in layout["nodes"] if states.get(n, "").rstrip("*") not in UP_STATES}
+    if down:
+        up, what = len(layout["nodes"]) - len(down), ", ".join(f"{n} {s}" for n, s in down.items())
+        if up < 2:
+            raise StepError(
+                f"partition cluster: only {up} node(s) up ({what}); its jobs need 2: "
+                "`./h5stack cluster stop` and start again"
+            )
+        info(f"partition cluster degraded: {what}; running on the {up} nodes that are up")
+    return False

@@ -23,10 +23,10 @@ from .stacks import reframe_environ_name
 from .ui import StepError, info
 
 #: systems that run on this machine with its local stacks (set up before a run)
-LOCAL_SYSTEMS = ("generic", "slurm-local")
-#: systems whose runs go one test at a time: on slurm-local, ReFrame's local builds of the
-#: next tests would run beside a benchmark's exclusive job on the same cores
-SERIAL_SYSTEMS = ("slurm-local",)
+LOCAL_SYSTEMS = ("generic", "slurm-local", "slurm-cluster")
+#: systems whose runs go one test at a time: on slurm-local and slurm-cluster, ReFrame's local
+#: builds of the next tests would run beside a benchmark's exclusive job on the same cores
+SERIAL_SYSTEMS = ("slurm-local", "slurm-cluster")
 
 
 def systems():
@@ -131,6 +131,25 @@ def spack_environs(env_dirs):
         raise StepError(f"--spack-env: {e}") from None
 
 
+#: systems whose Slurm h5stack starts on this machine, and the module that does
+SCHEDULERS = {"slurm-local": "slurm", "slurm-cluster": "cluster"}
+
+
+def start_scheduler(system, dry_run):
+    """(module, whether this run started it) for a system whose Slurm runs here, else (None, False).
+    A running emulated cluster with nodes down is used as it is: the run goes on with the
+    nodes that are up, and says which are not."""
+    if system not in SCHEDULERS:
+        return None, False
+    import importlib
+
+    module = importlib.import_module(f".{SCHEDULERS[system]}", __package__)
+    if dry_run:
+        return module, False
+    started = module.start_for_run() if hasattr(module, "start_for_run") else module.start()
+    return module, started
+
+
 def run(args):
     from .stacks import Stacks
 
@@ -145,18 +164,12 @@ def run(args):
 
         stacks.setup(names or stacks.names())
         containers.setup_images(stacks, names or stacks.names())  # reframe-tests/containers
-    started_slurm = False
-    if args.system == "slurm-local" and "--dry-run" not in args.extra:
-        from . import slurm
-
-        started_slurm = slurm.start()
+    scheduler, started = start_scheduler(args.system, "--dry-run" in args.extra)
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
     cmd = reframe_command(args.system, names, args.checks, args.extra, report, environs)
     env = dict(os.environ)
-    if args.system == "slurm-local":
-        from . import slurm
-
-        env["SLURM_CONF"] = slurm.conf_path()
+    if scheduler:
+        env["SLURM_CONF"] = scheduler.conf_path()
     if env_dirs:
         env["H5STACK_SPACK_ENVS"] = os.pathsep.join(env_dirs)
         info(f"Spack environments: {', '.join(env_dirs)} -> {', '.join(environs)}")
@@ -165,8 +178,8 @@ def run(args):
     try:
         rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
     finally:
-        if started_slurm and not args.keep_slurm:
-            slurm.stop()
+        if started and not args.keep_slurm:
+            scheduler.stop()
     if os.path.exists(report):
         dry = "--dry-run" in args.extra
         rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()}, dry)

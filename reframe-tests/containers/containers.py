@@ -29,9 +29,10 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 
-class container_base(rfm.RunOnlyRegressionTest):
+class container_base(MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_systems = ["+apptainer"]
     #: the host MPI of the image's flavour (the plain 1.14 stack's environment)
     valid_prog_environs = ["+local-stack +hdf5-1_14 -variant-multifile"]
@@ -39,6 +40,10 @@ class container_base(rfm.RunOnlyRegressionTest):
     #: the image's stack the programs come from (an Apptainer app of the image)
     app = variable(str, value="hdf5-1.14")
     time_limit = "10m"
+
+    @run_after("init")
+    def one_node_inside(self):
+        self.one_node = self.model == "inside"  # the image's mpiexec starts every rank on its node
 
     @run_after("setup")
     def use_image(self):

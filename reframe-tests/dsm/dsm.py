@@ -32,13 +32,14 @@ from reframe.core.builtins import parameter, performance_function, run_before, s
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.references import references  # noqa: E402
 from h5checks.mpi import mpi_sanity, mpmd_command  # noqa: E402
+from h5checks.nodes import MultiNodeMixin, apart_sanity, nodes_sanity  # noqa: E402
 
 SERVERS = 2
 CLIENTS = 2
 STEPS = 3
 
 
-class dsm_base(rfm.RunOnlyRegressionTest):
+class dsm_base(MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_systems = ["*"]
     valid_prog_environs = ["+hdf5-vfd-dsm"]
     num_tasks = SERVERS + CLIENTS
@@ -101,6 +102,7 @@ class dsm_roundtrip(dsm_base):
                                     msg="files named by the clients reached the disk"),
             ]
             + mpi_sanity(self, expected_lines=2)[1:]  # the MPI library of both runs (ranks: above)
+            + apart_sanity(self, SERVERS)
         )  # fmt: skip
 
 
@@ -152,6 +154,7 @@ class dsm_h5pwrite3dc(dsm_base):
                 sn.assert_not_found(r"^client-names-on-disk: yes", self.stdout, msg="mem.h5 reached the disk"),
             ]
             + mpi_sanity(self, expected_lines=2, num_tasks=CLIENTS)[1:]  # the MPI library of both runs
+            + apart_sanity(self, SERVERS)
         )  # fmt: skip
 
 
@@ -181,7 +184,7 @@ class dsm_bench(dsm_base):
                          msg="expected the summaries of both experiments"),
             sn.assert_eq(sn.count(sn.findall(r"^h5dsm-bench: (one|ten)-datasets? \S+ +[\d.]+ MB/s", self.stdout)),
                          2 * (1 + 2 * 3), msg="expected 14 DSM writes (linear + 2 kinds x 3 block sizes, twice)"),
-        ])  # fmt: skip
+        ] + nodes_sanity(self) + apart_sanity(self, 1))  # fmt: skip
 
     @performance_function("MB/s")
     def put_limit(self):

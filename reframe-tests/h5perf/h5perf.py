@@ -22,6 +22,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.references import references  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
+from h5checks.nodes import MultiNodeMixin, nodes_sanity  # noqa: E402
 
 #: h5perf's section titles -> performance-variable prefix
 APIS = {"POSIX": "posix", "MPIO": "mpiio", "PHDF5 (w/MPI-IO driver)": "phdf5"}
@@ -37,7 +38,7 @@ def _section(api, op):
 
 
 @rfm.simple_test
-class h5perf_check(FileSystemMixin, rfm.RunOnlyRegressionTest):
+class h5perf_check(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+hdf5-parallel"]
     tags = {"h5perf", "performance"}
     executable = "h5perf"
@@ -89,7 +90,7 @@ class h5perf_check(FileSystemMixin, rfm.RunOnlyRegressionTest):
             for op in ("Write", "Read"):
                 checks.append(sn.assert_gt(sn.extractsingle(_section(api, op), self.stdout, 1, float), 0,
                                            msg=f"h5perf: {api} {op.lower()} at {{0}} MB/s"))  # fmt: skip
-        return sn.all(checks)
+        return sn.all(checks + nodes_sanity(self))
 
     @run_before("performance")
     def set_perf_variables(self):

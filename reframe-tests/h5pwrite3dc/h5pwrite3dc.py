@@ -29,6 +29,7 @@ sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.references import references  # noqa: E402
 from h5checks.filesystems import FileSystemMixin, mpiio_hints  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 #: driver variant -> h5pwrite3dc options
 DRIVERS = {
@@ -39,7 +40,7 @@ DRIVERS = {
 }
 
 
-class H5pwrite3dcBase(FileSystemMixin, rfm.RunOnlyRegressionTest):
+class H5pwrite3dcBase(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+h5pwrite3dc"]
     executable = "h5pwrite3dc"
     num_tasks = 2

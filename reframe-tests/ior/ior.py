@@ -30,6 +30,7 @@ from reframe.core.builtins import parameter, performance_function, run_after, ru
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
+from h5checks.nodes import MultiNodeMixin, nodes_sanity  # noqa: E402
 from h5checks.references import references  # noqa: E402
 
 #: variant -> (IOR options, file name in $fsdir)
@@ -58,7 +59,7 @@ def ior_of(environ):
     return path or None
 
 
-class IorBase(FileSystemMixin, rfm.RunOnlyRegressionTest):
+class IorBase(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+hdf5-parallel"]
     tags = {"ior", "performance"}
     num_tasks = 2
@@ -100,7 +101,7 @@ class IorBase(FileSystemMixin, rfm.RunOnlyRegressionTest):
                                     self.ior, *self.executable_opts]  # fmt: skip
 
     def ior_sanity(self, op):
-        return self.fs_sanity() + [
+        return self.fs_sanity() + nodes_sanity(self) + [
             sn.assert_found(r"^launcher-status: 0$", self.stdout, msg="ior failed"),
             sn.assert_found(summary_row(op.lower(), APIS[self.api][0][1]), self.stdout,
                             msg=f"no {op.lower()} row of API {APIS[self.api][0][1]} in ior's summary"),

@@ -30,6 +30,7 @@ sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.references import references  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 KERNELS = [
     "posix-fpp", "mpiio-coll", "mpiio-ind", "hdf5-mpio", "hdf5-subfiling", "hdf5-multifile",
@@ -64,7 +65,7 @@ CLUSTER = {
 
 
 @rfm.simple_test
-class multifile_bench(FileSystemMixin, rfm.RunOnlyRegressionTest):
+class multifile_bench(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+hdf5-vfd-multifile"]  # h5mf-bench's linked kernel needs the package
     tags = {"multifile", "performance"}
     time_limit = "20m"

@@ -16,10 +16,11 @@ from reframe.core.builtins import run_before, sanity_function
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 
 @rfm.simple_test
-class multifile_mpiposix_original(FileSystemMixin, rfm.RegressionTest):
+class multifile_mpiposix_original(FileSystemMixin, MultiNodeMixin, rfm.RegressionTest):
     descr = "a program written for the original patch (H5Pset_fapl_mpiposix), unchanged"
     valid_prog_environs = ["+variant-multifile"]
     tags = {"multifile", "correctness", "compatibility"}

@@ -24,6 +24,7 @@ from reframe.core.builtins import parameter, run_before, sanity_function, variab
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 OPERATIONS = ["info", "merge-serial", "merge-parallel", "inplace-open"]
 #: exponent: close to 1 for an O(n log n) index; 2 is the quadratic cost it must never have
@@ -37,7 +38,7 @@ def _not_coalesced(found, counts):
 
 
 @rfm.simple_test
-class multifile_scale(FileSystemMixin, rfm.RunOnlyRegressionTest):
+class multifile_scale(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+hdf5-vfd-multifile"]
     tags = {"multifile", "performance", "scale"}
     time_limit = "20m"

@@ -27,6 +27,7 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 PACKAGE_TESTS = os.path.join(
     os.path.dirname(__file__), "..", "..", "packages", "hdf5-vfd-multifile", "tests"
@@ -55,7 +56,7 @@ class mf_workload_build(rfm.CompileOnlyRegressionTest):
         return sn.assert_not_found(r"error", self.stderr)
 
 
-class multifile_workload_base(FileSystemMixin, rfm.RunOnlyRegressionTest):
+class multifile_workload_base(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+hdf5-parallel +multifile"]
     tags = {"multifile", "correctness"}
     time_limit = "10m"

@@ -2,7 +2,7 @@
 # node.sh NAME NODEDIR HOSTS SHARED...: the first process of an emulated compute node.
 # `./h5stack cluster start` runs it as PID 1 of the node's new namespaces (network, UTS,
 # mount, IPC, PID, time) and then plugs the node's veth into the cluster's bridge.
-# Here: the node's hostname; private /tmp, /dev/shm and /var/spool/slurmd; the cluster's
+# Here: the node's hostname, boot id and machine id; private /tmp, /dev/shm and /var/spool/slurmd; the cluster's
 # /etc/hosts; the directories in SHARED (the checkout, $H5STACK_HOME: a cluster's software
 # tree and parallel file system) seen at the same paths as on this machine, also where they
 # lie under /tmp. Then the node waits for its network and runs slurmd until it is stopped
@@ -11,6 +11,12 @@ set -euo pipefail
 name=$1 nodedir=$2 hosts=$3
 shift 3
 hostname "$name"
+# a machine of its own: its own boot and machine ids (UCX, in MPICH, takes processes with
+# the same boot id for one machine and joins them by shared memory, which nodes do not share)
+cat /proc/sys/kernel/random/uuid > "$nodedir/boot_id"
+tr -d - < "$nodedir/boot_id" > "$nodedir/machine-id"
+mount --bind "$nodedir/boot_id" /proc/sys/kernel/random/boot_id
+[[ -e /etc/machine-id ]] && mount --bind "$nodedir/machine-id" /etc/machine-id
 mount --bind "$hosts" /etc/hosts
 mkdir -p "$nodedir/spool" /var/spool/slurmd
 mount --bind "$nodedir/spool" /var/spool/slurmd

@@ -10,7 +10,9 @@
  *   mpiexec -n M mf_workload FILE --driver ... --check [--options "read=inplace"]
  *
  * MF_WORKLOAD_KILL=RANK:PHASE (RANK a number or "all"; PHASE before-flush, after-flush or
- * before-close) makes that rank SIGKILL itself there, for crash tests. --check-partial
+ * before-close) makes that rank SIGKILL itself there, for crash tests; MF_WORKLOAD_STALL=RANK:PHASE
+ * makes it print "rank R: stalled at PHASE" and wait there for ever (a node killed from
+ * outside, at a known point: the cluster's node-failure test). --check-partial
  * verifies only what was written before the first flush. Rank 0 first prints
  * "mpi-ranks: N" and "mpi-library: <MPI_Get_library_version, first line>".
  *
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ROWS_PER_RANK 16
 #define COLS 40
@@ -35,17 +38,29 @@
 
 static int rank, size, failures;
 
-/* crash tests: die at a named point of the workload */
-static void maybe_die(const char *phase)
+/* whether the environment variable VAR (RANK:PHASE) names this rank at this phase */
+static int named_here(const char *var, const char *phase)
 {
-    const char *spec = getenv("MF_WORKLOAD_KILL");
+    const char *spec = getenv(var);
     char        who[16];
     if (!spec || sscanf(spec, "%15[^:]:", who) != 1 || strcmp(strchr(spec, ':') ? strchr(spec, ':') + 1 : "", phase))
-        return;
-    if (!strcmp(who, "all") || atoi(who) == rank) {
+        return 0;
+    return !strcmp(who, "all") || atoi(who) == rank;
+}
+
+/* crash tests: die, or stall for ever, at a named point of the workload */
+static void maybe_die(const char *phase)
+{
+    if (named_here("MF_WORKLOAD_KILL", phase)) {
         fprintf(stderr, "rank %d: killing myself at %s (MF_WORKLOAD_KILL)\n", rank, phase);
         fflush(stderr);
         raise(SIGKILL);
+    }
+    if (named_here("MF_WORKLOAD_STALL", phase)) {
+        printf("rank %d: stalled at %s (MF_WORKLOAD_STALL)\n", rank, phase);
+        fflush(stdout);
+        for (;;)
+            sleep(60);
     }
 }
 

@@ -3,7 +3,8 @@ command lines.
 
 Programs print `mpi-ranks: N` and `mpi-library: <first line of MPI_Get_library_version>`
 once per MPI run (rank 0). A launcher of the wrong MPI starts N singletons, which print
-`mpi-ranks: 1` N times: the counts catch it.
+`mpi-ranks: 1` N times: the counts catch it. Checks mix in nodes.MultiNodeMixin, whose
+assertions mpi_sanity includes.
 """
 
 import os
@@ -11,8 +12,11 @@ import os
 import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
 
+from h5checks.nodes import nodes_sanity
+
 def mpi_sanity(test, expected_lines=1, num_tasks=None):
-    """Assertions for `expected_lines` MPI runs of `num_tasks` (default: the test's) ranks."""
+    """Assertions for `expected_lines` MPI runs of `num_tasks` (default: the test's) ranks, and on
+    a `multinode` partition that the job's ranks spread over nodes (nodes.nodes_sanity)."""
     nranks = num_tasks or test.num_tasks
     extras = test.current_environ.extras
     banner = extras.get("mpi_library_signature")  # the site config's, from stacks.yaml for its MPIs
@@ -25,7 +29,7 @@ def mpi_sanity(test, expected_lines=1, num_tasks=None):
                        msg=f"the environment names no MPI signature (extras mpi={extras.get('mpi')!r})"),
         sn.assert_true(sn.all(sn.map(lambda lib: banner in lib, libraries)),
                        msg=f"not every run used {banner!r}: {{0}}"),
-    ]
+    ] + nodes_sanity(test)
 
 
 def mpmd_command(test, programs):

@@ -2,6 +2,7 @@
  *
  * Rank 0 prints (h5checks/nodes.py reads these lines):
  *   mpi-nodes: N NAME,NAME...          distinct hostnames among the ranks (gethostname)
+ *   mpi-rank-hosts: NAME,NAME...       the hostname of each rank, in rank order
  *   mpi-shared-comms: K SIZE,SIZE...   communicators of MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)
  *   mpi-p2p: ok R ranks, C crossings   a ring of 1 MiB messages (each rank to the next), every
  *                                      byte checked; C of the R hops go from one node to another
@@ -81,6 +82,10 @@ int main(int argc, char **argv)
         char list[4096];
         int  nodes = distinct(names, size, list, sizeof list);
         printf("mpi-nodes: %d %s\n", nodes, list);
+        printf("mpi-rank-hosts: ");
+        for (int r = 0; r < size; r++)
+            printf("%s%s", r ? "," : "", names + (size_t)r * NAME_LEN);
+        printf("\n");
         int  comms = 0;
         char sizes_list[4096] = "";
         for (int i = 0; i < size; i++)
