@@ -112,7 +112,7 @@ def test_checks_name_no_partition_but_through_the_references_helper():
     """The partitions a performance reference is set for are named in one place
     (reframe-tests/lib/h5checks/references.py): a check that writes its own table
     for some system's partition would drift from the site configs."""
-    partitions = re.compile(r"[\"'](generic|slurm-local|lustre-cluster|gpfs-cluster):\w+[\"']")
+    partitions = re.compile(r"[\"'](generic|slurm-local|slurm-cluster|lustre-cluster|gpfs-cluster):\w+[\"']")
     found = []
     for path in glob.glob(os.path.join(ROOT, "reframe-tests", "*", "*.py")):
         text = open(path).read()

@@ -63,14 +63,20 @@ def _found_rows(stdout, stack):
 #: started by srun) on both MPIs, both HDF5 series and a patched twin; generic runs the
 #: selection of conftest.SELECTED_STACKS (every stack with --full)
 SLURM_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14", "mpich-hdf5-2-multifile"]
+#: slurm-cluster (every job on 2 of 4 emulated nodes): every check kind across nodes, on the
+#: MPI it runs there (its site config leaves Debian's MPICH out, and says why)
+CLUSTER_STACKS = ["openmpi-hdf5-1.14"]
+#: the command that starts and stops each system's Slurm
+SCHEDULER_COMMANDS = {"slurm-local": "slurm", "slurm-cluster": "cluster"}
 
 
-@pytest.mark.parametrize("system", ["generic", "slurm-local"])
+@pytest.mark.parametrize("system", ["generic", "slurm-local", "slurm-cluster"])
 def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
-    """The regression as users run it, on this machine with and without Slurm."""
-    names = SLURM_STACKS if system == "slurm-local" else ([] if FULL else SELECTED_STACKS)
-    if system == "slurm-local":
-        h5stack("slurm", "stop", check=True)  # the run must start (and then stop) it
+    """The regression as users run it, on this machine with and without Slurm, and across
+    the nodes of the emulated cluster."""
+    names = {"slurm-local": SLURM_STACKS, "slurm-cluster": CLUSTER_STACKS}.get(system, [] if FULL else SELECTED_STACKS)
+    if system in SCHEDULER_COMMANDS:
+        h5stack(SCHEDULER_COMMANDS[system], "stop", check=True)  # the run must start (and then stop) it
     proc = h5stack("run", "--system", system, "--no-setup", *[a for n in names for a in ("--stack", n)], timeout=3600)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
@@ -113,6 +119,10 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
     assert {c["system"] for c in cases} == {system}
     if system == "slurm-local":  # started for the run, stopped after it
         assert "Slurm is up" in proc.stderr and "stopped: slurmd, slurmctld, munged" in proc.stderr, proc.stderr[-2000:]
+    if system == "slurm-cluster":
+        assert "cluster up" in proc.stderr and "stopped: node01, node02, node03, node04" in proc.stderr, proc.stderr[
+            -2000:
+        ]
 
 
 @pytest.mark.skipif(FULL, reason="the full run on generic covers it (every stack and the builtin environment)")

@@ -31,8 +31,8 @@ def loader():
     return config
 
 
-def test_the_four_systems_exist():
-    assert SYSTEMS == ["generic", "gpfs-cluster", "lustre-cluster", "slurm-local"]
+def test_the_five_systems_exist():
+    assert SYSTEMS == ["generic", "gpfs-cluster", "lustre-cluster", "slurm-cluster", "slurm-local"]
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -40,7 +40,7 @@ def test_every_site_config_loads(loader, system):
     config = loader.load_system(os.path.join(SITE_CONFIGS, system, "reframe.py"))
     assert config["systems"][0]["name"] == system
     for part in config["systems"][0]["partitions"]:
-        if part["scheduler"] != "local" or system in ("generic", "slurm-local"):
+        if part["scheduler"] != "local" or system in ("generic", "slurm-local", "slurm-cluster"):
             assert part["extras"]["filesystems"], f"{system}:{part['name']} has no file system"
 
 

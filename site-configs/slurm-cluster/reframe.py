@@ -24,7 +24,9 @@ sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402
 
 SYSTEM = "slurm-cluster"
-SRUN_MPI = {"mpich": {"SLURM_MPI_TYPE": "pmi2"}, "openmpi": {"SLURM_MPI_TYPE": "pmix"}}
+#: srun's PMI per MPI; Open MPI's one-sided transfers (the DSM's MPI windows) across nodes:
+#: over TCP its default choice finds no component that reaches every rank, UCX's does
+SRUN_MPI = {"mpich": {"SLURM_MPI_TYPE": "pmi2"}, "openmpi": {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_osc": "ucx"}}
 
 #: MPIs left out here, and why: Debian 12's MPICH 4.0.2 (ch4:ucx) with UCX 1.13.1 hangs in
 #: MPI_Finalize over UCX's TCP transport in about half the runs once ranks have exchanged

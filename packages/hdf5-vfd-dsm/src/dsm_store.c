@@ -100,7 +100,15 @@ int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers
     int ok = rc == MPI_SUCCESS && s->locked, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
     if (!all) {
-        snprintf(err, len, "cannot expose %" PRIu64 " bytes per server in an MPI window", s->layout.local);
+        char why[MPI_MAX_ERROR_STRING] = "failed on another rank";
+        int  n                         = 0;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_string(rc, why, &n);
+        snprintf(err, len,
+                 "cannot expose %" PRIu64 " bytes per server in an MPI window (MPI_Win_allocate: %s); across nodes "
+                 "the MPI needs a one-sided component that reaches every rank (Open MPI over TCP: OMPI_MCA_osc=ucx "
+                 "or pt2pt)",
+                 s->layout.local, why);
         return -1;
     }
     MPI_Win_set_errhandler(s->win, MPI_ERRORS_RETURN); /* failures come back as errors, with a message */

@@ -1,0 +1,156 @@
+"""The emulated cluster (`./h5stack cluster`, system slurm-cluster): nodes that are machines
+of their own (hostname, network, /tmp, /dev/shm, boot id, clocks), MPI across them, and a
+node that dies during a job.
+
+Needs root, network/PID/mount/time namespaces and Debian's Slurm: where one is missing the
+tests are skipped with the reason `./h5stack cluster start` gives (never passed)."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, h5stack, in_stack
+
+#: the stack of the cluster's MPI tests (Open MPI: slurm-cluster's site config says why not MPICH)
+STACK = "openmpi-hdf5-1.14"
+NODES = 3
+CLOCK_STEP = 9
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    h5stack("cluster", "stop", check=True)
+    proc = h5stack("cluster", "start", "--nodes", str(NODES), "--clock-step", str(CLOCK_STEP))
+    missing = ("needs root", "no time namespaces", "cannot make the namespaces", "programs missing")
+    if proc.returncode != 0 and any(m in proc.stderr for m in missing):  # a capability, named by the command
+        pytest.skip(f"no emulated cluster on this machine: {proc.stderr.strip()[-500:]}")
+    assert proc.returncode == 0, proc.stderr
+    env = dict(os.environ, SLURM_CONF=proc.stdout.split("SLURM_CONF=")[1].strip())
+    yield env
+    h5stack("cluster", "stop", check=True)
+
+
+def on_node(node, *command):
+    proc = h5stack("cluster", "shell", node, *command, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_status_names_every_node_up(cluster):
+    proc = h5stack("cluster", "status", check=True)
+    for i in range(1, NODES + 1):
+        assert re.search(rf"^node{i:02d}: running, \S+, clocks \+{i * CLOCK_STEP} s, slurm idle$", proc.stdout, re.M)
+
+
+def test_each_node_is_a_machine_of_its_own(cluster):
+    """Hostname, address, /tmp and /dev/shm, boot id and monotonic clock differ per node;
+    the checkout and $H5STACK_HOME are shared."""
+    marker = f"h5stack-test-{os.getpid()}"
+    on_node("node01", "sh", "-c", f"touch /tmp/{marker} /dev/shm/{marker}")
+    seen = on_node("node02", "sh", "-c", f"ls /tmp/{marker} /dev/shm/{marker} 2>&1; hostname; ls {ROOT}/h5stack")
+    assert "No such file" in seen and seen.count("No such file") == 2, seen
+    assert "node02" in seen and f"{ROOT}/h5stack" in seen
+    assert not os.path.exists(f"/tmp/{marker}") and not os.path.exists(f"/dev/shm/{marker}")
+    boot = {on_node(n, "cat", "/proc/sys/kernel/random/boot_id") for n in ("node01", "node02", "node03")}
+    assert len(boot) == NODES
+    here = time.clock_gettime(time.CLOCK_MONOTONIC)
+    ahead = float(on_node("node02", "cut", "-d", " ", "-f1", "/proc/uptime")) - here
+    assert 2 * CLOCK_STEP - 3 < ahead < 2 * CLOCK_STEP + 3, ahead
+
+
+def test_ranks_on_two_nodes_talk_over_the_network(cluster, tmp_path):
+    """srun (pmix) and mpirun inside an allocation: ranks on >= 2 hostnames, one
+    MPI_COMM_TYPE_SHARED communicator per node, a ring of 1 MiB messages across nodes."""
+    work = os.path.join(os.environ.get("H5STACK_HOME", os.path.expanduser("~/.cache/h5stack")), "scratch")
+    os.makedirs(work, exist_ok=True)
+    source = os.path.join(ROOT, "reframe-tests", "lib", "h5checks", "src", "mpi_nodes.c")
+    script = f"""
+        mpicc -O2 -o mpi_nodes_{os.getpid()} {source}
+        srun --mpi=pmix -N2 -n4 ./mpi_nodes_{os.getpid()}
+        salloc -N2 -n4 mpirun -np 4 ./mpi_nodes_{os.getpid()}
+        rm -f mpi_nodes_{os.getpid()}
+    """
+    proc = in_stack(STACK, script, cwd=work, timeout=300, env=cluster)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("mpi-shared-comms: 2 2,2") == 2, proc.stdout
+    assert len(re.findall(r"^mpi-nodes: 2 node0\d,node0\d$", proc.stdout, re.M)) == 2, proc.stdout
+    assert proc.stdout.count("mpi-p2p: ok 4 ranks, 2 crossings") == 2, proc.stdout
+
+
+def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stack_descriptions):
+    """A node killed during a multifile job: the job ends with an error well inside its time
+    limit, Slurm takes the node down, `./h5stack run` says the partition is degraded and runs
+    on the nodes that are up, and the directory keeps the completed flush (h5mf merge --partial)."""
+    desc = stack_descriptions[STACK]
+    mf = next(p["prefix"] for p in desc["packages"] if p["name"] == "hdf5-vfd-multifile")
+    work = os.path.join(
+        os.path.expanduser(os.environ.get("H5STACK_HOME", "~/.cache/h5stack")), "scratch", "node-failure"
+    )
+    subprocess.run(["rm", "-rf", work], check=True)
+    os.makedirs(work)
+    source = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests", "mf_workload.c")
+    build = f"h5pcc -O2 -I{mf}/include -o mf_workload {source} -L{mf}/lib -Wl,-rpath,{mf}/lib -lh5fd_multifile"
+    assert in_stack(STACK, build, cwd=work, env=cluster).returncode == 0
+    job = (
+        "#!/bin/bash\n"
+        "export MF_WORKLOAD_STALL=all:after-flush\n"
+        "srun --mpi=pmix ./mf_workload wl.h5 --driver multifile --datasets 8\n"
+        'echo "srun-status: $?"\n'
+    )
+    with open(os.path.join(work, "job.sh"), "w") as f:
+        f.write(job)
+    submit = in_stack(STACK, "sbatch --parsable -N2 -n4 --time=5 -o job.out job.sh", cwd=work, env=cluster)
+    assert submit.returncode == 0, submit.stderr
+    jobid = submit.stdout.strip()
+    out = os.path.join(work, "job.out")
+    for _ in range(600):  # every rank has flushed once and waits
+        if os.path.exists(out) and open(out).read().count("stalled at after-flush") == 4:
+            break
+        time.sleep(0.1)
+    nodes = subprocess.run(["squeue", "-h", "-j", jobid, "-o", "%N"], env=cluster, capture_output=True, text=True)
+    victim = "node0" + nodes.stdout.strip()[-2]  # node[01-02] -> node02: the node that does not run the batch script
+    t0 = time.monotonic()
+    h5stack("cluster", "kill", victim, check=True)
+    while time.monotonic() - t0 < 240:
+        q = subprocess.run(["squeue", "-h", "-j", jobid], env=cluster, capture_output=True, text=True)
+        if not q.stdout.strip():
+            break
+        time.sleep(1)
+    ended = time.monotonic() - t0
+    assert ended < 240, f"the job {jobid} outlived its node by {ended:.0f} s"
+    state = subprocess.run(["sinfo", "-h", "-n", victim, "-o", "%T"], env=cluster, capture_output=True, text=True)
+    assert (
+        state.stdout.strip().rstrip("*") in ("down", "down+not_responding", "idle+not_responding")
+        or "down" in state.stdout
+    )
+    text = open(out).read()
+    assert re.search(r"^srun-status: [1-9]", text, re.M), text
+    info = in_stack(STACK, "h5mf info wl.h5", cwd=work, env=cluster)
+    assert "INCOMPLETE" in info.stdout and "1 committed epochs" in info.stdout, info.stdout + info.stderr
+    merged = in_stack(
+        STACK,
+        "h5mf merge wl.h5 --partial -o partial.h5 -q && mpirun -np 2 ./mf_workload partial.h5 --driver mpio --check-partial --datasets 8",
+        cwd=work,
+        env=cluster,
+    )
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    degraded = h5stack(
+        "run",
+        "--system",
+        "slurm-cluster",
+        "--no-setup",
+        "--stack",
+        STACK,
+        "-n",
+        "hdf5_tutorial_hyperslab",
+        "--",
+        "-t",
+        "by_row",
+        timeout=1200,
+    )
+    assert f"partition cluster degraded: {victim} down" in degraded.stderr, degraded.stderr[-2000:]
+    assert degraded.returncode == 0, degraded.stdout[-3000:]
+    assert "stopped:" not in degraded.stderr  # the run found the cluster up and left it so
