@@ -43,7 +43,10 @@ def add_cluster_parser(sub):
     p.add_argument("action", choices=["start", "stop", "status", "env", "shell", "kill"])
     p.add_argument("node", nargs="?", help="shell, kill: the node (node01, ...)")
     p.add_argument(
-        "node_command", nargs="*", metavar="command", help="shell: the command to run on the node (default: a shell)"
+        "node_command",
+        nargs="*",
+        metavar="command",
+        help="shell: the command to run on the node (default: a shell); after `--` if it has options",
     )
     p.add_argument("--nodes", type=positive_int, default=4, help="start: how many nodes (default 4)")
     p.add_argument(
@@ -155,13 +158,16 @@ def build_parser():
 
 
 def parse(argv):
-    """Parse argv; what follows `--` is kept apart in args.extra (for reframe/pytest)."""
+    """Parse argv; what follows `--` is kept apart in args.extra (for reframe/pytest), or is
+    the command of `cluster shell`."""
     extra = []
     if "--" in argv:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1 :]
     args = build_parser().parse_args(argv)
-    if extra and args.command not in ("run", "test"):
+    if args.command == "cluster" and extra:  # the command to run on a node
+        args.node_command, extra = args.node_command + extra, []
+    elif extra and args.command not in ("run", "test"):
         build_parser().error(f"{args.command} takes no arguments after --")
     args.extra = extra
     return args

@@ -217,6 +217,14 @@ def wait_up(nodes, timeout):
 
 def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90):
     """Start what is not running of an N-node cluster; True if anything was started."""
+    if clock_step < 0:
+        raise StepError(
+            f"--clock-step must be 0 or more seconds (a time namespace cannot start before boot), got {clock_step}"
+        )
+    if not 1 <= nodes <= min(99, SUBNET.num_addresses - 12):
+        raise StepError(
+            f"--nodes must be 1 to {min(99, SUBNET.num_addresses - 12)} (node names and {SUBNET}), got {nodes}"
+        )
     check_capabilities()
     d = cluster_dir()
     layout = load_layout()
@@ -277,6 +285,10 @@ def stop():
     """Stop the nodes, slurmctld and munged of the cluster, and remove its bridge."""
     d = cluster_dir()
     layout = load_layout() or {"nodes": []}
+    if slurm.pid_alive(d, "slurmctld"):  # its jobs end with the cluster: none comes back at the next start
+        jobs = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, env=env(), timeout=30)
+        if jobs.stdout.split():
+            subprocess.run(["scancel", *jobs.stdout.split()], capture_output=True, env=env(), timeout=30)
     stopped = [n for n in layout["nodes"] if stop_node(n)]
     if slurm.stop_daemon(d, "slurmctld"):
         stopped.append("slurmctld")
@@ -320,6 +332,8 @@ def shell(name, command):
 
 
 def run(args):
+    if args.action not in ("shell", "kill") and (args.node or args.node_command):
+        raise StepError(f"`./h5stack cluster {args.action}` takes no node or command (got {args.node!r})")
     if args.action == "start":
         start(args.nodes, args.clock_step)
         print(f"export SLURM_CONF={conf_path()}")
