@@ -138,7 +138,7 @@ def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stac
         env=cluster,
     )
     assert merged.returncode == 0, merged.stdout + merged.stderr
-    check = "hdf5_tutorial_hyperslab %pattern=by_row %transfer=collective %driver=mpio"
+    check = "hdf5_tutorial_hyperslab%pattern=by_row%transfer=collective%driver=mpio"
     degraded = h5stack("run", "--system", "slurm-cluster", "--no-setup", "--stack", STACK, check, timeout=1200)
     assert f"partition cluster degraded: {victim} down" in degraded.stderr, degraded.stderr[-2000:]
     assert degraded.returncode == 0, degraded.stdout[-3000:]
