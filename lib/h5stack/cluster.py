@@ -14,6 +14,7 @@ $H5STACK_HOME/cluster/; every Slurm command needs SLURM_CONF (`./h5stack cluster
 
 import getpass
 import ipaddress
+import json
 import os
 import shutil
 import signal
@@ -85,8 +86,6 @@ def check_capabilities():
 
 def load_layout():
     """The running cluster's layout: {'nodes': [...], 'offsets': [...]} (None: never started)."""
-    import json
-
     try:
         with open(os.path.join(cluster_dir(), "layout.json")) as f:
             return json.load(f)
@@ -95,8 +94,6 @@ def load_layout():
 
 
 def save_layout(nodes, offsets):
-    import json
-
     slurm.write_file(os.path.join(cluster_dir(), "layout.json"), json.dumps({"nodes": nodes, "offsets": offsets}))
 
 

@@ -1,13 +1,13 @@
 """The reference tables of the performance checks, built one way for all of them.
 
-`local`: this machine's systems (`generic`, `slurm-local`: 2 shared cores, the page
-cache), where the bounds only catch a collapse. `cluster`: the cluster templates,
+`local`: this machine's systems (`generic`, `slurm-local`, the emulated
+`slurm-cluster`: 2 shared cores, the page cache), where the bounds only catch a collapse. `cluster`: the cluster templates,
 where the values are placeholders for the site to calibrate. Each maps a performance
 variable to (value, lower, upper), the bounds as fractions of the value (None: no
 bound), in `unit`.
 """
 
-LOCAL_PARTITIONS = ("generic:default", "slurm-local:local")
+LOCAL_PARTITIONS = ("generic:default", "slurm-local:local", "slurm-cluster:cluster")
 CLUSTER_PARTITIONS = ("lustre-cluster:compute", "gpfs-cluster:compute")
 
 
