@@ -78,3 +78,45 @@ logging = [
         ],
     }
 ]
+
+
+def this_machine_slurm_site(system, descr, partition, srun_mpi, left_out=()):
+    """The configuration of a system whose Slurm runs on this machine (slurm-local,
+    slurm-cluster): one partition (its name, descr, access and extra features given in
+    `partition`) with ReFrame's squeue backend and srun, the local stacks' and Spack views'
+    environments with srun's settings per MPI (`srun_mpi`), less those of the MPIs in
+    `left_out`, and `builtin`; the file system is this machine's scratch."""
+    envs = local_stack_environments([system], srun_mpi) + spack_view_environments(
+        [system], spack_environment_dirs(), this_machine_mpi_settings(), srun_mpi
+    )
+    envs = [e for e in envs if e.get("extras", {}).get("mpi") not in left_out]
+    scratch = this_machine_scratch()
+    platforms, container_features = this_machine_container_platforms()
+    features = ["slurm", *partition.get("features", []), FS_FEATURES[fs_kind(scratch)]] + container_features
+    return {
+        "systems": [
+            {
+                "name": system,
+                "descr": descr,
+                "hostnames": [".*"],
+                "partitions": [
+                    {
+                        "name": partition["name"],
+                        "descr": partition["descr"],
+                        "scheduler": "squeue",
+                        "launcher": "srun",
+                        "access": partition["access"],
+                        "max_jobs": 2,
+                        "environs": ["builtin"] + [e["name"] for e in envs],
+                        "features": features,
+                        "container_platforms": platforms,
+                        "extras": {"filesystems": [scratch]},
+                        "processor": {"num_cpus": os.cpu_count()},
+                    }
+                ],
+            }
+        ],
+        "environments": envs + [{"name": "builtin", "cc": "cc", "cxx": "c++", "ftn": "", "target_systems": [system]}],
+        "general": general,
+        "logging": logging,
+    }

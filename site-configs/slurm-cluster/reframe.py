@@ -34,42 +34,15 @@ SRUN_MPI = {"mpich": {"SLURM_MPI_TYPE": "pmi2"}, "openmpi": {"SLURM_MPI_TYPE": "
 #: TCP is its only transport. A real cluster's MPICH over InfiniBand or Slingshot is unaffected.
 LEFT_OUT = {"mpich": "MPI_Finalize hangs over UCX's TCP transport (Debian 12's MPICH 4.0.2, UCX 1.13.1)"}
 
-stack_envs = [
-    e
-    for e in common.local_stack_environments([SYSTEM], SRUN_MPI)
-    + common.spack_view_environments(
-        [SYSTEM], common.spack_environment_dirs(), common.this_machine_mpi_settings(), SRUN_MPI
-    )
-    if e.get("extras", {}).get("mpi") not in LEFT_OUT
-]
-scratch = common.this_machine_scratch()
-container_platforms, container_features = common.this_machine_container_platforms()
-
-site_configuration = {
-    "systems": [
-        {
-            "name": SYSTEM,
-            "descr": "An emulated 4-node Slurm cluster on this machine (./h5stack cluster start), local stacks",
-            "hostnames": [".*"],
-            "partitions": [
-                {
-                    "name": "cluster",
-                    "descr": "node01..node04; each job on 2 of them",
-                    "scheduler": "squeue",
-                    "launcher": "srun",
-                    "access": ["--partition=cluster", "--nodes=2"],
-                    "max_jobs": 2,
-                    "environs": ["builtin"] + [e["name"] for e in stack_envs],
-                    "features": ["slurm", "multinode", common.FS_FEATURES[common.fs_kind(scratch)]]
-                    + container_features,
-                    "container_platforms": container_platforms,
-                    "extras": {"filesystems": [scratch]},
-                    "processor": {"num_cpus": os.cpu_count()},
-                }
-            ],
-        }
-    ],
-    "environments": stack_envs + [{"name": "builtin", "cc": "cc", "cxx": "c++", "ftn": "", "target_systems": [SYSTEM]}],
-    "general": common.general,
-    "logging": common.logging,
-}
+site_configuration = common.this_machine_slurm_site(
+    SYSTEM,
+    "An emulated 4-node Slurm cluster on this machine (./h5stack cluster start), local stacks",
+    {
+        "name": "cluster",
+        "descr": "node01..node04; each job on 2 of them",
+        "access": ["--partition=cluster", "--nodes=2"],
+        "features": ["multinode"],
+    },
+    SRUN_MPI,
+    left_out=LEFT_OUT,
+)

@@ -22,36 +22,9 @@ import common  # noqa: E402
 SYSTEM = "slurm-local"
 SRUN_MPI = {"mpich": {"SLURM_MPI_TYPE": "pmi2"}, "openmpi": {"SLURM_MPI_TYPE": "pmix"}}
 
-stack_envs = common.local_stack_environments([SYSTEM], SRUN_MPI) + common.spack_view_environments(
-    [SYSTEM], common.spack_environment_dirs(), common.this_machine_mpi_settings(), SRUN_MPI
+site_configuration = common.this_machine_slurm_site(
+    SYSTEM,
+    "This machine under Slurm (./h5stack slurm start), local stacks",
+    {"name": "local", "descr": "the one node of the local Slurm", "access": ["--partition=local", "--overcommit"]},
+    SRUN_MPI,
 )
-scratch = common.this_machine_scratch()
-container_platforms, container_features = common.this_machine_container_platforms()
-
-site_configuration = {
-    "systems": [
-        {
-            "name": SYSTEM,
-            "descr": "This machine under Slurm (./h5stack slurm start), local stacks",
-            "hostnames": [".*"],
-            "partitions": [
-                {
-                    "name": "local",
-                    "descr": "the one node of the local Slurm",
-                    "scheduler": "squeue",
-                    "launcher": "srun",
-                    "access": ["--partition=local", "--overcommit"],
-                    "max_jobs": 2,
-                    "environs": ["builtin"] + [e["name"] for e in stack_envs],
-                    "features": ["slurm", common.FS_FEATURES[common.fs_kind(scratch)]] + container_features,
-                    "container_platforms": container_platforms,
-                    "extras": {"filesystems": [scratch]},
-                    "processor": {"num_cpus": os.cpu_count()},
-                }
-            ],
-        }
-    ],
-    "environments": stack_envs + [{"name": "builtin", "cc": "cc", "cxx": "c++", "ftn": "", "target_systems": [SYSTEM]}],
-    "general": common.general,
-    "logging": common.logging,
-}
