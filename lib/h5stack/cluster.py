@@ -303,15 +303,12 @@ def status_lines():
     if not layout:
         return ["not configured (`./h5stack cluster start`)"], False
     d = cluster_dir()
-    ok = bool(slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d))
-    lines = [
-        f"slurmctld: {'running' if slurm.pid_alive(d, 'slurmctld') else 'stopped'}, "
-        f"munged: {'running' if slurm.munge_alive(d) else 'stopped'}"
-    ]
-    states = node_states() if slurm.pid_alive(d, "slurmctld") else {}
+    ctld, munge = slurm.pid_alive(d, "slurmctld"), slurm.munge_alive(d)
+    lines = [f"slurmctld: {'running' if ctld else 'stopped'}, munged: {'running' if munge else 'stopped'}"]
+    states = node_states() if ctld else {}
+    ok = bool(ctld and munge)
     for i, (name, offset) in enumerate(zip(layout["nodes"], layout["offsets"]), 1):
-        pid = node_pid(name)
-        state = states.get(name, "?")
+        pid, state = node_pid(name), states.get(name, "?")
         ok = ok and bool(pid) and state.rstrip("*") in UP_STATES
         lines.append(f"{name}: {'running' if pid else 'stopped'}, {node_address(i)}, clocks +{offset} s, slurm {state}")
     return lines, ok

@@ -146,8 +146,7 @@ def start_scheduler(system, dry_run):
     module = importlib.import_module(f".{SCHEDULERS[system]}", __package__)
     if dry_run:
         return module, False
-    started = module.start_for_run() if hasattr(module, "start_for_run") else module.start()
-    return module, started
+    return module, module.start_for_run()
 
 
 def run(args):

@@ -182,6 +182,11 @@ def start(timeout=60):
     )
 
 
+def start_for_run():
+    """For `./h5stack run --system slurm-local`: start what is not running; True if anything was."""
+    return start()
+
+
 def stop(timeout=30):
     """Stop slurmd, slurmctld and munged (those of this Slurm only)."""
     d = slurm_dir()
