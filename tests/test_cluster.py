@@ -7,12 +7,15 @@ tests are skipped with the reason `./h5stack cluster start` gives (never passed)
 
 import os
 import re
+import shutil
 import subprocess
 import time
 
 import pytest
 
 from conftest import ROOT, h5stack, in_stack
+from h5stack import cluster as emulation
+from h5stack import paths
 
 #: the stack of the cluster's MPI tests (Open MPI: slurm-cluster's site config says why not MPICH)
 STACK = "openmpi-hdf5-1.14"
@@ -28,8 +31,8 @@ def cluster():
     if proc.returncode != 0 and any(m in proc.stderr for m in missing):  # a capability, named by the command
         pytest.skip(f"no emulated cluster on this machine: {proc.stderr.strip()[-500:]}")
     assert proc.returncode == 0, proc.stderr
-    env = dict(os.environ, SLURM_CONF=proc.stdout.split("SLURM_CONF=")[1].strip())
-    yield env
+    assert f"export SLURM_CONF={emulation.conf_path()}" in proc.stdout
+    yield emulation.env()
     h5stack("cluster", "stop", check=True)
 
 
@@ -64,8 +67,7 @@ def test_each_node_is_a_machine_of_its_own(cluster):
 def test_ranks_on_two_nodes_talk_over_the_network(cluster, tmp_path):
     """srun (pmix) and mpirun inside an allocation: ranks on >= 2 hostnames, one
     MPI_COMM_TYPE_SHARED communicator per node, a ring of 1 MiB messages across nodes."""
-    work = os.path.join(os.environ.get("H5STACK_HOME", os.path.expanduser("~/.cache/h5stack")), "scratch")
-    os.makedirs(work, exist_ok=True)
+    work = paths.sub("scratch")
     source = os.path.join(ROOT, "reframe-tests", "lib", "h5checks", "src", "mpi_nodes.c")
     script = f"""
         mpicc -O2 -o mpi_nodes_{os.getpid()} {source}
@@ -86,10 +88,8 @@ def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stac
     on the nodes that are up, and the directory keeps the completed flush (h5mf merge --partial)."""
     desc = stack_descriptions[STACK]
     mf = next(p["prefix"] for p in desc["packages"] if p["name"] == "hdf5-vfd-multifile")
-    work = os.path.join(
-        os.path.expanduser(os.environ.get("H5STACK_HOME", "~/.cache/h5stack")), "scratch", "node-failure"
-    )
-    subprocess.run(["rm", "-rf", work], check=True)
+    work = os.path.join(paths.sub("scratch"), "node-failure")
+    shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     source = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests", "mf_workload.c")
     build = f"h5pcc -O2 -I{mf}/include -o mf_workload {source} -L{mf}/lib -Wl,-rpath,{mf}/lib -lh5fd_multifile"
@@ -111,7 +111,10 @@ def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stac
             break
         time.sleep(0.1)
     nodes = subprocess.run(["squeue", "-h", "-j", jobid, "-o", "%N"], env=cluster, capture_output=True, text=True)
-    victim = "node0" + nodes.stdout.strip()[-2]  # node[01-02] -> node02: the node that does not run the batch script
+    names = subprocess.run(
+        ["scontrol", "show", "hostnames", nodes.stdout.strip()], env=cluster, capture_output=True, text=True
+    )
+    victim = names.stdout.split()[-1]  # the job's second node: not the one that runs the batch script
     t0 = time.monotonic()
     h5stack("cluster", "kill", victim, check=True)
     while time.monotonic() - t0 < 240:

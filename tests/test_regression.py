@@ -10,6 +10,7 @@ import pytest
 
 from conftest import FULL, ROOT, SELECTED_STACKS, h5stack
 from h5stack import containers
+from h5stack.regression import SCHEDULERS
 
 TUTORIAL_PER_STACK = 16  # 4 tutorial programs x {collective, independent} x {mpio, multifile}
 MULTIFILE = ["multifile_workload_read", "multifile_workload_write"]  # on the posix file system here
@@ -66,8 +67,6 @@ SLURM_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14", "mpich-hdf5-2-multifile"
 #: slurm-cluster (every job on 2 of 4 emulated nodes): every check kind across nodes, on the
 #: MPI it runs there (its site config leaves Debian's MPICH out, and says why)
 CLUSTER_STACKS = ["openmpi-hdf5-1.14"]
-#: the command that starts and stops each system's Slurm
-SCHEDULER_COMMANDS = {"slurm-local": "slurm", "slurm-cluster": "cluster"}
 
 
 @pytest.mark.parametrize("system", ["generic", "slurm-local", "slurm-cluster"])
@@ -75,8 +74,8 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
     """The regression as users run it, on this machine with and without Slurm, and across
     the nodes of the emulated cluster."""
     names = {"slurm-local": SLURM_STACKS, "slurm-cluster": CLUSTER_STACKS}.get(system, [] if FULL else SELECTED_STACKS)
-    if system in SCHEDULER_COMMANDS:
-        h5stack(SCHEDULER_COMMANDS[system], "stop", check=True)  # the run must start (and then stop) it
+    if system in SCHEDULERS:  # the command of each is named like its module (./h5stack slurm, cluster)
+        h5stack(SCHEDULERS[system], "stop", check=True)  # the run must start (and then stop) it
     proc = h5stack("run", "--system", system, "--no-setup", *[a for n in names for a in ("--stack", n)], timeout=3600)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
