@@ -22,11 +22,13 @@ from . import paths
 from .stacks import reframe_environ_name
 from .ui import StepError, info
 
+#: systems whose Slurm h5stack starts on this machine, and the module that does
+SCHEDULERS = {"slurm-local": "slurm", "slurm-cluster": "cluster"}
 #: systems that run on this machine with its local stacks (set up before a run)
-LOCAL_SYSTEMS = ("generic", "slurm-local", "slurm-cluster")
-#: systems whose runs go one test at a time: on slurm-local and slurm-cluster, ReFrame's local
+LOCAL_SYSTEMS = ("generic", *SCHEDULERS)
+#: systems whose runs go one test at a time: under a Slurm on this machine, ReFrame's local
 #: builds of the next tests would run beside a benchmark's exclusive job on the same cores
-SERIAL_SYSTEMS = ("slurm-local", "slurm-cluster")
+SERIAL_SYSTEMS = tuple(SCHEDULERS)
 
 
 def systems():
@@ -129,10 +131,6 @@ def spack_environs(env_dirs):
         return [e["name"] for e in spack_view_environments([], env_dirs)]
     except (SpackViewError, OSError, ValueError, KeyError) as e:
         raise StepError(f"--spack-env: {e}") from None
-
-
-#: systems whose Slurm h5stack starts on this machine, and the module that does
-SCHEDULERS = {"slurm-local": "slurm", "slurm-cluster": "cluster"}
 
 
 def start_scheduler(system, dry_run):
