@@ -37,7 +37,7 @@ def test_a_package_is_built_into_a_stack(tmp_path, monkeypatch):
     real_home = paths.home()
     home = tmp_path / "home"
     home.mkdir()
-    for shared in ("opt", "sources", "build"):  # reuse the built HDF5; keyed entries only
+    for shared in ("opt", "sources"):  # reuse the built HDF5; the package's build tree is this test's own
         os.symlink(os.path.join(real_home, shared), home / shared)
     packages = tmp_path / "packages"
     shutil.copytree(H5HELLO, packages / "h5hello")
@@ -59,6 +59,13 @@ def test_a_package_is_built_into_a_stack(tmp_path, monkeypatch):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"ranks=3 hdf5={desc['hdf5_version']}" in proc.stdout
     assert "100% tests passed" in proc.stdout
+
+    # the kept build tree names its own copy of the sources: ctest still runs after
+    # the checkout that built it is gone
+    shutil.move(packages, tmp_path / "elsewhere")
+    proc = in_stack("mpich-hdf5-1.14", f"ctest --test-dir {pkg['build_dir']} --output-on-failure", env=env)
+    assert proc.returncode == 0 and "100% tests passed" in proc.stdout, proc.stdout + proc.stderr
+    shutil.move(tmp_path / "elsewhere", packages)
 
     # a second setup reuses the package build; a changed source rebuilds it
     comp = stacks.package_component(str(packages / "h5hello"), stacks.get("mpich-hdf5-1.14"))

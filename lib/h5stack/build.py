@@ -123,9 +123,21 @@ class Component:
 
     def status(self):
         reason = verify(self.prefix, self.key, self.required)
-        if reason is None and self.keep_build and not os.path.exists(os.path.join(self.build_dir, "CMakeCache.txt")):
-            reason = f"its build tree {self.build_dir} is gone"
+        if reason is None and self.keep_build:
+            reason = self._build_tree_problem()
         return reason
+
+    def _build_tree_problem(self):
+        """Why the kept build tree cannot serve ctest, or None: it must exist and name
+        sources inside the cache, never those of the checkout that happened to build it."""
+        cache = os.path.join(self.build_dir, "CMakeCache.txt")
+        if not os.path.exists(cache):
+            return f"its build tree {self.build_dir} is gone"
+        with open(cache) as f:
+            home = next((line.split("=", 1)[1].strip() for line in f if line.startswith("CMAKE_HOME_DIRECTORY:")), "")
+        if os.path.commonpath([self.work, os.path.realpath(home or "/")]) != self.work:
+            return f"its build tree names sources outside the cache ({home})"
+        return None
 
     def ensure(self, jobs=None):
         """Return the prefix, building it unless a verified install is cached."""
