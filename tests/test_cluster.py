@@ -9,13 +9,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
 
 from conftest import ROOT, h5stack, in_stack
 from h5stack import cluster as emulation
-from h5stack import paths
+from h5stack import paths, stacks
 
 #: the stack of the cluster's MPI tests (Open MPI: slurm-cluster's site config says why not MPICH)
 STACK = "openmpi-hdf5-1.14"
@@ -80,6 +81,47 @@ def test_ranks_on_two_nodes_talk_over_the_network(cluster, tmp_path):
     assert proc.stdout.count("mpi-shared-comms: 2 2,2") == 2, proc.stdout
     assert len(re.findall(r"^mpi-nodes: 2 node0\d,node0\d$", proc.stdout, re.M)) == 2, proc.stdout
     assert proc.stdout.count("mpi-p2p: ok 4 ranks, 2 crossings") == 2, proc.stdout
+
+
+def srun_env(stack):
+    """The variables slurm-cluster's site config gives the stack's environment (srun's PMI,
+    Open MPI's one-sided component): the one place that says what MPI needs there."""
+    sys.path.append(os.path.join(ROOT, "site-configs"))
+    import config
+
+    site = config.load_system(os.path.join(ROOT, "site-configs", "slurm-cluster", "reframe.py"))
+    env = next(e for e in site["environments"] if e["name"] == stacks.reframe_environ_name(stack))
+    return dict(env.get("env_vars", []))
+
+
+#: the fuzzer's fixed workloads across nodes: each variant kind once (the seed is one of
+#: packages/h5fuzz/regressions.yaml; `./h5stack fuzz --regressions` runs them all)
+FUZZ_PAIRS = [(STACK, "multifile"), (f"{STACK}-multifile", "mpiposix"), (STACK, "dsm:block-cyclic:64k")]
+FUZZ_WORKLOADS = [["--case", "straddle"], ["--case", "metadata"], ["--seed", "8", "--ops", "80"]]
+
+
+def test_the_fuzzers_fixed_workloads_with_ranks_on_two_nodes(cluster):
+    """The differential fuzzer inside a 2-node allocation, its ranks started by srun round-robin:
+    every rank's neighbour is on the other node, whose clocks differ by CLOCK_STEP s on top of
+    the fuzzer's own clock perturbation; each result equals MPI-IO's (h5diff, value by value)."""
+    env = dict(cluster, **srun_env(STACK))
+    lines = []
+    for stack, variant in FUZZ_PAIRS:
+        for workload in FUZZ_WORKLOADS:
+            if variant.startswith("dsm:") and "metadata" in workload:
+                continue  # multifile's stamps; the DSM has none
+            lines.append(
+                f"./h5stack fuzz --launcher srun --stack {stack} --driver {variant} --ranks 4 {' '.join(workload)}"
+            )
+    script = "set -e\n" + "\n".join(lines) + "\n"
+    proc = subprocess.run(
+        ["salloc", "--nodes=2", "--partition=cluster", "bash", "-c", script],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-6000:]
+    assert len(re.findall(r"ranks started by srun on 2 node\(s\): node0\d, node0\d$", text, re.M)) == len(lines), text
+    assert len(re.findall(r"^h5stack: ok: ", text, re.M)) == len(lines), text
 
 
 def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stack_descriptions):

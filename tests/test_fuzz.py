@@ -5,20 +5,15 @@ harness's own behaviour: a fault is caught, minimised and printed with its repla
 import os
 
 import pytest
-import yaml
 
-from conftest import ROOT, Stacks, h5stack
+from conftest import Stacks, h5stack
 from h5stack import fuzz
-
-REGRESSIONS = os.path.join(ROOT, "packages", "h5fuzz", "regressions.yaml")
+from h5stack.launch import Launcher
+from h5stack.ui import StepError
 
 
 def regressions():
-    with open(REGRESSIONS) as f:
-        entries = yaml.safe_load(f)
-    for e in entries:
-        assert ("seed" in e) != ("case" in e) and e.get("fault"), f"{REGRESSIONS}: malformed entry {e}"
-    return entries
+    return fuzz.regressions()
 
 
 def _pairs():
@@ -101,3 +96,29 @@ def test_cli_rejects_bad_arguments():
         proc = h5stack("fuzz", *args)
         assert proc.returncode != 0, args
         assert "error" in proc.stderr or "usage" in proc.stderr, proc.stderr
+
+
+def test_srun_launches_mpmd_from_a_multi_prog_file(tmp_path):
+    """The DSM's servers and clients in one job step: ranks numbered in order of the groups."""
+    cmd = Launcher("srun").mpmd([(2, ["h5dsm-server", "--size", "16m"]), (3, ["h5fuzz", "mem.h5"])], str(tmp_path))
+    assert cmd[0] == "srun" and "--ntasks=5" in cmd and "--distribution=cyclic" in cmd
+    assert (tmp_path / "multi-prog.conf").read_text() == "0-1 h5dsm-server --size 16m\n2-4 h5fuzz mem.h5\n"
+    assert Launcher().mpmd([(2, ["a"]), (3, ["b", "x"])], str(tmp_path)) == [
+        "mpiexec",
+        "-n",
+        "2",
+        "a",
+        ":",
+        "-n",
+        "3",
+        "b",
+        "x",
+    ]
+    with pytest.raises(StepError, match="cannot carry"):
+        Launcher("srun").mpmd([(1, ["a b"])], str(tmp_path))
+
+
+def test_srun_outside_an_allocation_is_refused_with_the_reason():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    with pytest.raises(StepError, match="inside a Slurm allocation"):
+        Launcher("srun").preflight(env)

@@ -131,8 +131,14 @@ def build_parser():
     p = sub.add_parser("fuzz", help="differential fuzzing of the drivers against MPI-IO (packages/h5fuzz)")
     p.add_argument("--seeds", type=int, default=10, help="workloads to try (default 10)")
     p.add_argument("--time", type=float, metavar="SECONDS", help="stop after this long instead")
-    p.add_argument("--seed", type=int, help="this seed only (a replay); default: seeds from a random start")
-    p.add_argument("--case", choices=["straddle"], help="the fixed regression workload instead of seeds")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--seed", type=int, help="this seed only (a replay); default: seeds from a random start")
+    which.add_argument("--case", choices=["straddle", "metadata"], help="a fixed workload of h5fuzz instead of seeds")
+    which.add_argument(
+        "--regressions",
+        action="store_true",
+        help="the workloads that once exposed faults (packages/h5fuzz/regressions.yaml), each on every pair",
+    )
     p.add_argument("--stack", action="append", default=[], metavar="STACK", help="only these stacks (repeatable)")
     p.add_argument(
         "--driver",
@@ -147,6 +153,13 @@ def build_parser():
     p.add_argument("--no-perturb", action="store_true", help="no slowed ranks and no clocks of their own")
     p.add_argument("--no-minimise", action="store_true", help="report failures without minimising them")
     p.add_argument("--keep", action="store_true", help="keep the files of passing cases too")
+    p.add_argument(
+        "--launcher",
+        choices=["mpiexec", "srun"],
+        default="mpiexec",
+        help="how ranks start: the MPI's mpiexec on this node (default), or srun over the nodes of the "
+        "Slurm allocation the fuzzer runs in (ranks round-robin; srun's PMI from SLURM_MPI_TYPE)",
+    )
 
     p = sub.add_parser("test", help="run the project's own test suite")
     p.add_argument(

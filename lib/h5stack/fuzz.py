@@ -13,6 +13,8 @@ the fixed case `straddle`) on one stack through one driver variant:
      the index resolved in windows of a few records); DSM: dumped by the server;
   4. `h5diff` of the reference and the result (silent, exit 0), and the result checked
      value by value against the model once more (serially, as an ordinary file).
+MPI programs start through a Launcher (lib/h5stack/launch.py): mpiexec on this node, or
+srun over the nodes of the Slurm allocation the fuzzer runs in.
 A failing case is minimised (the fewest operations that still fail: a shorter workload
 of a seed is a prefix of the longer one) and printed with the command that replays it.
 """
@@ -26,7 +28,10 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
+import yaml
+
 from . import paths
+from .launch import Launcher
 from .stackdir import exports
 from .stacks import Stacks
 from .ui import StepError, fmt_seconds, info
@@ -39,6 +44,7 @@ DSM_DISTRIBUTIONS = ("linear", "block-cyclic:64k", "random-block:4k:7", "mask:16
 DELAY = "1500:20"  # libh5fuzz_delay.so: up to 1.5 ms before 20 % of the I/O calls
 CLOCK = "5:100"  # h5fuzz-clock: offsets of up to 5 s, rates of 1 +- 100 ppm
 TIMEOUT = 300  # seconds for one program run: a hang is a failure
+REGRESSIONS = os.path.join(paths.PACKAGES_DIR, "h5fuzz", "regressions.yaml")
 
 
 @dataclass(frozen=True)
@@ -98,8 +104,9 @@ def stack_env(desc):
 class Runner:
     """Runs cases; references are shared by the cases of one stack and workload."""
 
-    def __init__(self, workroot=None, keep=False):
+    def __init__(self, workroot=None, keep=False, launcher=None):
         self.stacks = Stacks()
+        self.launcher = launcher or Launcher()
         self.workroot = workroot or os.path.join(paths.home(), "fuzz")
         self.keep = keep
         self._refs = {}
@@ -139,7 +146,7 @@ class Runner:
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         ref = os.path.join(d, "ref.h5")
-        cmd = ["mpiexec", "-n", str(case.ranks), "h5fuzz", ref, *self._fuzz_args(case)]
+        cmd = self.launcher.command(case.ranks, ["h5fuzz", ref, *self._fuzz_args(case)])
         proc, text = self._run(out, env, cmd, d, expect_ok=False)
         if proc.returncode != 0:
             raise CaseFailed(f"the MPI-IO reference itself fails (a fault of the model or of HDF5):\n{text[-3000:]}")
@@ -162,26 +169,27 @@ class Runner:
         driver = {"multifile": "default", "multifile-linked": "multifile", "mpiposix": "mpiposix"}[case.variant]
         if case.variant == "multifile":
             wenv["HDF5_DRIVER"] = "multifile"
-        launch = ["mpiexec", "-n", str(case.ranks)] + (["h5fuzz-clock"] if case.perturb else [])
-        self._run(out, wenv, [*launch, "h5fuzz", d, *self._fuzz_args(case), "--driver", driver, "--no-verify"], work)
+        clock = ["h5fuzz-clock"] if case.perturb else []
+        argv = [*clock, "h5fuzz", d, *self._fuzz_args(case), "--driver", driver, "--no-verify"]
+        self._run(out, wenv, self.launcher.command(case.ranks, argv), work)
         self._run(out, env, ["h5mf", "verify", d], work)
         other = case.ranks % 3 + 1  # read in place by another number of ranks
         renv = dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG="read=inplace")
-        self._run(out, renv, ["mpiexec", "-n", str(other), "h5fuzz", d, *self._fuzz_args(case), "--verify-only",
-                              "--writer-ranks", str(case.ranks), "--driver", "default"], work)  # fmt: skip
+        argv = ["h5fuzz", d, *self._fuzz_args(case), "--verify-only", "--writer-ranks", str(case.ranks)]
+        self._run(out, renv, self.launcher.command(other, [*argv, "--driver", "default"]), work)
         # reconstructed by `other` processes, the index resolved in address windows of a
         # few records each (as a directory larger than h5mf's --memory is)
         merged = os.path.join(work, "merged.h5")
         menv = dict(env, H5MF_TEST_WINDOW_RECORDS=str(2 + case.seed % 16))
-        self._run(out, menv, ["mpiexec", "-n", str(other), "h5mf", "merge", "-q", d, "-o", merged], work)
+        self._run(out, menv, self.launcher.command(other, ["h5mf", "merge", "-q", d, "-o", merged]), work)
         return merged
 
     def _dsm(self, case, env, work, out):
         distribution = case.variant.split(":", 1)[1]
         wenv = self._perturbed(case, env, clocks=False)
-        cmd = ["mpiexec", "-n", "2", "h5dsm-server", "--size", "16m", "--distribution", distribution,
-               "--action", "dump:dump_{step}.h5", ":", "-n", str(case.ranks), "h5fuzz", "mem.h5",
-               *self._fuzz_args(case), "--driver", "dsm", "--no-verify"]  # fmt: skip
+        server = ["h5dsm-server", "--size", "16m", "--distribution", distribution, "--action", "dump:dump_{step}.h5"]
+        client = ["h5fuzz", "mem.h5", *self._fuzz_args(case), "--driver", "dsm", "--no-verify"]
+        cmd = self.launcher.mpmd([(2, server), (case.ranks, client)], work)
         self._run(out, wenv, cmd, work)
         dumps = sorted((f for f in os.listdir(work) if f.startswith("dump_")), key=lambda f: int(f[5:-3]))
         if not dumps:
@@ -262,15 +270,16 @@ def report_failure(runner, outcome, minimise=True):
     """The failure's message, its replay command (minimised) and where its files are."""
     case = outcome.case
     small = runner.minimise(case) if minimise else case
+    how = "" if runner.launcher.kind == "mpiexec" else f" --launcher {runner.launcher.kind}"
     lines = [
         f"FAILED: {case.label()}",
         outcome.message.rstrip(),
         f"steps: {' ; '.join(outcome.steps)}",
         f"files: {outcome.workdir}",
-        f"replay: {case.replay()}",
+        f"replay: {case.replay()}{how}",
     ]
     if small != case:
-        lines.append(f"minimised ({small.ops} operations): {small.replay()}")
+        lines.append(f"minimised ({small.ops} operations): {small.replay()}{how}")
     return "\n".join(lines)
 
 
@@ -297,8 +306,34 @@ def selection(runner, stack_names, drivers):
     return pairs
 
 
+def regressions():
+    """The fixed workloads that once exposed faults (packages/h5fuzz/regressions.yaml)."""
+    with open(REGRESSIONS) as f:
+        entries = yaml.safe_load(f)
+    for e in entries:
+        if ("seed" in e) == ("case" in e) or not e.get("fault") or "ranks" not in e:
+            raise StepError(f"{REGRESSIONS}: an entry needs a seed or a case, ranks and its fault: {e}")
+    return entries
+
+
+def regression_case(stack, variant, entry, perturb=True):
+    """One regression entry as a case, or None where it does not apply (the metadata case
+    tests multifile's stamps; the DSM has none)."""
+    if variant.startswith("dsm:") and entry.get("case") == "metadata":
+        return None
+    ops = entry.get("ops", 60)
+    return Case(stack, variant, entry.get("seed", 0), entry["ranks"], ops, case=entry.get("case", ""), perturb=perturb)
+
+
 def _cases(args, pairs):
     """The cases of the run, lazily: every pair for each seed in turn."""
+    if args.regressions:
+        for entry in regressions():
+            for stack, variant in pairs:
+                case = regression_case(stack, variant, entry, perturb=not args.no_perturb)
+                if case:
+                    yield case
+        return
     if args.case:
         for stack, variant in pairs:
             yield Case(stack, variant, 0, args.ranks or 4, args.ops, case=args.case, perturb=not args.no_perturb)
@@ -317,9 +352,14 @@ def run(args):
 
     if not args.no_perturb:
         check_capabilities()
-    runner = Runner(keep=args.keep)
+    runner = Runner(keep=args.keep, launcher=Launcher(args.launcher))
     pairs = selection(runner, args.stack, args.driver)
-    total = len(pairs) * (1 if args.case or args.seed is not None else args.seeds)
+    nodes = runner.launcher.preflight(stack_env(runner.desc(pairs[0][0])))
+    info(f"fuzz: ranks started by {args.launcher} on {len(nodes)} node(s): {', '.join(nodes)}")
+    if args.regressions:
+        total = sum(1 for e in regressions() for s, v in pairs if regression_case(s, v, e))
+    else:
+        total = len(pairs) * (1 if args.case or args.seed is not None else args.seeds)
     t0, done, ops, failures, seeds = time.monotonic(), 0, 0, [], set()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=not os.isatty(2)) as bar:  # fmt: skip
