@@ -420,6 +420,14 @@ static H5FD_t *open_host(H5FD_dsm_t *f, unsigned flags)
 }
 
 /* the client's options and communicator from the fapl; 0, or -1 with err */
+/* is this process in a later program of an MPMD job (MPI_APPNUM > 0: the servers come first)? */
+static int mpmd_client(void)
+{
+    int *appnum = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+    return flag && appnum && *appnum > 0;
+}
+
 static int client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t len)
 {
     char config[DSM_CONFIG_SZ];
@@ -439,8 +447,18 @@ static int client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *er
     H5E_END_TRY
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
-    if (got < 0 || f->comm == MPI_COMM_NULL) /* HDF5_DRIVER=dsm in an unmodified program */
-        MPI_Comm_dup(client_linked_g ? client_link_g.local : MPI_COMM_WORLD, &f->comm);
+    if (got < 0 || f->comm == MPI_COMM_NULL) { /* HDF5_DRIVER=dsm in an unmodified program */
+        if (!client_linked_g && !*o->contact && mpmd_client()) {
+            /* a later program of an MPMD job (the servers are the first): join them, as
+             * H5FD_dsm_mpmd_clients() would; its MPI_COMM_WORLD holds the servers too */
+            if (H5FD_dsm_mpmd_clients(&f->comm) < 0) {
+                snprintf(err, len, "cannot join the DSM servers of this MPMD job");
+                return -1;
+            }
+        }
+        else
+            MPI_Comm_dup(client_linked_g ? client_link_g.local : MPI_COMM_WORLD, &f->comm);
+    }
     MPI_Comm_rank(f->comm, &f->rank);
     MPI_Comm_size(f->comm, &f->size);
     return 0;
