@@ -3,7 +3,7 @@
  *
  *   h5mf info DIR [--json] [--memory SIZE]  ranks, records, bytes, state, what is incomplete
  *   h5mf verify DIR [--partial]        check every index and data checksum
- *   h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [--memory SIZE] [-q]
+ *   h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [--memory SIZE] [-q] [--progress-lines]
  *                                      reconstruct the HDF5 file: in place of DIR
  *                                      (atomic replace), or into FILE (DIR kept),
  *                                      after checking every data checksum (unless
@@ -62,6 +62,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: h5mf info DIR [--json] [--memory SIZE]\n"
                  "       h5mf verify DIR [--partial]\n"
                  "       h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [--memory SIZE] [-q]\n"
+                 "                  [--progress-lines]\n"
                  "\n"
                  "  info     what the directory holds: ranks, records, bytes, completion\n"
                  "  verify   check the metafile, every index record and every data checksum\n"
@@ -74,7 +75,9 @@ static void usage(FILE *out)
                  "             every byte written once more; h5mf verify does it on its own)\n"
                  "  --memory SIZE  memory for resolving the index, per process (default 1G; K, M, G, T\n"
                  "             suffixes): larger directories are resolved in several passes\n"
-                 "  -q         no progress bar\n");
+                 "  -q         no progress bar\n"
+                 "  --progress-lines  progress as lines `h5mf-progress verifying|merging DONE TOTAL`\n"
+                 "             on stderr (bytes; for programs that show their own), tty or not\n");
 }
 
 static int fail(const char *msg)
@@ -101,6 +104,7 @@ typedef struct {
     int      enabled;
     uint64_t kill_after; /* test hook H5MF_TEST_KILL_AFTER_BYTES: die mid-merge (crash tests) */
     const char *what;    /* "verifying" or "merging" (NULL) */
+    int      lines;      /* --progress-lines: "h5mf-progress WHAT DONE TOTAL" lines for programs */
 } progress_t;
 
 static double now(void)
@@ -123,7 +127,11 @@ static void progress(uint64_t done, uint64_t total, void *arg)
         done = total;
     if (!p->enabled || (t - p->last < 0.2 && done < total))
         return;
-    p->last      = t;
+    p->last = t;
+    if (p->lines) {
+        fprintf(stderr, "h5mf-progress %s %" PRIu64 " %" PRIu64 "\n", what, done, total);
+        return;
+    }
     double frac  = total ? (double)done / (double)total : 1.0;
     int    width = 30, fill = (int)(frac * width);
     double rate  = (double)done / (t - p->t0 + 1e-9) / (1 << 20);
@@ -267,7 +275,7 @@ static int inside(const char *dir, const char *out)
     return !strncmp(o, d, n) && (o[n] == '\0' || o[n] == '/');
 }
 
-static int cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet)
+static int cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet, int lines)
 {
     mf_dir_t    d;
     mf_err_t    err = "";
@@ -292,8 +300,8 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
     double      t_load     = now() - t_start;
     double      t0         = now();
     const char *kill_after = getenv("H5MF_TEST_KILL_AFTER_BYTES");
-    progress_t  p = {t0, 0, !quiet && rank_g == 0 && isatty(2), kill_after ? strtoull(kill_after, NULL, 10) : 0,
-                     "verifying"};
+    progress_t  p = {t0, 0, rank_g == 0 && (lines || (!quiet && isatty(2))),
+                     kill_after ? strtoull(kill_after, NULL, 10) : 0, "verifying", lines};
     if (verify && agree(mf_verify_part(&d, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0, err)) {
         mf_dir_free(&d);
         return 1;
@@ -354,9 +362,9 @@ int main(int argc, char **argv)
                                          {"force", no_argument, 0, 'f'},         {"json", no_argument, 0, 'j'},
                                          {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
                                          {"no-verify", no_argument, 0, 'n'},     {"memory", required_argument, 0, 'm'},
-                                         {0, 0, 0, 0}};
+                                         {"progress-lines", no_argument, 0, 'P'}, {0, 0, 0, 0}};
     const char *out = NULL;
-    int         partial = 0, force = 0, json = 0, quiet = 0, verify = 1, c, rc;
+    int         partial = 0, force = 0, json = 0, quiet = 0, verify = 1, lines = 0, c, rc;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_g);
@@ -369,6 +377,7 @@ int main(int argc, char **argv)
             case 'j': json = 1; break;
             case 'q': quiet = 1; break;
             case 'n': verify = 0; break;
+            case 'P': lines = 1; break;
             case 'm': {
                 uint64_t bytes = parse_size(optarg);
                 if (bytes < (1u << 20)) {
@@ -416,7 +425,7 @@ int main(int argc, char **argv)
     else if (!strcmp(cmd, "verify"))
         rc = cmd_verify(dir, partial);
     else if (!strcmp(cmd, "merge"))
-        rc = cmd_merge(dir, out, partial, force, verify, quiet);
+        rc = cmd_merge(dir, out, partial, force, verify, quiet, lines);
     else {
         if (rank_g == 0) {
             fprintf(stderr, "h5mf: unknown command '%s'\n", cmd);
