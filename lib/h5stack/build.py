@@ -1,4 +1,5 @@
-"""Build a CMake project into an immutable, keyed prefix under $H5STACK_HOME/opt/.
+"""Build a project (CMake here; pip in pybuild.py) into an immutable, keyed prefix under
+$H5STACK_HOME/opt/.
 
 A component's key is the sha256 of everything that determines its result (source
 checksum, patches, CMake options, compiler, MPI, CMake version, dependencies' keys).
@@ -168,18 +169,10 @@ class Component:
             src = self.prepare(work)
         except StepError as err:
             raise StepError(f"{self.label}: {err}") from None
-        build_dir = self.build_dir
         stage = os.path.join(work, "stage")
-        env = dict(os.environ, **self.env)
-        options = {"CMAKE_INSTALL_PREFIX": self.prefix, **self.cmake_options}
-        configure = ["cmake", "-S", src, "-B", build_dir, "-G", "Ninja"]
-        configure += [f"-D{k}={v}" for k, v in options.items()]
-        run_logged(configure, log, f"{self.label}: configure", env=env)
-        run_logged(["cmake", "--build", build_dir, "--parallel", str(jobs)], log, f"{self.label}: build", env=env)
-        run_logged(["cmake", "--install", build_dir], log, f"{self.label}: install", env=dict(env, DESTDIR=stage))
-        staged = stage + self.prefix
+        staged = self._install(src, stage, log, dict(os.environ, **self.env), jobs)
         if not os.path.isdir(staged):
-            raise StepError(f"{self.label}: `cmake --install` put nothing in {staged} (see {log})")
+            raise StepError(f"{self.label}: the install put nothing in {staged} (see {log})")
         os.replace(staged, self.prefix)
         write_manifest(self.prefix, self.key, self.name, self.inputs, time.monotonic() - t0)
         if self.keep_build:
@@ -187,6 +180,16 @@ class Component:
         else:
             shutil.rmtree(work, ignore_errors=True)
         info(f"{self.label}: built in {fmt_seconds(time.monotonic() - t0)}")
+
+    def _install(self, src, stage, log, env, jobs):
+        """Configure, build and install src with DESTDIR=stage: the staged prefix."""
+        options = {"CMAKE_INSTALL_PREFIX": self.prefix, **self.cmake_options}
+        configure = ["cmake", "-S", src, "-B", self.build_dir, "-G", "Ninja"]
+        configure += [f"-D{k}={v}" for k, v in options.items()]
+        run_logged(configure, log, f"{self.label}: configure", env=env)
+        run_logged(["cmake", "--build", self.build_dir, "--parallel", str(jobs)], log, f"{self.label}: build", env=env)
+        run_logged(["cmake", "--install", self.build_dir], log, f"{self.label}: install", env=dict(env, DESTDIR=stage))
+        return stage + self.prefix
 
 
 def first_line(cmd):

@@ -35,6 +35,7 @@ def write(registry, stack):
     tools, tool_wrappers = _borrow_tools(registry, stack, hdf5, tmp)
     wrappers += tool_wrappers + _borrow_programs(registry, stack, tmp)
     description = _description(stack, hdf5, pkgs, tools, wrappers)
+    description["python_path"] = _python_path(registry, stack)
     with open(os.path.join(tmp, "stack.json"), "w") as f:
         json.dump(description, f, indent=1)
     with open(os.path.join(tmp, "env.sh"), "w") as f:
@@ -54,6 +55,15 @@ def _link_packages(registry, stack, tmp):
         for plugin in sorted(glob.glob(os.path.join(comp.prefix, "lib", "plugin", "*.so"))):
             os.symlink(plugin, os.path.join(tmp, "plugins", os.path.basename(plugin)))
     return pkgs
+
+
+def _python_path(registry, stack):
+    """The site-packages of the stack's Python components (PYTHONPATH), each built."""
+    comps = registry.python_components(stack)
+    for comp in comps:
+        if comp.status() is not None:
+            raise StepError(f"{stack.name}: {comp.label} is not built ({comp.status()})")
+    return [os.path.join(c.prefix, "site-packages") for c in comps]
 
 
 def _borrow_tools(registry, stack, hdf5, tmp):
@@ -147,6 +157,8 @@ def exports(desc, as_root=None):
         ("CMAKE_PREFIX_PATH", ":".join(prefixes), True),
         ("HDF5_PLUGIN_PATH", os.path.join(desc["stack_dir"], "plugins"), True),
     ]
+    if desc.get("python_path"):  # mpi4py, parallel h5py, h5vfd (lib/h5stack/pybuild.py)
+        result.append(("PYTHONPATH", ":".join(desc["python_path"]), True))
     env = dict(desc.get("mpi_env", {}))
     if as_root:
         env.update(desc.get("mpi_env_as_root", {}))

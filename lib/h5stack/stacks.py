@@ -15,7 +15,7 @@ import time
 
 import yaml
 
-from . import build, paths, sources, stackdir
+from . import build, paths, pybuild, sources, stackdir
 from .mpi import MPI
 from .ui import StepError, info
 
@@ -83,6 +83,7 @@ class Stacks:
         self._sources = {}
         self._hdf5 = {}
         self._packages = {}
+        self._python = {}
 
     def names(self):
         return list(self.stacks)
@@ -238,6 +239,17 @@ class Stacks:
         )
         return self._packages[memo]
 
+    # -- Python: mpi4py, parallel h5py, the repository's package (python/) -------
+    def python_components(self, stack):
+        """The stack's Python components, in PYTHONPATH order. A twin uses its base's
+        h5py: the same ABI (soname), and its own libhdf5 comes first on LD_LIBRARY_PATH."""
+        key = (stack.mpi.name, stack.series)
+        if key not in self._python:
+            mpi4py = pybuild.mpi4py_component(stack.mpi)
+            h5py = pybuild.h5py_component(stack.mpi, self.hdf5_component(stack.series, stack.mpi), mpi4py)
+            self._python[key] = [pybuild.h5vfd_component(), h5py, mpi4py]
+        return self._python[key]
+
     # -- set-up -------------------------------------------------------------
     def lenders(self, stack):
         """The stacks this one borrows from: the one whose HDF5 tools it takes (their
@@ -288,6 +300,8 @@ class Stacks:
             stack = self.get(name)
             for pkg_dir in self.stack_packages(stack):
                 self.package_component(pkg_dir, stack).ensure(jobs)
+            for comp in reversed(self.python_components(stack)):
+                comp.ensure(jobs)
             self.write_stack_dir(stack)
 
     def write_stack_dir(self, stack):

@@ -1,0 +1,33 @@
+"""h5vfd: h5stack's HDF5 drivers from Python.
+
+import h5vfd                      # registers driver="multifile" and driver="dsm" with h5py
+from mpi4py import MPI
+import h5py
+with h5py.File("out.h5", "w", driver="multifile", comm=MPI.COMM_WORLD, config="checksums=off") as f:
+    ...
+h5vfd.info("out.h5")              # h5mf info, as a dataclass
+h5vfd.merge("out.h5", "merged.h5")
+h5vfd.open("out.h5")              # h5py.File with the driver a multifile directory needs
+"""
+
+from .drivers import DRIVERS, dsm_clients, is_multifile, open, register  # noqa: A004
+from .errors import DriverError, H5mfError
+from .h5mf import MultifileInfo, RankInfo, info, merge, verify
+
+__all__ = [
+    "DRIVERS",
+    "DriverError",
+    "dsm_clients",
+    "H5mfError",
+    "MultifileInfo",
+    "RankInfo",
+    "info",
+    "is_multifile",
+    "merge",
+    "open",
+    "register",
+    "verify",
+]
+__version__ = "0.1.0"
+
+register()

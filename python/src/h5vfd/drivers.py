@@ -1,0 +1,102 @@
+"""The drivers as h5py drivers: `h5py.File(path, mode, driver="multifile", comm=..., config=...)`.
+
+The drivers themselves are HDF5 plugins of the stack (HDF5_PLUGIN_PATH); h5py's
+`register_driver` gets a function that selects one by name on the file access
+property list (H5Pset_driver_by_name) and gives it the communicator
+(H5Pset_mpi_params), in the libhdf5 that h5py loaded.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import _libhdf5
+from .errors import DriverError
+
+#: the drivers registered with h5py; each reads its configuration string (see the drivers' READMEs)
+DRIVERS = ("multifile", "dsm")
+
+
+def _setter(name: str):
+    def set_fapl(plist, comm=None, config: str | None = None) -> None:
+        lib = _libhdf5.library()
+        arg = config.encode() if config else None
+        if lib.H5Pset_driver_by_name(plist.id, name.encode(), arg) < 0:
+            where = os.environ.get("HDF5_PLUGIN_PATH", "(HDF5_PLUGIN_PATH is not set)")
+            raise DriverError(
+                f"HDF5 cannot load the driver {name!r} with configuration {config!r}: is its plugin on "
+                f'HDF5_PLUGIN_PATH ({where})? `eval "$(./h5stack env STACK)"` sets it'
+            )
+        if comm is not None:
+            _libhdf5.set_mpi_params(plist.id, comm)
+        elif name == "multifile":
+            raise DriverError("driver='multifile' needs comm= (an mpi4py communicator, e.g. MPI.COMM_WORLD)")
+
+    return set_fapl
+
+
+def register() -> None:
+    """Register the drivers with h5py (done by `import h5vfd`; repeating it is harmless)."""
+    import h5py
+
+    for name in DRIVERS:
+        if name not in h5py.registered_drivers():
+            h5py.register_driver(name, _setter(name))
+
+
+def is_multifile(path: str | os.PathLike) -> bool:
+    """Is path a multifile directory (one written by the multifile driver, not merged)?"""
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "metafile"))
+
+
+def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  # noqa: A001
+    """h5py.File, with the driver a multifile directory needs picked for it.
+
+    A directory written by the multifile driver is opened with driver="multifile" (the
+    communicator: comm, else MPI.COMM_WORLD); anything else as h5py would open it. A
+    directory that is not a multifile directory is refused with the reason, where h5py
+    would say only IsADirectoryError.
+    """
+    import h5py
+
+    register()
+    if os.path.isdir(path) and "driver" not in kwargs:
+        if not is_multifile(path):
+            raise DriverError(f"{os.fspath(path)}: a directory, but not a multifile directory (no metafile)")
+        if comm is None:
+            from mpi4py import MPI
+
+            comm = MPI.COMM_WORLD
+        return h5py.File(path, mode, driver="multifile", comm=comm, **kwargs)
+    if comm is not None:
+        kwargs["comm"] = comm
+    return h5py.File(path, mode, **kwargs)
+
+
+def dsm_clients():
+    """The communicator of the client ranks in an MPI job that runs the DSM's servers as
+    its first program (`mpiexec -n S h5dsm-server ... : -n C python3 app.py`): what a
+    client's decomposition uses (MPI.COMM_WORLD holds the servers too). Collective over
+    the whole job once (the servers wait for it); the DSM driver joins the same way at
+    the first open when a program does not call this."""
+    import ctypes
+
+    from mpi4py import MPI
+
+    lib = _plugin("libh5fd_dsm.so")
+    handle = _libhdf5.mpi_handle_type(MPI.Comm)()
+    if lib.H5FD_dsm_mpmd_clients(ctypes.byref(handle)) < 0:
+        raise DriverError("cannot join the DSM servers of this job (are they its first program?)")
+    return MPI.Comm.fromhandle(handle.value)
+
+
+def _plugin(name: str):
+    """A driver's plugin library, as HDF5 finds it on HDF5_PLUGIN_PATH (the same copy)."""
+    import ctypes
+
+    for folder in os.environ.get("HDF5_PLUGIN_PATH", "").split(":"):
+        path = os.path.join(folder, name)
+        if folder and os.path.exists(path):
+            return ctypes.CDLL(os.path.realpath(path))
+    raise DriverError(f"{name} is not on HDF5_PLUGIN_PATH ({os.environ.get('HDF5_PLUGIN_PATH', 'not set')})")

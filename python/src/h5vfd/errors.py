@@ -1,0 +1,17 @@
+"""The package's exceptions."""
+
+from __future__ import annotations
+
+
+class DriverError(RuntimeError):
+    """A driver could not be selected on a file access property list."""
+
+
+class H5mfError(RuntimeError):
+    """An `h5mf` operation failed: `message` is the tool's own, `returncode` its exit status."""
+
+    def __init__(self, command: list[str], returncode: int, message: str):
+        self.command = command
+        self.returncode = returncode
+        self.message = message
+        super().__init__(message or f"{' '.join(command)} exited with status {returncode}")
