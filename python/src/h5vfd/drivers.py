@@ -54,9 +54,11 @@ def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  #
     """h5py.File, with the driver a multifile directory needs picked for it.
 
     A directory written by the multifile driver is opened with driver="multifile" (the
-    communicator: comm, else MPI.COMM_WORLD); anything else as h5py would open it. A
-    directory that is not a multifile directory is refused with the reason, where h5py
-    would say only IsADirectoryError.
+    communicator: comm, else MPI.COMM_WORLD); read-only, it is read in place
+    (config="read=inplace": the directory stays as it is, where the driver's default
+    would reconstruct it into an ordinary file first). Anything else opens as h5py would
+    open it. A directory that is not a multifile directory is refused with the reason,
+    where h5py would say only IsADirectoryError.
     """
     import h5py
 
@@ -68,6 +70,8 @@ def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  #
             from mpi4py import MPI
 
             comm = MPI.COMM_WORLD
+        if mode == "r":
+            kwargs.setdefault("config", "read=inplace")
         return h5py.File(path, mode, driver="multifile", comm=comm, **kwargs)
     if comm is not None:
         kwargs["comm"] = comm

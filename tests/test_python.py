@@ -1,0 +1,134 @@
+"""Python in every stack: parallel h5py and mpi4py built against the stack, the drivers
+selected by name from h5py (package h5vfd, python/), h5mf's operations as functions.
+
+The workload (python/examples/workload.py) is written through MPI-IO and through each
+driver on 4 ranks; the results must equal MPI-IO's (h5diff silent, and byte for byte
+once merged), read back in place by another number of ranks and serially."""
+
+import os
+
+import pytest
+
+from conftest import ROOT, Stacks, in_stack
+
+WORKLOAD = os.path.join(ROOT, "python", "examples", "workload.py")
+STACK_NAMES = Stacks().names()
+
+
+def run(stack, script, tmp_path, timeout=600):
+    proc = in_stack(stack, script, cwd=tmp_path, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc.stdout
+
+
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_parallel_h5py_and_mpi4py_are_the_stacks_own(stack, stack_descriptions, tmp_path):
+    desc = stack_descriptions[stack]
+    out = run(
+        stack,
+        "mpiexec -n 2 python3 -c 'from mpi4py import MPI; import h5py, h5vfd\n"
+        'me = ["py", MPI.COMM_WORLD.size, MPI.Get_library_version().split()[0], h5py.version.hdf5_version,'
+        " h5py.get_config().mpi, h5vfd._libhdf5.path()]\n"
+        "for line in MPI.COMM_WORLD.gather(me) or []: print(*line)'",
+        tmp_path,
+    )
+    lines = [ln.split() for ln in out.splitlines() if ln.startswith("py ")]
+    assert len(lines) == 2, out
+    for _, size, mpi, hdf5, parallel, lib in lines:
+        assert size == "2" and parallel == "True", out
+        assert mpi.lower().startswith({"mpich": "mpich", "openmpi": "open"}[desc["mpi"]]), out
+        assert hdf5 == desc["hdf5_version"], out
+        assert os.path.realpath(lib).startswith(desc["hdf5_prefix"] + "/"), f"{lib} is not the stack's libhdf5"
+
+
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_the_workload_through_each_driver_equals_mpi_io(stack, tmp_path):
+    """MPI-IO reference; multifile: merged equal to it (h5diff, bytes), read in place by 3
+    ranks and serially; the DSM (2 servers, 4 clients of an MPMD job): its dump equal."""
+    script = f"""
+        W={WORKLOAD}
+        mpiexec -n 4 python3 $W ref.h5 --driver mpio
+        mpiexec -n 4 python3 $W mf.h5 --driver multifile --config checksums=on
+        python3 -c "import h5vfd; print(h5vfd.verify('mf.h5')); print(h5vfd.merge('mf.h5', 'merged.h5'))"
+        h5diff ref.h5 merged.h5 > diff.txt; test ! -s diff.txt
+        cmp ref.h5 merged.h5 && echo "bytes: equal"
+        mpiexec -n 3 python3 $W mf.h5 --verify --writer-ranks 4 --driver multifile
+        python3 $W merged.h5 --verify --writer-ranks 4
+        mpiexec -n 2 h5dsm-server --size 16m --action 'dump:dsm_{{step}}.h5' : -n 4 python3 $W mem.h5 --driver dsm
+        h5diff ref.h5 dsm_0.h5 > diff.txt; test ! -s diff.txt
+        python3 $W dsm_0.h5 --verify --writer-ranks 4
+        test ! -e mem.h5 && echo "dsm: nothing on disk"
+    """
+    out = run(stack, script, tmp_path)
+    assert "mf.h5: ok: 4 ranks" in out and "checksums verified" in out, out
+    assert "bytes: equal" in out and "dsm: nothing on disk" in out, out
+    assert out.count("every value of mf.h5 checked") == 3, out
+    assert "every value of merged.h5 checked" in out and "every value of dsm_0.h5 checked" in out, out
+
+
+def test_h5vfd_functions_and_their_errors(tmp_path):
+    """info as a dataclass, merge with a progress callback, in place; errors carry h5mf's
+    message; a directory h5py cannot open gets a reason from h5vfd.open."""
+    stack = "mpich-hdf5-1.14"
+    script = f"""
+        mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile
+        mkdir plain
+        python3 - <<'EOF'
+import h5py, h5vfd
+i = h5vfd.info("mf.h5")
+print("info", i.ranks, i.state, i.complete, i.committed_epochs > 0, len(i.per_rank), i.per_rank[1].rank)
+with h5vfd.open("mf.h5") as f:
+    print("open", f.attrs["writer_ranks"], h5vfd.is_multifile("mf.h5"))
+try:
+    h5vfd.open("plain")
+except h5vfd.DriverError as e:
+    print("dir", e)
+for call in (lambda: h5vfd.info("nothing"), lambda: h5vfd.merge("mf.h5", "mf.h5/inside.h5")):
+    try:
+        call()
+    except h5vfd.H5mfError as e:
+        print("error", e.returncode, e.message)
+seen = []
+print("merged", h5vfd.merge("mf.h5", progress=lambda *a: seen.append(a)))
+print("progress", seen[-1][0], seen[-1][1] == seen[-1][2] > 0)
+print("is_hdf5", h5py.is_hdf5("mf.h5"), h5vfd.is_multifile("mf.h5"))
+EOF
+    """
+    out = run(stack, script, tmp_path)
+    assert "info 2 complete True True 2 1" in out, out
+    assert "open 2 True" in out, out  # read in place: still a directory
+    assert "dir plain: a directory, but not a multifile directory (no metafile)" in out, out
+    assert "error 1 h5mf: nothing/metafile: No such file or directory" in out, out
+    assert "inside the directory mf.h5 being merged" in out, out
+    assert "merged mf.h5: reconstructed mf.h5" in out and "progress merging True" in out, out
+    assert "is_hdf5 True False" in out, out  # merged in place: an ordinary file now
+
+
+@pytest.mark.parametrize("bad", ["-", "nothing"])
+def test_a_driver_that_cannot_load_says_where_it_looked(tmp_path, bad):
+    """driver='multifile' with the plugin path wrong: DriverError naming HDF5_PLUGIN_PATH."""
+    script = f"""
+        export HDF5_PLUGIN_PATH={tmp_path}/{bad}
+        python3 - <<'EOF'
+import h5py, h5vfd
+from mpi4py import MPI
+try:
+    h5py.File("x.h5", "w", driver="multifile", comm=MPI.COMM_WORLD)
+except h5vfd.DriverError as e:
+    print("refused:", e)
+EOF
+    """
+    out = run("mpich-hdf5-1.14", script, tmp_path)
+    assert "refused: HDF5 cannot load the driver 'multifile'" in out and f"{tmp_path}/{bad}" in out, out
+
+
+def test_an_unmodified_h5py_program_joins_the_dsm_of_its_job(tmp_path):
+    """HDF5_DRIVER=dsm, no h5vfd, no communicator: the clients of an MPMD job find the
+    servers themselves at the first open (before, they hung in a dup of MPI_COMM_WORLD)."""
+    script = """
+        HDF5_DRIVER=dsm timeout 120 mpiexec -n 1 h5dsm-server --size 4m --action 'dump:u_{step}.h5' : \\
+            -n 2 python3 -c 'import h5py; f = h5py.File("u.h5", "w"); f["x"] = [1, 2, 3]; f.close()'
+        h5dump -d x u_0.h5
+    """
+    out = run("mpich-hdf5-1.14", script, tmp_path)
+    assert "(0): 1, 2, 3" in out, out
