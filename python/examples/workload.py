@@ -17,10 +17,9 @@ import argparse
 import sys
 
 import h5py
+import h5vfd  # registers driver="multifile" and driver="dsm" with h5py
 import numpy as np
 from mpi4py import MPI
-
-import h5vfd  # registers driver="multifile" and driver="dsm" with h5py
 
 ROWS, WIDTH, STEPS, GROW = 64, 32, 3, 10
 
