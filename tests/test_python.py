@@ -132,3 +132,21 @@ def test_an_unmodified_h5py_program_joins_the_dsm_of_its_job(tmp_path):
     """
     out = run("mpich-hdf5-1.14", script, tmp_path)
     assert "(0): 1, 2, 3" in out, out
+
+
+def readme_example():
+    """The Python example of the README's section "From Python" (what users copy)."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    section = text.split("## From Python", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.parametrize("stack", ["mpich-hdf5-1.14", "openmpi-hdf5-2"])
+def test_the_readme_example_runs_under_mpiexec(stack, tmp_path):
+    """As written, on 4 ranks: h5vfd.info and merge from rank 0 start h5mf inside the job
+    (Open MPI's launcher variables must not reach it: it would take itself for a rank)."""
+    (tmp_path / "example.py").write_text(readme_example())
+    out = run(stack, "mpiexec -n 4 python3 example.py\nh5dump -d x merged.h5", tmp_path)
+    assert "MultifileInfo(path='out.h5', format=2, ranks=4, state='complete'" in out, out
+    assert "(0): 0, 1, 2, 3" in out, out

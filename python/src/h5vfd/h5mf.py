@@ -67,9 +67,17 @@ def program() -> str:
 def _environment() -> dict[str, str]:
     """This process's environment without the variables that make an MPI process a
     rank of the caller's job (the caller may itself run under mpiexec or srun)."""
+    launched = (
+        "OMPI_MCA_ess", "OMPI_MCA_orte_", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir", "OMPI_MCA_shmem_RUNTIME_QUERY_hint",
+        "OMPI_MCA_mpi_oversubscribe",  # Open MPI's launcher sets these; the user's own OMPI_MCA_* stay
+    )  # fmt: skip
     keep = ("OMPI_MCA_", "OMPI_ALLOW_RUN_AS_ROOT")
     drop = ("OMPI_", "PMIX_", "PMI_", "HYDRA_", "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "SLURM_STEP_", "SLURM_PROCID")
-    return {k: v for k, v in os.environ.items() if k.startswith(keep) or not k.startswith(drop)}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(launched) and (k.startswith(keep) or not k.startswith(drop))
+    }
 
 
 def _command(args: list[str], processes: int) -> list[str]:
