@@ -103,6 +103,7 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                 ]
                 + [p["name"] for p in desc.get("packages", [])]
                 + (["multifile"] if _has_multifile(desc) else [])
+                + (["h5py"] if desc.get("python_path") else [])  # parallel h5py, mpi4py, h5vfd
                 + ([f"variant-{desc['variant']}"] if desc.get("variant") else []),
                 "extras": {
                     "mpi": desc["mpi"],

@@ -103,6 +103,7 @@ def main():
             write(f, comm)
         comm.Barrier()
         if comm.rank == 0:
+            print(f"mpi-ranks: {comm.size}\nmpi-library: {MPI.Get_library_version().splitlines()[0]}")
             print(f"workload: {args.file} written by {comm.size} ranks through {args.driver or 'the default driver'}")
 
 
