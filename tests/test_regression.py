@@ -39,6 +39,7 @@ def expected_rows(desc):
     rows |= {("dsm_roundtrip", f"%distribution={d}"): "pass" for d in DSM_DISTRIBUTIONS}
     rows[("dsm_bench", "")] = "pass"
     rows[("dsm_h5pwrite3dc", "")] = "pass"  # h5pwrite3dc --driver dsm
+    rows[("h5py_workload", "")] = "pass"  # parallel h5py with h5vfd: every local stack has it
     # the Apptainer image of the stack's MPI, in both run models (the plain 1.14 stack's
     # environment: the host MPI of the image); skipped where the image is not built
     if not twin and desc["hdf5_series"] == "1.14":
