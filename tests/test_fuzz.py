@@ -12,10 +12,6 @@ from h5stack.launch import Launcher
 from h5stack.ui import StepError
 
 
-def regressions():
-    return fuzz.regressions()
-
-
 def _pairs():
     """(stack, variant) of every stack: every multifile variant it offers; the DSM
     distributions rotate over the plain stacks (each distribution runs on one, each plain
@@ -35,7 +31,7 @@ def _pairs():
 
 
 def _cases():
-    entries, cases = regressions(), []
+    entries, cases = fuzz.regressions(), []
     pairs = _pairs()
     if not pairs:
         return [pytest.param(None, id="no-stacks", marks=pytest.mark.skip(reason="no stack is built"))]

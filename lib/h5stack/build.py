@@ -192,6 +192,15 @@ class Component:
         return stage + self.prefix
 
 
+def copy_source(tree, work):
+    """A copy of a source tree of the repository in work/src, built there: the build (a
+    kept build tree and its ctest files, pip's in-tree build) then names files of the
+    cache, never those of the checkout that happened to build it."""
+    src = os.path.join(work, "src")
+    shutil.copytree(tree, src, ignore=shutil.ignore_patterns("build", "__pycache__", ".git", "*.egg-info"))
+    return src
+
+
 def first_line(cmd):
     """First line of a command's output, or '' when it cannot run (part of keys)."""
     try:

@@ -325,14 +325,12 @@ def regression_case(stack, variant, entry, perturb=True):
     return Case(stack, variant, entry.get("seed", 0), entry["ranks"], ops, case=entry.get("case", ""), perturb=perturb)
 
 
-def _cases(args, pairs):
-    """The cases of the run, lazily: every pair for each seed in turn."""
-    if args.regressions:
-        for entry in regressions():
-            for stack, variant in pairs:
-                case = regression_case(stack, variant, entry, perturb=not args.no_perturb)
-                if case:
-                    yield case
+def _cases(args, pairs, entries=None):
+    """The cases of the run, lazily: every pair for each seed in turn (for each entry
+    of regressions.yaml, with --regressions)."""
+    if entries is not None:
+        cases = (regression_case(s, v, e, perturb=not args.no_perturb) for e in entries for s, v in pairs)
+        yield from (c for c in cases if c)
         return
     if args.case:
         for stack, variant in pairs:
@@ -356,15 +354,16 @@ def run(args):
     pairs = selection(runner, args.stack, args.driver)
     nodes = runner.launcher.preflight(stack_env(runner.desc(pairs[0][0])))
     info(f"fuzz: ranks started by {args.launcher} on {len(nodes)} node(s): {', '.join(nodes)}")
-    if args.regressions:
-        total = sum(1 for e in regressions() for s, v in pairs if regression_case(s, v, e))
+    entries = regressions() if args.regressions else None
+    if entries is not None:
+        total = sum(1 for e in entries for s, v in pairs if regression_case(s, v, e))
     else:
         total = len(pairs) * (1 if args.case or args.seed is not None else args.seeds)
     t0, done, ops, failures, seeds = time.monotonic(), 0, 0, [], set()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=not os.isatty(2)) as bar:  # fmt: skip
         task = bar.add_task("fuzz", total=None if args.time else total)
-        for case in _cases(args, pairs):
+        for case in _cases(args, pairs, entries):
             if args.time and time.monotonic() - t0 > args.time:
                 break
             bar.update(task, description=case.label())

@@ -12,9 +12,9 @@ built for this Python's ABI (part of the key): any CPython of the same minor ver
 imports them.
 """
 
+import functools
 import os
 import re
-import shutil
 import sys
 import sysconfig
 
@@ -27,6 +27,7 @@ SITE = "site-packages"
 COMPILE_FLAGS = "-g0"
 
 
+@functools.cache
 def pins():
     """{name: version} of requirements/python-stacks.txt."""
     result = {}
@@ -56,9 +57,7 @@ class PipComponent(build.Component):
 
     def _prepare(self, work):
         if self.source:
-            shutil.copytree(
-                self.source, os.path.join(work, "src"), ignore=shutil.ignore_patterns("build", "*.egg-info")
-            )
+            build.copy_source(self.source, work)
         return work
 
     def _install(self, src, stage, log, env, jobs):
@@ -135,4 +134,5 @@ def build_identity():
 
 
 def site_packages(*components):
+    """The components' site-packages directories (a stack's PYTHONPATH, in order)."""
     return [os.path.join(c.prefix, SITE) for c in components]

@@ -15,6 +15,7 @@ import shlex
 import shutil
 import time
 
+from . import pybuild
 from .ui import StepError
 
 #: HDF5's compiler wrappers and scripts of its own build, never borrowed
@@ -63,7 +64,7 @@ def _python_path(registry, stack):
     for comp in comps:
         if comp.status() is not None:
             raise StepError(f"{stack.name}: {comp.label} is not built ({comp.status()})")
-    return [os.path.join(c.prefix, "site-packages") for c in comps]
+    return pybuild.site_packages(*comps)
 
 
 def _borrow_tools(registry, stack, hdf5, tmp):

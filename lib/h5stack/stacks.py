@@ -9,7 +9,6 @@ import functools
 import glob
 import json
 import os
-import shutil
 import subprocess
 import time
 
@@ -232,7 +231,7 @@ class Stacks:
             name=f"{pkg}-{stack.name}",
             label=f"{pkg} ({stack.name})",
             inputs=inputs,
-            prepare=lambda work: copy_source(pkg_dir, work),
+            prepare=lambda work: build.copy_source(pkg_dir, work),
             cmake_options=options,
             env={"CC": stack.mpi.command("mpicc"), **stack.mpi.run_env()},
             keep_build=True,
@@ -317,14 +316,6 @@ class Stacks:
         if reason:
             return False, f"HDF5 install damaged: {reason}"
         return True, f"HDF5 {desc['hdf5_version']}, {desc['mpi_description']} {desc['mpi_version']}"
-
-
-def copy_source(pkg_dir, work):
-    """A copy of a package's tree inside its build directory: the kept build tree and
-    its ctest files then name scripts of the cache, not of the checkout that built it."""
-    src = os.path.join(work, "src")
-    shutil.copytree(pkg_dir, src, ignore=shutil.ignore_patterns("build", "__pycache__", ".git"))
-    return src
 
 
 def _unpack_patched(src, patches, work):
