@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Settings shared by every system's ReFrame configuration.
 
 Each system has `site-configs/<system>/reframe.py`; it imports this module for the

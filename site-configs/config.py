@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """All systems in one ReFrame configuration: loads site-configs/<system>/reframe.py of
 every system, checks each one, and merges them (the CSCS pattern: one file per system,
 a small loader).

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """What a system's site configuration must look like, checked before ReFrame starts.
 
 The structure (types, required keys, the keys a file system may have) is a JSON

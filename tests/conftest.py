@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Shared fixtures of the project's tests (run with `./h5stack test`).
 
 The tests run inside h5stack's virtual environment with lib/ importable, after

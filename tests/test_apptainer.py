@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Apptainer and the Debian base of container images (lib/h5stack/apptainer.py).
 
 Unit tests of the rules (keys, a damaged cache entry, capabilities, subordinate ids)

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The build cache: a keyed prefix is reused when intact, rebuilt when damaged.
 
 Uses a tiny real CMake project (a library and a program) instead of HDF5, in a

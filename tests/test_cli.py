@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The h5stack command line: help, errors for bad input, list, env."""
 
 import os

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The emulated cluster (`./h5stack cluster`, system slurm-cluster): nodes that are machines
 of their own (hostname, network, /tmp, /dev/shm, boot id, clocks), MPI across them, and a
 node that dies during a job.

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The Apptainer images of the stacks (lib/h5stack/containers.py, containers/h5stack.def).
 
 Unit tests of the export (a stack merged into one relocatable tree: RUNPATHs, host

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """HDF5's own tests with the multifile driver loaded as a plugin.
 
 `./h5stack test` builds HDF5's test programs beside each plain stack whose source

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The harness's modules depend on each other one way: no module imports, directly or
 through others, a module that imports it (imports inside functions count too)."""
 

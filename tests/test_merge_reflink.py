@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The multifile merge on file systems with reflinks (XFS with reflink=1, Btrfs), each
 made on a loop device: the reconstructed file shares the blocks of the rank files
 (copy_file_range lets the file system clone them) instead of copying them, and holds

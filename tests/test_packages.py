@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Our packages (packages/*) in the stacks: the mechanism, and each package's ctest."""
 
 import json

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Python in every stack: parallel h5py and mpi4py built against the stack, the drivers
 selected by name from h5py (package h5vfd, python/), h5mf's operations as functions.
 

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The regression as users run it: `./h5stack run` on this machine, every stack."""
 
 import json

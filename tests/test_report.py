@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`./h5stack report`: the performance page from real perflogs, rendered in headless
 Chromium (the plots must be drawn), and clear errors for missing or bad perflogs."""
 

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The ReFrame harness itself: site configs load (and malformed ones are refused with
 the file and the reason), every system is accepted by ReFrame, dry runs on the Lustre
 and GPFS templates write job scripts with the configured striping, hints and

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Obtaining HDF5 sources: order, checksums, the machine's own Debian archive."""
 
 import os

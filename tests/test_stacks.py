@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The local stacks as a user meets them: `eval "$(./h5stack env STACK)"`, then
 h5pcc and mpiexec just work, with the right MPI, HDF5 version and rank count."""
 

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The harness's own Python code keeps one style: ruff's linter and formatter
 (settings in pyproject.toml; ReFrame checks keep ReFrame's style and are excluded)."""
 

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Apptainer and a Debian base for container images, on this machine, cached.
 
 Debian 12 has no usable apptainer package, so Apptainer is built from the upstream

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The Debian packages h5stack needs (requirements/debian*.txt), installed when missing.
 
 Standard library only (plus ui, which is too): it runs before the Python environment

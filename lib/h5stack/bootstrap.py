@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The Python environment every h5stack command runs in.
 
 Standard library only (plus ui and paths, which are too), because it runs before

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Build a project (CMake here; pip in pybuild.py) into an immutable, keyed prefix under
 $H5STACK_HOME/opt/.
 

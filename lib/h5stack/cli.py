@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The `h5stack` command line: setup, list, env, run, test, fuzz, report, patches,
 spack-config, slurm, cluster, containers.
 

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """An emulated multi-node Slurm cluster on this machine (system `slurm-cluster`):
 `./h5stack cluster start|stop|status|shell|kill`.
 

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Apptainer images of the local stacks: `./h5stack containers build [mpich|openmpi]`.
 
 One image per MPI flavour (containers/h5stack.def) holds that MPI's four stacks (HDF5

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame programming environments for h5stack's stacks, for the site configs
 (site-configs/<system>/reframe.py, through common.py): the local stacks that
 `./h5stack setup` built ($H5STACK_HOME/stacks/<stack>/stack.json), stacks installed on a

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`h5stack fuzz`: the drivers against HDF5's MPI-IO driver, on random workloads.
 
 A case is one workload (packages/h5fuzz: a seed, a number of ranks and operations, or

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Files generated from others and committed (patches/, the hdf5 recipe's copies of them,
 environments/): written when they differ, or only checked (`--check`)."""
 

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """How h5stack's own tools start MPI programs: the MPI's `mpiexec` (this node), or
 Slurm's `srun` (the nodes of the allocation it runs in, ranks dealt round-robin).
 

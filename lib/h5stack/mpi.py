@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """An MPI of stacks.yaml as the builds meet it: its commands (Debian installs both MPIs
 in /usr behind one alternatives link, so each is called by its own name), the settings
 its runs need, what identifies it in cache keys, and a one-rank program that proves it

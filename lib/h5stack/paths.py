@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Where h5stack's files are: the checkout and the cache ($H5STACK_HOME)."""
 
 import contextlib

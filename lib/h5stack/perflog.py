@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The layout of h5stack's perflog lines: one source for the ReFrame logging
 configuration that writes them (site-configs/common.py) and the report that reads
 them (report.py). One line per test: the FIELDS, then the PERFVAR_FIELDS of each

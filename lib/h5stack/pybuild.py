@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The Python side of a stack: mpi4py and parallel h5py compiled from their PyPI source
 distributions with the stack's mpicc, each into a keyed prefix like every other component
 (build.Component: manifest, verified reuse, atomic install).

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`h5stack run`: the ReFrame regression on one system, and its results table.
 
 Sets up the requested local stacks (unless --no-setup), then runs

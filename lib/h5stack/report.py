@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`h5stack report`: an HTML page with plots from ReFrame's perflogs.
 
 Reads every `<perflogs>/<system>/<partition>/<check>.log` (the layout of perflog.py,

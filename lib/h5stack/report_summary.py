@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The opening of the performance report: per system, which driver writes and reads
 fastest, and by what ratio to the limit measured in the same run.
 

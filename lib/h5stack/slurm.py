@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """A real Slurm on this machine alone (system `slurm-local`): `./h5stack slurm start|stop|status`.
 
 Debian's slurm-wlm and munge (requirements/debian.txt) run with their own

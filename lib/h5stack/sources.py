@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Obtaining HDF5's real source code, in the order stacks.yaml gives.
 
 Kinds of source (each entry of `hdf5.<series>.sources`):

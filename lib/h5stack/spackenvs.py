@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`h5stack spack-envs`: the Spack environments of environments/, generated from
 stacks.yaml, so that the local stacks and the Spack ones are described once.
 
@@ -16,6 +17,8 @@ from .ui import StepError
 ENVIRONMENTS = os.path.join(paths.ROOT, "environments")
 RECIPES = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages")
 HDF5 = "+mpi +hl +subfiling"
+
+HEADER = "# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause\n"
 
 STACK = """\
 # {name}: parallel HDF5 {series_text} with {mpi} (the same stack as
@@ -45,8 +48,9 @@ spack:
 
 MATRIX = """\
 # Every stack at once: HDF5 {series_list} x {mpi_list}, plain and with the multifile
-# patch, with h5stack's packages. `unify: false`: each root is concretized on its own,
-# so each really gets its own MPI (tests/spack checks that it does).
+# patch, and h5stack's packages against the same plain HDF5 builds. `unify: false`: each
+# root is concretized on its own, so each really gets its own MPI and HDF5 (tests/spack
+# checks that it does).
 #   spack -C site-configs/<system>/spack -e environments/matrix concretize
 # Generated from stacks.yaml by `./h5stack spack-envs`: edit stacks.yaml.
 spack:
@@ -60,6 +64,7 @@ spack:
     - [$^mpis]
   - matrix:
     - [{packages}]
+    - [{plain_hdf5s}]
     - [$^mpis]
   concretizer:
     unify: false
@@ -92,6 +97,7 @@ def render(config=None):
         series=", ".join(f"'@{s}'" for s in series),
         hdf5=HDF5,
         packages=", ".join(pkgs),
+        plain_hdf5s=", ".join(f"'^hdf5@{s} {HDF5} ~multifile'" for s in series),
     )
     return texts
 
@@ -99,7 +105,7 @@ def render(config=None):
 def run(args):
     stale = []
     for name, text in render().items():
-        stale += generated.refresh(os.path.join(ENVIRONMENTS, name, "spack.yaml"), text, args.check)
+        stale += generated.refresh(os.path.join(ENVIRONMENTS, name, "spack.yaml"), HEADER + text, args.check)
     extra = sorted(set(os.listdir(ENVIRONMENTS)) - set(render()))
     if extra:
         raise StepError(f"environments/ holds {', '.join(extra)}, which stacks.yaml does not describe: remove them")

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame programming environments for the views of installed Spack environments
 (`./h5stack run --spack-env DIR`, $H5STACK_SPACK_ENVS): what a view holds is read from
 the environment's spack.yaml and the view's .spack/<package>/spec.json.

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The directory of a local stack, $H5STACK_HOME/stacks/<stack>/, written from its
 built components:
   stack.json  what is in it (versions, prefixes, sources): read by `h5stack env`,

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The local stacks: <mpi>-hdf5-<series>, as stacks.yaml defines them, and their plan.
 
 A stack is assembled from built components (build.py): parallel HDF5 for its MPI

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`h5stack test`: the project's own test suite (what CI runs).
 
 Installs what only the tests need (requirements/debian-test.txt: Chromium, to render

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Messages, errors and long-running commands with progress and full logs.
 
 Human-readable output goes to stderr (stdout is kept for what other programs read,

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """A parallel h5py workload: what a simulation writes, through any driver, checked on reading.
 
     mpiexec -n 4 python3 workload.py out.h5 --driver mpio           # HDF5's MPI-IO driver

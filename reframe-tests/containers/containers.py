@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """h5stack's Apptainer images (containers/h5stack.def, `./h5stack containers build`)
 through ReFrame's Apptainer container platform, in both run models:
 

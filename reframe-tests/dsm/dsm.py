@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The DSM driver (packages/hdf5-vfd-dsm): in-memory HDF5 files hosted by server ranks
 and written by client ranks with MPI one-sided transfers, in one MPMD job started with
 the partition's launcher (`mpirun -np 2 h5dsm-server ... : -np 2 h5dsm-workload ...`,

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """File-system pre-flight: each file system that a partition's site config declares is
 mounted where it says, with the type (and mount options) it says, and writable, with
 its tuning applied (Lustre striping shown by `lfs getstripe`). Runs before I/O results

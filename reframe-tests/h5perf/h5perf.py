@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """h5perf, HDF5's own parallel I/O benchmark (tools/h5perf of HDF5's source), on each
 stack and file-system kind of the partition: POSIX, MPI-IO and parallel HDF5 (MPI-IO
 driver) write and read the same bytes in one job, and the check records each API's

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """h5pwrite3dc (packages/h5pwrite3dc): the image-series benchmark after MAX IV's
 hdf_pwrite3dc, on each file-system kind of the partition (FileSystemMixin: striping,
 MPI-IO hints and H5Pset_alignment from the site config; the real type is checked).

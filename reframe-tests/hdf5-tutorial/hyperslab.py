@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # The four hyperslab programs of the HDF Group's Parallel HDF5 tutorial
 # (by rows, by columns, by pattern, by chunks), written in our own C under
 # src/.  Each is compiled once per programming environment with the

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """IOR (github.com/hpc/ior) on each stack and file-system kind of the partition, in the
 style of the CSCS IOR checks: one write check per API and file system, and a read check
 that depends on its write variant and reads the same files back (`-R`: IOR checks every

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """multifile performance against the limits measured in the same job: `h5mf-bench`
 (packages/hdf5-vfd-multifile/bench) on each file-system kind of the partition and on
 2 and 4 ranks. Every kernel moves the same bytes; the performance variables are each

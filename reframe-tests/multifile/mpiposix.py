@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Code written for the original Multifile patch runs unchanged on a patched HDF5:
 `src/mpiposix_original.c` selects the driver with H5Pset_fapl_mpiposix, writes one row
 per rank into a directory, and reads everything back through the same fapl (which

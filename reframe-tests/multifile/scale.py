@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """How the multifile index operations grow with the number of records: `h5mf-bench
 --records` (packages/hdf5-vfd-multifile/bench/mf_scale.c) writes a dataset as N records
 of 8 bytes that no coalescing can join, for each N of `records`, then times loading the

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """multifile correctness on every stack and file system: the package's workload program
 (packages/hdf5-vfd-multifile/tests/mf_workload.c: groups, attributes, contiguous,
 chunked and extendible datasets, collective and independent transfers, overwrites

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Parallel h5py with the drivers, as users write it: python/examples/workload.py (groups,
 attributes, contiguous, chunked, compressed and growing datasets) on 4 ranks through
 HDF5's MPI-IO driver and through multifile (`driver="multifile"`, package h5vfd); the

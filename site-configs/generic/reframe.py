@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame configuration of `generic`: this machine, without a batch scheduler.
 
 One partition, `default`, runs jobs with the local scheduler and MPI programs with

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame configuration of `gpfs-cluster`: a TEMPLATE of a module-based production
 system (Lmod, Open MPI and MPICH as modules) with IBM Storage Scale (GPFS) file
 systems, for sites to copy and adapt (checked here with --dry-run).

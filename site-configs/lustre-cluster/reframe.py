@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame configuration of `lustre-cluster`: a TEMPLATE of a Cray-EX-style production
 system with Lustre scratch, for sites to copy and adapt (checked here with --dry-run).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # node.sh NAME NODEDIR HOSTS SHARED...: the first process of an emulated compute node.
 # `./h5stack cluster start` runs it as PID 1 of the node's new namespaces (network, UTS,
 # mount, IPC, PID, time) and then plugs the node's veth into the cluster's bridge.

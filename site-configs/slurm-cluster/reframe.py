@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame configuration of `slurm-cluster`: an emulated cluster of 4 nodes on this machine.
 
 `./h5stack cluster start` (which `./h5stack run --system slurm-cluster` does when the

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame configuration of `slurm-local`: this machine under a real Slurm.
 
 Debian's Slurm 22.05 and munge, started on loopback by `./h5stack slurm start` (which

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame configuration for negative tests: `generic` with its scratch file system
 changed by H5STACK_TEST_FS_TYPE (a type it is not) or H5STACK_TEST_FS_PATH (a mount
 that does not exist). The file-system checks must fail, or skip, with the reason.

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """ReFrame configuration for a negative test: `generic` with a broken launcher.
 
 The `singletons` launcher starts the program num_tasks times without an MPI

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* serial_default_fapl: an unmodified serial HDF5 program (no MPI call, default fapl)
  * writing a 10x10 dataset of i*10+j. With HDF5_DRIVER=multifile it writes a multifile
  * directory: the driver initialises MPI itself.

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* subfiling_write: every rank writes its rank id into its block of a shared 1-D
  * dataset through HDF5's subfiling VFD (default configuration), closes the file,
  * reopens it with the same driver and checks every element. Rank 0 prints

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """h5stack's Spack side with a real Spack: recipes, environments, generic site config.
 
 Runs when Spack is found (SPACK_ROOT, else `spack` on PATH); otherwise every test is

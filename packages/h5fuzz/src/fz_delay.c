@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fz_delay.c - libh5fuzz_delay.so: slowed ranks, for any MPI program (LD_PRELOAD per rank).
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fz_driver.c - file access property lists per driver (see fz_driver.h).
  */

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fz_driver.h - the file access property list of each driver h5fuzz can run, without
  * linking any driver library: the drivers' own API calls are looked up at run time

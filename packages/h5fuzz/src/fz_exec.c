@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fz_exec.c - running and verifying plans (see fz_exec.h).
  */

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fz_exec.h - running a plan (fz_plan.h) through parallel HDF5, and checking a file
  * against its model value by value.

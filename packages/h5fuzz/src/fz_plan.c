@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fz_plan.c - random workloads and their model (see fz_plan.h).
  */

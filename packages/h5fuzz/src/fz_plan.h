@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fz_plan.h - a random parallel HDF5 workload and the file it must leave behind.
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5fuzz - one random parallel HDF5 workload, written through a driver and checked
  * value by value against its model (the differential part, h5diff against the same

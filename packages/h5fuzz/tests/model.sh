@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # model.sh MPIEXEC H5FUZZ DELAY_LIB RANKS
 # MPI-IO against the model: seeds written on RANKS ranks (some with slowed ranks) must
 # verify, also read back on another number of ranks; a file of another seed must not.

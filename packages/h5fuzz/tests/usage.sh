@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # usage.sh H5FUZZ: bad arguments give the usage and exit status 2
 set -uo pipefail
 fuzz=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The effect of each tuning knob of h5pwrite3dc, measured: runs h5pwrite3dc once per
 configuration and repetition (each run measures its own raw MPI-IO and POSIX limits on
 the same bytes) and prints a Markdown table of median rates and ratios.

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* h5pwrite3dc: a series of 2-D images written as 3-D HDF5 datasets by an MPI program,
  * after MAX IV's hdf_pwrite3dc (Fortran): same arguments, same constraints, same
  * checkpoints and summary lines, so its users recognise it.

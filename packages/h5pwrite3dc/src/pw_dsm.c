@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_dsm: the DSM driver's MPMD coupling, looked up at run time (see pw_dsm.h). */
 #include "pw_dsm.h"
 

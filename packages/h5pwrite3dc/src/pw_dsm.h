@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_dsm: h5pwrite3dc as a client of the DSM driver (packages/hdf5-vfd-dsm) in one MPMD
  * job:
  *

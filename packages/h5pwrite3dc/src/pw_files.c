@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_files: creating output files without following planted links (see pw_files.h). */
 #include "pw_files.h"
 

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_files: creating output files without following links someone else planted.
  *
  * Every file the program creates itself (the JSON results, the limit files) is made

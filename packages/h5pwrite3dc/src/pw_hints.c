@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_hints: reading MPI-IO hints files (see pw_hints.h). */
 #include "pw_hints.h"
 

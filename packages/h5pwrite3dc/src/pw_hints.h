@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_hints: MPI-IO hints from a file, one "key value" pair per line.
  *
  * Blank lines and lines starting with '#' are skipped; a value runs to the end of

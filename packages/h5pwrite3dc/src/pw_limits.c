@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_limits: raw MPI-IO and POSIX writes of the benchmark's bytes (see pw_limits.h). */
 #include "pw_limits.h"
 

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_limits: the physical limits measured in the same run as the HDF5 write.
  *
  * The same bytes as the HDF5 phase (each rank's images, one write per image, in the

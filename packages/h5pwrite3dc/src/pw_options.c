@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_options: parsing and checking h5pwrite3dc's command line (see pw_options.h). */
 #include "pw_options.h"
 

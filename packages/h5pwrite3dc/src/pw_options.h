@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_options: the command line of h5pwrite3dc.
  *
  *   h5pwrite3dc FILE NSETS NDSETS [PARAMFILE] [options]

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_resources: is there room for the run? (see pw_resources.h) */
 #include "pw_resources.h"
 

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_resources: is there room for the run? Checked before anything is allocated or
  * written, so that a run too large for the machine stops with the reason at once
  * instead of being killed, filling a file system, or running for days.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # h5pwrite3dc's test cases: cases.sh CASE MPIEXEC H5PWRITE3DC
 # Results are checked with HDF5's own tools (h5dump, h5diff) where they can be.
 # Exit 0 = pass, 77 = skipped (with the reason on stdout), anything else = fail.

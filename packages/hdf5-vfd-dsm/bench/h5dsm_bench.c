@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5dsm-bench - the experiments of Soumagne, Biddiscombe, Esnard (EuroMPI 2011) at the
  * scale of the machine, against the limit measured in the same run.

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * H5FDdsm.h - the DSM virtual file driver for parallel HDF5 (1.14, 2.x): HDF5 files held
  * in the memory of a group of server processes and written by client processes with

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * H5FDdsm.c - the DSM virtual file driver: the HDF5 side.
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_couple: MPMD coupling of the DSM's servers and clients (see dsm_couple.h). */
 #include "dsm_couple.h"
 

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_couple: joining the DSM's servers and its clients into one communicator.
  *
  * MPMD in one job: `mpiexec -n S h5dsm-server ... : -n C app ...` (or `srun --multi-prog`)

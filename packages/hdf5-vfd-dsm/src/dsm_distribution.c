@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_distribution: address distributions of the DSM (see dsm_distribution.h). */
 #include "dsm_distribution.h"
 

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_distribution: how the addresses of an in-memory HDF5 file map onto the memory of
  * the DSM's server ranks (Soumagne, Biddiscombe, Esnard, EuroMPI 2011).
  *

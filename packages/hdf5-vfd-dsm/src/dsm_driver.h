@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_driver: what the host side (dsm_host.c) tells the driver (H5FDdsm.c).
  *
  * On a server rank the driver opens files read-only from the DSM this process hosts:

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_files.h - creating a file anew, never through a link someone else planted.
  *
  * What is at the path (a stale file, a symbolic link pointing elsewhere) is removed,

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_host: hosting the DSM on server ranks (the host API of H5FDdsm.h).
  *
  * Server 0 takes the clients' requests one at a time (dsm_link.h) and tells the other

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_link: joining servers and clients, and the protocol between them (see dsm_link.h). */
 #include "dsm_link.h"
 

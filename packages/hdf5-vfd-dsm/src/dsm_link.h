@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_link: the connection between the DSM's servers and its clients, and the protocol
  * they speak over it.
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_store: the DSM's window and its one-sided transfers (see dsm_store.h). */
 #include "dsm_store.h"
 

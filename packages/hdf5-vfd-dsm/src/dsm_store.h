@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* dsm_store: the DSM's memory and its one-sided transport.
  *
  * The servers' buffers are exposed in one MPI window over a communicator that holds

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # client_dies.sh MPIEXEC SERVER WORKLOAD PLUGIN_DIR
 # A client job that dies with a file open: the servers (h5dsm-server --client-timeout)
 # discard that file, run no action on it, and serve the next client job, whose file

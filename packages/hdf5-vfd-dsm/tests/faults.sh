@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # faults.sh MPIEXEC SERVER WORKLOAD STALL PLUGIN_DIR
 # Bad input and faults end with a clear error and a non-zero exit, never a hang or a
 # corrupted DSM: a file larger than the DSM ("the DSM is full"), unknown distributions

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # roundtrip.sh MPIEXEC SERVER WORKLOAD DISTRIBUTION SERVERS CLIENTS
 # The DSM against HDF5's MPI-IO driver: the workload (h5dsm-workload, tools/h5dsm_workload.c) writes three
 # files (time steps) with MPI-IO to disk (the reference) and through the DSM in one MPMD

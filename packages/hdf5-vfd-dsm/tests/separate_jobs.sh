@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # separate_jobs.sh MPIEXEC SERVER WORKLOAD PLUGIN_DIR
 # Servers and clients as two jobs joined through a contact file (MPI_Open_port /
 # MPI_Comm_accept / MPI_Comm_connect), the clients an unmodified program selecting the

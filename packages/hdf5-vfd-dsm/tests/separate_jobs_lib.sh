@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # separate_jobs_lib.sh: what the tests of separate jobs share (sourced):
 #   jobs_workdir NAME     a private working directory (removed at exit, with the
 #                         background processes listed in pids), and fail MESSAGE

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* MPMD coupling (src/dsm_couple.h) with the transport on top:
  *   mpiexec -n S test_couple server : -n C test_couple client
  * Clients write the whole DSM (block-cyclic), the servers check their memory, every

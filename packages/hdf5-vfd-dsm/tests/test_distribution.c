@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* Property tests of the DSM address distributions (src/dsm_distribution.h): every mapping
  * is a bijection on [0, L) that round-trips through dsm_unmap, the contiguous runs it
  * reports stay on one server, block-cyclic follows the paper's formula, random-block is

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* test_stall - a DSM server that hosts but never answers: the clients must give up
  * after their timeout with an error, never hang (tests/faults.sh). */
 #include "H5FDdsm.h"

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* The DSM's one-sided transport (src/dsm_store.h) on N ranks: the first half host the
  * DSM, the others write it with MPI_Put in runs of odd sizes, for each distribution.
  * The servers check their own memory against dsm_unmap (placement), the clients read

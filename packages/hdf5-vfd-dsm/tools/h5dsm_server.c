@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5dsm-server - host an HDF5 DSM on MPI ranks and act on every file the clients write.
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5dsm-workload - a DSM client for tests and examples: HDF5's tutorial patterns, file after
  * file (installed: the ReFrame checks and the Spack test run it).

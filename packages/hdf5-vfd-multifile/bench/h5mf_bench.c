@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5mf-bench - the multifile driver against the limits measured in the same run.
  *

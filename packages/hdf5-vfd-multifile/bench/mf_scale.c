@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_scale.c - h5mf-bench --records: how the index operations grow with the number of
  * records.

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_scale.h - the --records mode of h5mf-bench (see mf_scale.c).
  */

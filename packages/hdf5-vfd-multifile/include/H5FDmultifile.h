@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * H5FDmultifile.h - the multifile virtual file driver for parallel HDF5 (1.14, 2.x).
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * h5mf_preload: multifile for applications that choose HDF5's MPI-IO driver themselves.
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_crc32c.c - CRC-32C for builds without ISA-L (the driver built into libhdf5, or a
  * build without the library). Byte-wise tables run at ~0.5 GB/s, far below the rate a

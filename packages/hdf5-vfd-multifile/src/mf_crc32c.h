@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_crc32c.h - CRC-32C (Castagnoli, reflected, no pre- or post-inversion: the value of
  * ISA-L's crc32_iscsi) without ISA-L, at close to the processor's speed.

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_extents.h - which write holds the latest bytes of each part of the logical file.
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_format.c - encoding, decoding and checksums of the multifile on-disk format.
  */

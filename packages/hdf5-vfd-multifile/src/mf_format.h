@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_format.h - the on-disk format of a multifile directory (metafile version 2,
  * index version 2; metafiles and indexes of version 1 are read too).

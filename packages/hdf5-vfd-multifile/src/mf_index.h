@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_index.h - reading a rank's index file, whole (merge) or by its growing tail
  * (a live write session reads what other ranks appended since the last look).

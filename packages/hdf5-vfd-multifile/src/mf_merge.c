@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_merge.c - loading, verifying and reconstructing a multifile directory.
  */

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_merge.h - reading a whole multifile directory: information, verification and
  * reconstruction of the ordinary HDF5 file it stands for.

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_options.c - parsing the driver's options (see mf_options.h).
  */

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_options.h - the driver's options and their text form (HDF5_DRIVER_CONFIG,
  * H5Pset_driver_by_name, H5Pset_multifile_options):

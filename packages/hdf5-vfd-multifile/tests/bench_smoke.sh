@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # bench_smoke.sh MPIEXEC H5MF_BENCH
 # The benchmark runs and reports every kernel and ratio (figures are not judged here),
 # and writes none of its files through a symbolic link planted at their names.

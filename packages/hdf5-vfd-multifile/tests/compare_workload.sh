@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # compare_workload.sh MPIEXEC NP WORKLOAD H5MF LIBDIR|builtin
 # The same workload written with MPI-IO (reference), with multifile linked and with
 # multifile as a plugin (HDF5_DRIVER; "builtin": a patched HDF5 that has the driver

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # corrupt.sh MPIEXEC WORKLOAD H5MF RENAME REOPEN
 # Damaged or torn input is never accepted as data: a complete directory must hold every
 # record its metafile committed, intact; the driver and h5mf refuse anything else with

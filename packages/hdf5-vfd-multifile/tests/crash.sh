@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # crash.sh MPIEXEC WORKLOAD H5MF
 # Kill one rank or all ranks at several points of a write session, and kill a merge
 # part-way: the directory is never replaced by an incomplete file, `h5mf info` says

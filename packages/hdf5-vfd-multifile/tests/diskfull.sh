@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # diskfull.sh MPIEXEC WORKLOAD H5MF
 # A full file system (a 256 KiB tmpfs): writing fails with a clear message naming the
 # file and "No space left on device", and a merge that cannot write its output leaves

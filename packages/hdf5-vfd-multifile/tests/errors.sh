@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # errors.sh MPIEXEC WORKLOAD H5MF REOPEN
 # Bad input gives a clear message and a non-zero exit, and changes nothing.
 set -uo pipefail

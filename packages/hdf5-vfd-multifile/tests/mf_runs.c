@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_runs - one index record per contiguous run of writes, seen at once by readers.
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_workload - a parallel HDF5 workload to compare drivers: groups, attributes,
  * contiguous, chunked and extendible datasets, collective and independent transfers,

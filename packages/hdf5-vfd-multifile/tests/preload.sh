@@ -1,4 +1,5 @@
 #!/bin/bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # h5mf_preload: with HDF5_DRIVER=multifile, an application that calls H5Pset_fapl_mpio
 # writes a multifile directory; without it, the call passes through to MPI-IO.
 # preload.sh MPIEXEC MF_WORKLOAD H5MF PRELOAD_LIB PLUGIN_DIR

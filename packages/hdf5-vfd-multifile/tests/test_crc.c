@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_crc - mf_crc32c (the CRC-32C of builds without ISA-L) equals the byte-wise
  * reference, and ISA-L's crc32_iscsi where the build has it: every length from 0 to

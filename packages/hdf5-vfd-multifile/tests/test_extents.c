@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_extents - the extent map against a byte-by-byte model: random records with
  * random keys, in random order, added one by one (mf_extents_insert), in batches

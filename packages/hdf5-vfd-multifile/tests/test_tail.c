@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_tail - a live reader never misses a record's growth that finished before it
  * looked, although the record is rewritten in place while it reads.

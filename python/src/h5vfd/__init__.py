@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """h5vfd: h5stack's HDF5 drivers from Python.
 
 import h5vfd                      # registers driver="multifile" and driver="dsm" with h5py

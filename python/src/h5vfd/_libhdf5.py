@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The libhdf5 that h5py loaded, through ctypes: never a second copy in the process.
 
 h5py's extension modules load libhdf5 privately (RTLD_LOCAL); dlopen of the same path

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The drivers as h5py drivers: `h5py.File(path, mode, driver="multifile", comm=..., config=...)`.
 
 The drivers themselves are HDF5 plugins of the stack (HDF5_PLUGIN_PATH); h5py's

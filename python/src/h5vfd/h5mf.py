@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """h5mf's operations as functions: info, verify and merge of a multifile directory.
 
 They run the stack's `h5mf` program (on PATH after `eval "$(./h5stack env STACK)"`, or

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hyperslab_by_pattern.c - Parallel HDF5 tutorial, "Writing by Pattern".
  *

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tutorial_common.h - helpers shared by the Parallel HDF5 tutorial programs.
  *

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """File-system awareness for I/O checks: where to write, and how to tune it.
 
 A partition's file systems are data in its extras (see site-configs/schema.py; the

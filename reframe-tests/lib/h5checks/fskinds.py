@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The kinds of file system and how a site config names them: one source for the site
 configs (site-configs/schema.py, the systems' partitions) and the checks
 (filesystems.py). No ReFrame here, so the site configs can import it."""

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """MPI helpers of the checks: sanity (which MPI library ran, on how many ranks) and MPMD
 command lines.
 

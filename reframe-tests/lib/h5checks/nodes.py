@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Ranks on several nodes, proven: for partitions with the feature `multinode` (the
 emulated cluster `slurm-cluster`, a real cluster's partitions).
 

@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The reference tables of the performance checks, built one way for all of them.
 
 `local`: this machine's systems (`generic`, `slurm-local`, the emulated

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* mpiposix_original: a program written for the original Multifile HDF5 patch
  * (HDF5 1.8.11's mpiposix driver), unchanged but for its data: it selects the driver
  * with H5Pset_fapl_mpiposix, writes one row per rank, closes, and reads everything

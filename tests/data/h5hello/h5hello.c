@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* mpi_nodes: where the ranks of a job run, and whether they can talk across nodes.
  *
  * Rank 0 prints (h5checks/nodes.py reads these lines):
