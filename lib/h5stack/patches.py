@@ -1,3 +1,4 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`h5stack patches`: the HDF5 patches that build the multifile driver into libhdf5.
 
 patches/hdf5-<series>-multifile.patch is generated, never edited: it is the
@@ -6,7 +7,8 @@ the same tree with
   - packages/hdf5-vfd-multifile/src/* and include/H5FDmultifile.h copied into src/
     (every .c wrapped in `#ifdef H5_HAVE_PARALLEL`, with H5_MULTIFILE_BUILTIN defined
     so the plugin entry points stay out of libhdf5),
-  - those sources and the public header listed in src/CMakeLists.txt,
+  - those sources and the public header listed in src/CMakeLists.txt, which refuses a
+    parallel build without zlib (the driver's metadata checksums are zlib's crc32),
   - H5FDmultifile.h included by hdf5.h (H5Pset_fapl_multifile, H5Pset_fapl_mpiposix),
   - "multifile" and "mpiposix" known to H5FD_register_driver_by_name, which serves
     H5Pset_driver_by_name and HDF5_DRIVER (no plugin needed).
@@ -17,14 +19,12 @@ when a committed patch or a copy is stale.
 
 import difflib
 import glob
-import hashlib
 import os
-import re
 import shutil
 import tempfile
 
 from . import generated, paths
-from .ui import StepError, info
+from .ui import StepError
 
 PACKAGE = os.path.join(paths.PACKAGES_DIR, "hdf5-vfd-multifile")
 HEADER = "/* Generated from packages/hdf5-vfd-multifile by `./h5stack patches`: edit it there. */\n"
@@ -73,6 +73,17 @@ def modified_files(root):
     )
     cmake = _insert_after(
         cmake, "${HDF5_SRC_DIR}/H5FDmpio.h", "    ${HDF5_SRC_DIR}/H5FDmultifile.h\n", "src/CMakeLists.txt"
+    )
+    # the driver's metadata checksums are zlib's crc32: a parallel build without zlib would
+    # leave libhdf5 with an undefined symbol, found only when a program links it
+    cmake = _insert_after(
+        cmake,
+        "project (HDF5_SRC C",
+        "\nif (HDF5_ENABLE_PARALLEL AND NOT H5_HAVE_FILTER_DEFLATE)\n"
+        '  message (FATAL_ERROR "the multifile driver (h5stack patch) needs zlib: configure with '
+        '-DHDF5_ENABLE_ZLIB_SUPPORT=ON (HDF5 2.x) or -DHDF5_ENABLE_Z_LIB_SUPPORT=ON (1.14)")\n'
+        "endif ()\n",
+        "src/CMakeLists.txt",
     )
     files["src/CMakeLists.txt"] = cmake
 
@@ -128,15 +139,6 @@ def pristine(stacks, series, work):
 RECIPE = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages", "hdf5", "package.py")
 
 
-def recipe_with_checksums(text, checksums):
-    """The hdf5 recipe with its PATCH_SHA256 entries set to `checksums` ({series: sha256})."""
-    for series, sha in checksums.items():
-        text, n = re.subn(rf'(\n    "{re.escape(series)}": ")[0-9a-f]*(",)', rf"\g<1>{sha}\g<2>", text)
-        if n != 1:
-            raise StepError(f"{RECIPE}: no PATCH_SHA256 entry for series {series!r}")
-    return text
-
-
 def _copy_for_spack(patch, check):
     """The recipe's own copy of a patch (a real file, so spack-repo/ works copied on its
     own): refreshed, or checked."""
@@ -154,23 +156,10 @@ def run(args):
             text = render(pristine(stacks, series, work), series)
             stale += generated.refresh(os.path.join(paths.PATCHES_DIR, patch_name(series)), text, args.check)
             shutil.rmtree(os.path.join(work, series), ignore_errors=True)
-    checksums = {}
     for series in stacks.series:
         target = os.path.join(paths.PATCHES_DIR, patch_name(series))
         if os.path.exists(target) and target not in stale:
-            with open(target, "rb") as f:
-                checksums[series] = hashlib.sha256(f.read()).hexdigest()
             stale += _copy_for_spack(target, args.check)
-    with open(RECIPE) as f:
-        recipe = f.read()
-    updated = recipe_with_checksums(recipe, checksums)
-    if updated != recipe:
-        if args.check:
-            stale.append(f"{RECIPE} (PATCH_SHA256)")
-        else:
-            with open(RECIPE, "w") as f:
-                f.write(updated)
-            info(f"{RECIPE}: patch checksums updated")
     if stale:
         raise StepError(
             "stale patches (packages/hdf5-vfd-multifile changed): " + ", ".join(stale) + "; run `./h5stack patches`"
