@@ -21,6 +21,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from conftest import ROOT, Stacks, h5stack
 
@@ -29,20 +30,31 @@ SPACK = (
 )
 pytestmark = pytest.mark.skipif(not SPACK, reason="no Spack found (set SPACK_ROOT or put spack on PATH)")
 
-REPO = os.path.join(ROOT, "spack-repo", "spack_repo", "h5stack")
 ENVIRONMENTS = sorted(os.listdir(os.path.join(ROOT, "environments")))
 INSTALLED = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14"]
+
+
+#: the packages h5stack's recipes fetch from its repository (not hdf5: builtin's sources)
+OWN = ["hdf5-vfd-multifile", "hdf5-vfd-dsm", "h5pwrite3dc"]
 
 
 @pytest.fixture(scope="module")
 def scope(tmp_path_factory):
     """Spack scopes: this machine's generic config (at its usual, stable place: the MPI
-    prefixes in it are part of every hash) and one that adds h5stack's repository."""
+    prefixes in it are part of every hash) and one that adds a copy of spack-repo/ taken
+    alone (nothing of the checkout around it) whose packages fetch from this checkout, as
+    a fork or a site mirror would point them (spack-repo/README.md)."""
     generic = h5stack("spack-config", check=True).stdout.strip().splitlines()[-1]
     d = tmp_path_factory.mktemp("spack-repo-scope")
+    shutil.copytree(os.path.join(ROOT, "spack-repo"), d / "spack-repo")
     with open(d / "repos.yaml", "w") as f:
-        f.write(f"repos:\n  h5stack: {REPO}\n")
-    return [generic, str(d)]
+        f.write(f"repos:\n  h5stack: {d / 'spack-repo' / 'spack_repo' / 'h5stack'}\n")
+    with open(d / "packages.yaml", "w") as f:
+        f.write("packages:\n" + "".join(f"  {p}: {{package_attributes: {{git: 'file://{ROOT}'}}}}\n" for p in OWN))
+    scopes = [generic, str(d)]
+    # the patch index is Spack's cache: rebuilt, as after a changed patch (spack-repo/README.md)
+    assert spack(scopes, "clean", "-m").returncode == 0
+    return scopes
 
 
 @functools.cache
@@ -65,7 +77,7 @@ def spack(scope, *args, timeout=3600, cwd=None):
 def test_repository_is_listed(scope):
     proc = spack(scope, "repo", "list")
     assert proc.returncode == 0, proc.stderr
-    assert REPO in proc.stdout, proc.stdout
+    assert os.path.join(scope[1], "spack-repo") in proc.stdout, proc.stdout
 
 
 @pytest.mark.parametrize("what", ["packages", "configs"])
@@ -74,6 +86,37 @@ def test_audit(scope, what):
     args = ["audit", what] + (packages if what == "packages" else [])
     proc = spack(scope, *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_multifile_variant_exists_only_where_a_patch_was_tried(scope):
+    proc = spack(scope, "info", "h5stack.hdf5")
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"multifile \[false\].*\n\s+when @1\.14\.6,2\.1\.0:2\.2\.0\+mpi", proc.stdout), proc.stdout
+    for spec in ("hdf5@1.14.5 +mpi +multifile", "hdf5@1.14.6 ~mpi +multifile", "hdf5@develop-2.0 +mpi +multifile"):
+        proc = spack(scope, "spec", spec, "^mpich")
+        assert proc.returncode != 0, f"{spec} was accepted:\n{proc.stdout}"
+        assert "multifile" in proc.stderr, proc.stderr
+
+
+CLASSES = """
+import spack.repo
+import spack.spec
+for repo in ("h5stack", "builtin"):
+    cls = spack.repo.PATH.get_repo(repo).get_pkg_class("hdf5")
+    mpich = sorted(str(w) for w, c in cls.conflicts.items() if "mpich" in str(w) and any(s == spack.spec.Spec("+mpi") for s, _ in c))
+    print(repo, "conflicts", mpich)
+    print(repo, "maintainers", sorted(cls.maintainers))
+"""
+
+
+def test_hdf5_narrows_builtins_mpich_conflict_and_names_its_own_maintainers(scope, tmp_path):
+    (tmp_path / "classes.py").write_text(CLASSES)
+    proc = spack(scope, "python", str(tmp_path / "classes.py"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "h5stack conflicts ['^mpich@4.0:4.0.3 netmod=ofi']" in lines, proc.stdout
+    assert "builtin conflicts ['^mpich@4.0:4.0.3']" in lines, proc.stdout  # builtin's class untouched
+    assert "h5stack maintainers ['h5stack']" in lines, proc.stdout
 
 
 def _builtin_pyproject(scope):
@@ -96,6 +139,7 @@ def test_recipes_pass_spack_packages_ruff(scope, check):
         [
             os.path.join(os.path.dirname(sys.executable), "ruff"),
             *check,
+            "--no-cache",  # nothing left in the checkout
             "--config",
             config,
             os.path.join(ROOT, "spack-repo"),
@@ -106,9 +150,17 @@ def test_recipes_pass_spack_packages_ruff(scope, check):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def _concretized(scope, env, tmp_path):
+def _concretized(scope, env, tmp_path, version=None):
+    """The environment concretized afresh in a copy; `version`: h5stack's own packages
+    required at that version (e.g. `main`, this checkout's branch) instead of the release."""
     copy = tmp_path / env
     shutil.copytree(os.path.join(ROOT, "environments", env), copy)
+    if version:
+        with open(copy / "spack.yaml") as f:
+            manifest = yaml.safe_load(f)
+        manifest["spack"]["packages"] = {p: {"require": [f"@{version}"]} for p in OWN}
+        with open(copy / "spack.yaml", "w") as f:
+            yaml.safe_dump(manifest, f)
     # --fresh: a changed patch or a new commit of main is built, not an installed spec reused
     proc = spack(scope, "-e", str(copy), "concretize", "--force", "--fresh")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
@@ -133,9 +185,17 @@ def _mpi_of_roots(lock):
     return {root["spec"]: mpi_below(root["hash"]) for root in lock["roots"]}
 
 
+def _targets(lock):
+    """{target of every node that Spack builds}"""
+    nodes = lock["concrete_specs"].values()
+    return {n["arch"]["target"] if isinstance(n["arch"]["target"], str) else n["arch"]["target"]["name"]
+            for n in nodes if not n.get("external") and "arch" in n}  # fmt: skip
+
+
 @pytest.mark.parametrize("env", ENVIRONMENTS)
 def test_environment_concretizes(scope, env, tmp_path):
     _, lock = _concretized(scope, env, tmp_path)
+    assert _targets(lock) == {"x86_64_v3"}, _targets(lock)  # the scope's pin, not this machine's
     mpis = _mpi_of_roots(lock)
     assert mpis and all(mpis.values()), mpis
     for spec, mpi in mpis.items():  # each root really has the MPI it names
@@ -148,7 +208,7 @@ def test_environment_concretizes(scope, env, tmp_path):
 
 @pytest.mark.parametrize("env", INSTALLED)
 def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_path):
-    copy, _ = _concretized(scope, env, tmp_path)
+    copy, _ = _concretized(scope, env, tmp_path, version="main")
     extra = ["--no-checksum"] if os.environ.get("H5STACK_SPACK_NO_CHECKSUM") == "1" else []
     proc = spack(scope, "-e", str(copy), "install", *extra, timeout=7200)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]

@@ -1,31 +1,49 @@
 # Copyright h5stack developers. SPDX-License-Identifier: (Apache-2.0 OR MIT)
 """The base of h5stack's own recipes (hdf5-vfd-multifile, hdf5-vfd-dsm, h5pwrite3dc):
-CMake projects under packages/ of the h5stack checkout that holds this repository,
-built against a parallel HDF5 and tested with MPI launches."""
+CMake projects under packages/ of the h5stack source, built against a parallel HDF5
+and tested with MPI launches. Where the source comes from is said once, here."""
 
 import os
 
 from spack_repo.builtin.build_systems.cmake import CMakePackage
 
-from spack.package import EnvironmentModifications, Executable, depends_on, license, version, which
+from spack.package import (
+    EnvironmentModifications,
+    Executable,
+    InstallError,
+    depends_on,
+    license,
+    maintainers,
+    version,
+    which,
+)
 
-#: the h5stack checkout this repository lives in (spack-repo/spack_repo/h5stack/build_systems/)
-H5STACK_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), *[os.pardir] * 4))
+#: h5stack's public repository. A fork or a site mirror changes it here, or without
+#: editing the recipes, per package in packages.yaml (see spack-repo/README.md):
+#:   hdf5-vfd-multifile: {package_attributes: {git: "https://example.org/fork/h5stack.git"}}
+GIT = "https://github.com/h5stack/h5stack.git"
+HOMEPAGE = "https://github.com/h5stack/h5stack"
+#: GitHub accounts that answer for the recipes (Spack pings them on changes)
+MAINTAINERS = ("h5stack",)
 
 
 class H5stackPackage(CMakePackage):
-    """A CMake project of the h5stack checkout (``root_cmakelists_dir`` is its directory,
+    """A CMake project of the h5stack source (``root_cmakelists_dir`` is its directory,
     e.g. ``packages/hdf5-vfd-dsm``) for parallel HDF5 1.14 and 2.x. CMake finds MPI
     through ``MPI_C_COMPILER`` (FindMPI) and runs its MPI tests (``--test``) with the
     MPI's launcher; stand-alone tests launch with :meth:`_mpiexec`."""
 
-    # `main` is the checkout that holds this repository (no network needed); for
-    # working-tree builds use `spack develop` (see spack-repo/README.md)
-    git = f"file://{H5STACK_ROOT}"
+    homepage = HOMEPAGE
+    git = GIT
 
-    license("Apache-2.0 OR MIT")
+    maintainers(*MAINTAINERS)
 
+    license("BSD-3-Clause")
+
+    # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
+    # releases: commits of the public repository
+    version("0.1.0", commit="ff732ef20cf6b2f660fdaf013364191c514e1f6c")
 
     depends_on("c", type="build")
     depends_on("cmake@3.20:", type="build")
@@ -51,23 +69,47 @@ class H5stackPackage(CMakePackage):
 
     def _mpiexec_path(self) -> str:
         """The MPI's launcher, looked up as builtin's CachedCMakePackage does: the provider
-        package's ``mpiexec`` where it defines one (intel-oneapi-mpi), else the spec's
-        (set by a provider's setup_dependent_package), else ``<prefix>/bin/mpiexec``
-        (mpich, openmpi and most providers define neither)."""
+        package's own ``mpiexec`` (intel-oneapi-mpi), else ``mpiexec`` in the MPI's prefix,
+        else ``srun`` on PATH (Cray MPICH, Slurm sites whose MPI has no mpiexec)."""
         mpi = self.spec["mpi"]
-        return (
-            getattr(mpi.package, "mpiexec", None)
-            or getattr(mpi, "mpiexec", None)
-            or mpi.prefix.bin.mpiexec
+        own = getattr(mpi.package, "mpiexec", None)
+        if own:
+            return str(own)
+        if os.path.exists(mpi.prefix.bin.mpiexec):
+            return mpi.prefix.bin.mpiexec
+        srun = which("srun")
+        if srun:
+            return srun.path
+        raise InstallError(
+            f"no MPI launcher for {mpi.name}: no {mpi.prefix.bin.mpiexec}, no srun on PATH"
         )
+
+    def _launcher_is_srun(self) -> bool:
+        return os.path.basename(self._mpiexec_path()) == "srun"
 
     def _mpiexec(self) -> Executable:
         """The MPI's launcher for stand-alone tests; Open MPI's also as root (Spack's test
         environment drops every *_ROOT variable, OMPI_ALLOW_RUN_AS_ROOT included) and on
         fewer cores"""
         mpiexec = which(self._mpiexec_path(), required=True)
-        if self.spec.satisfies("^openmpi"):
+        if self.spec.satisfies("^openmpi") and not self._launcher_is_srun():
             mpiexec.add_default_arg("--oversubscribe")
             if os.geteuid() == 0:
                 mpiexec.add_default_arg("--allow-run-as-root")
         return mpiexec
+
+    def _mpmd(self, *programs) -> list:
+        """The launcher's arguments for one MPMD job of (ranks, argv) programs:
+        ``-n 1 a : -n 2 b`` for mpiexec, a ``--multi-prog`` file for srun."""
+        if not self._launcher_is_srun():
+            args = []
+            for ranks, argv in programs:
+                args += ([":"] if args else []) + ["-n", str(ranks), *argv]
+            return args
+        lines, first = [], 0
+        for ranks, argv in programs:
+            lines.append(f"{first}-{first + ranks - 1} {' '.join(argv)}")
+            first += ranks
+        with open("mpmd.conf", "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return ["-n", str(first), "--multi-prog", "mpmd.conf"]

@@ -2,50 +2,60 @@
 """HDF5 as Spack's builtin recipe builds it, plus h5stack's multifile variant."""
 
 from spack_repo.builtin.packages.hdf5.package import Hdf5 as BuiltinHdf5
+from spack_repo.h5stack.build_systems.h5stack import MAINTAINERS
 
 from spack.package import *
 
-# sha256 of the patches, written by `./h5stack patches`. Spack re-reads a repository's
-# patch index only when a recipe file changes: this keeps a changed patch from being
-# looked up under its old checksum ("Couldn't find patch ... with sha256").
-PATCH_SHA256 = {
-    "1.14": "710f077a5bf40b53dc0ceddbd585759f5e9ae16aff0f85d3af7c37e1009ff47c",
-    "2": "4fbbad3c09a34ce19b1053aa3c2276b10dec900b2e0e4d4f3de0f95a67465da4",
-}
+#: builtin's conflict for every MPICH 4.0.0-4.0.3, whatever its network module
+BUILTIN_MPICH_CONFLICT = ("+mpi", "^mpich@4.0:4.0.3")
 
 
 class Hdf5(BuiltinHdf5):
     """HDF5 (Spack's builtin recipe: every version and variant) plus the variant
     `multifile`: h5stack's multifile virtual file driver built into libhdf5, with
     the original Uni Hamburg patch's H5Pset_fapl_mpiposix() API. The patches are
-    generated from h5stack's packages/hdf5-vfd-multifile (its patches/ folder)."""
+    generated from h5stack's packages/hdf5-vfd-multifile (its patches/ folder).
+    This overlay replaces builtin's hdf5 for every package of the Spack it is added to:
+    ~multifile builds exactly as builtin does, apart from the MPICH conflict below."""
 
+    # the variant exists where a patch was tried: it applies, builds and passes h5stack's
+    # tests on HDF5 1.14.6 and on 2.1.0 and 2.2.0 (2.2.0 is a version of h5stack's own
+    # stacks, not yet of builtin's recipe)
     variant(
         "multifile",
         default=False,
+        when="@1.14.6,2.1.0:2.2.0 +mpi",
         description="Build h5stack's multifile VFD into libhdf5 (H5Pset_fapl_multifile, "
         "H5Pset_fapl_mpiposix, HDF5_DRIVER=multifile)",
     )
-    patch("hdf5-1.14-multifile.patch", when="@1.14 +multifile")
-    patch("hdf5-2-multifile.patch", when="@2 +multifile")
+    # generated against HDF5 1.14.6: adds src/H5FDmultifile.c and the driver's other
+    # sources, lists them in src/CMakeLists.txt, registers the driver by name
+    patch("hdf5-1.14-multifile.patch", when="@1.14.6 +multifile")
+    # generated against HDF5 2.2.0; applies unchanged to 2.1.0 (same files, same anchors)
+    patch("hdf5-2-multifile.patch", when="@2.1.0:2.2.0 +multifile")
+
+    # MPICH 4.0.0-4.0.3 built with ch4:ofi fails HDF5's testphdf5 (fixed in MPICH 4.1;
+    # HDF Group, spack#34734). Builtin's conflict covers every device, which rules out
+    # Debian 12's MPICH 4.0.2 (ch4:ucx), whose testphdf5 passes (spack-repo/README.md);
+    # this recipe declares the conflict for the affected network module only.
     conflicts(
-        "+multifile", when="@:1.13", msg="the multifile patch exists for HDF5 1.14 and 2.x only"
+        "+mpi",
+        when="^mpich@4.0:4.0.3 netmod=ofi",
+        msg="MPICH 4.0.0-4.0.3 with ch4:ofi fails HDF5's parallel tests (fixed in MPICH 4.1)",
     )
-    conflicts("+multifile", when="~mpi", msg="multifile is a parallel driver: it needs +mpi")
 
 
-# The builtin recipe has conflicts("+mpi", "^mpich@4.0:4.0.3") without a message (Spack
-# commit 448bd31c87, with HDF5 1.14.0: "MPICH 4.0.x versions with bug that causes testphdf5
-# test to fail"). Debian 12 ships MPICH 4.0.2, so no parallel HDF5 with Debian's MPICH
-# could concretize at all. This overlay drops that one directive; h5stack runs HDF5's own
-# parallel tests (testpar/) against Debian's MPICH instead (see spack-repo/README.md).
-# There is no public API to remove an inherited directive: the filter works on the
-# per-class copy of the directive list and leaves everything else as it is.
-Hdf5._directives_to_be_executed["conflicts"] = [
-    d
-    for d in Hdf5._directives_to_be_executed.get("conflicts", [])
-    if not (
-        getattr(d, "keywords", {}).get("conflict_spec") == "+mpi"
-        and getattr(d, "keywords", {}).get("when") == "^mpich@4.0:4.0.3"
-    )
-]
+# Maintainers of the overlay are h5stack's, not the HDF Group's (builtin's recipe names
+# them; they answer for builtin's hdf5, not for this patch): `maintainers` is a class
+# attribute that the directive fills in when the class is made, so it is set after it.
+Hdf5.maintainers = sorted(MAINTAINERS)
+
+# Spack has no directive that drops an inherited one. `conflicts` is the class's own
+# dictionary ({when: [(spec, message)]}, what the solver and `spack info` read): the
+# inherited device-wide entry is taken out of it, and nothing else.
+_spec, _when = (Spec(s) for s in BUILTIN_MPICH_CONFLICT)
+_kept = [c for c in Hdf5.conflicts.get(_when, []) if c[0] != _spec]
+if _kept:
+    Hdf5.conflicts[_when] = _kept
+else:
+    Hdf5.conflicts.pop(_when, None)

@@ -35,12 +35,12 @@ class Hdf5VfdDsm(H5stackPackage):
         server = self.prefix.bin.join("h5dsm-server")
         workload = self.prefix.bin.join("h5dsm-workload")
         mpiexec("-n", "2", workload, "mpio", "ref_{step}.h5", "2", output=str, error=str)
-        out = mpiexec(
-            "-n", "1", server, "--size", "4m", "--distribution", "block-cyclic:4k",
-            "--action", "dump:dump_{step}.h5",
-            ":", "-n", "2", workload, "mpmd", "mem_{step}.h5", "2", "--verify",
-            output=str, error=str,
-        )  # fmt: skip
+        dsm = ["--size", "4m", "--distribution", "block-cyclic:4k"]
+        job = self._mpmd(
+            (1, [server, *dsm, "--action", "dump:dump_{step}.h5"]),
+            (2, [workload, "mpmd", "mem_{step}.h5", "2", "--verify"]),
+        )
+        out = mpiexec(*job, output=str, error=str)
         assert "workload: ok (2 files, 2 ranks, verified)" in out, out
         h5diff = which(self.spec["hdf5"].prefix.bin.h5diff, required=True)
         for step in range(2):
