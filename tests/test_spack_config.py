@@ -12,17 +12,19 @@ import yaml
 from h5stack import spackconfig
 
 
-@pytest.fixture
-def scope(tmp_path, monkeypatch):
-    monkeypatch.setenv("H5STACK_HOME", str(tmp_path / "home"))
-    out = tmp_path / "home" / "spack" / "generic"
-    out.mkdir(parents=True)
-    spackconfig.generate(str(out))
+@pytest.fixture(scope="module")
+def scope(tmp_path_factory):
+    home = tmp_path_factory.mktemp("h5stack-home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("H5STACK_HOME", str(home))
+        out = home / "spack" / "generic"
+        out.mkdir(parents=True)
+        spackconfig.generate(str(out))
     with open(out / "config.yaml") as f:
         config = yaml.safe_load(f)["config"]
     with open(out / "packages.yaml") as f:
         packages = yaml.safe_load(f)["packages"]
-    return tmp_path / "home", config, packages
+    return home, config, packages
 
 
 def test_the_install_tree_follows_h5stack_home(scope):

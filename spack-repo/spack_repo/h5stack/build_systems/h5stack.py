@@ -4,6 +4,7 @@ CMake projects under packages/ of the h5stack source, built against a parallel H
 and tested with MPI launches. Where the source comes from is said once, here."""
 
 import os
+import shlex
 
 from spack_repo.builtin.build_systems.cmake import CMakePackage
 
@@ -51,11 +52,13 @@ class H5stackPackage(CMakePackage):
     depends_on("hdf5@1.14: +mpi")
 
     def cmake_args(self):
-        return [
+        args = [
             self.define("MPI_C_COMPILER", self.spec["mpi"].mpicc),
-            self.define("MPIEXEC_EXECUTABLE", self._mpiexec_path()),
             self.define("BUILD_TESTING", self.run_tests),
         ]
+        if self.run_tests:  # the launcher of ctest's MPI tests, needed by --test only
+            args.append(self.define("MPIEXEC_EXECUTABLE", self._mpiexec_path()))
+        return args
 
     def setup_build_environment(self, env: EnvironmentModifications) -> None:
         # the build-time tests (--test) start Open MPI's mpiexec through ctest, without
@@ -68,20 +71,24 @@ class H5stackPackage(CMakePackage):
                 env.set("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
 
     def _mpiexec_path(self) -> str:
-        """The MPI's launcher, looked up as builtin's CachedCMakePackage does: the provider
-        package's own ``mpiexec`` (intel-oneapi-mpi), else ``mpiexec`` in the MPI's prefix,
-        else ``srun`` on PATH (Cray MPICH, Slurm sites whose MPI has no mpiexec)."""
+        """The MPI's launcher, after builtin's CachedCMakePackage: the provider package's own
+        ``mpiexec`` (intel-oneapi-mpi); ``srun`` inside a Slurm allocation; else ``mpirun``
+        or ``mpiexec`` in the MPI's prefix; else ``srun`` on PATH (Cray MPICH)."""
         mpi = self.spec["mpi"]
         own = getattr(mpi.package, "mpiexec", None)
         if own:
             return str(own)
-        if os.path.exists(mpi.prefix.bin.mpiexec):
-            return mpi.prefix.bin.mpiexec
         srun = which("srun")
+        if srun and os.environ.get("SLURM_JOB_ID"):
+            return srun.path
+        for name in ("mpirun", "mpiexec"):
+            if os.path.exists(mpi.prefix.bin.join(name)):
+                return mpi.prefix.bin.join(name)
         if srun:
             return srun.path
         raise InstallError(
-            f"no MPI launcher for {mpi.name}: no {mpi.prefix.bin.mpiexec}, no srun on PATH"
+            f"no MPI launcher for {mpi.name}: no mpirun or mpiexec in {mpi.prefix.bin}, "
+            "no srun on PATH"
         )
 
     def _launcher_is_srun(self) -> bool:
@@ -108,7 +115,9 @@ class H5stackPackage(CMakePackage):
             return args
         lines, first = [], 0
         for ranks, argv in programs:
-            lines.append(f"{first}-{first + ranks - 1} {' '.join(argv)}")
+            if ranks < 1 or any("%" in a for a in argv):
+                raise InstallError(f"cannot write {argv} for srun --multi-prog ({ranks} ranks)")
+            lines.append(f"{first}-{first + ranks - 1} {' '.join(shlex.quote(a) for a in argv)}")
             first += ranks
         with open("mpmd.conf", "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -31,7 +31,8 @@ class Hdf5(BuiltinHdf5):
     # generated against HDF5 1.14.6: adds src/H5FDmultifile.c and the driver's other
     # sources, lists them in src/CMakeLists.txt, registers the driver by name
     patch("hdf5-1.14-multifile.patch", when="@1.14.6 +multifile")
-    # generated against HDF5 2.2.0; applies unchanged to 2.1.0 (same files, same anchors)
+    # generated against HDF5 2.2.0; applies unchanged to 2.1.0's sources (same files, same
+    # anchors), where the patched library builds and passes the mpiposix program
     patch("hdf5-2-multifile.patch", when="@2.1.0:2.2.0 +multifile")
 
     # MPICH 4.0.0-4.0.3 built with ch4:ofi fails HDF5's testphdf5 (fixed in MPICH 4.1;
@@ -52,7 +53,8 @@ Hdf5.maintainers = sorted(MAINTAINERS)
 
 # Spack has no directive that drops an inherited one. `conflicts` is the class's own
 # dictionary ({when: [(spec, message)]}, what the solver and `spack info` read): the
-# inherited device-wide entry is taken out of it, and nothing else.
+# inherited device-wide entry is taken out of it, and nothing else. Should builtin respell
+# its conflict, the filter finds nothing: tests/spack then sees two MPICH conflicts.
 _spec, _when = (Spec(s) for s in BUILTIN_MPICH_CONFLICT)
 _kept = [c for c in Hdf5.conflicts.get(_when, []) if c[0] != _spec]
 if _kept:
