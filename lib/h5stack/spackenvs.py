@@ -89,8 +89,10 @@ def render(config=None):
             name = f"{mpi}-hdf5-{s}"
             lines = "".join(f"  - {p} ^hdf5@{s} {HDF5} ~multifile ^{mpi}\n" for p in pkgs)
             series_text = s if "." in s else f"{s}.x"
-            texts[name] = STACK.format(name=name, series=s, series_text=series_text, mpi=mpi, hdf5=HDF5, packages=lines)
-    texts["matrix"] = MATRIX.format(
+            texts[name] = HEADER + STACK.format(
+                name=name, series=s, series_text=series_text, mpi=mpi, hdf5=HDF5, packages=lines
+            )
+    texts["matrix"] = HEADER + MATRIX.format(
         series_list=" and ".join(s if "." in s else f"{s}.x" for s in series),
         mpi_list=" and ".join(mpis),
         mpis=", ".join(mpis),
@@ -103,10 +105,10 @@ def render(config=None):
 
 
 def run(args):
-    stale = []
-    for name, text in render().items():
-        stale += generated.refresh(os.path.join(ENVIRONMENTS, name, "spack.yaml"), HEADER + text, args.check)
-    extra = sorted(set(os.listdir(ENVIRONMENTS)) - set(render()))
+    stale, texts = [], render()
+    for name, text in texts.items():
+        stale += generated.refresh(os.path.join(ENVIRONMENTS, name, "spack.yaml"), text, args.check)
+    extra = sorted(set(os.listdir(ENVIRONMENTS)) - set(texts))
     if extra:
         raise StepError(f"environments/ holds {', '.join(extra)}, which stacks.yaml does not describe: remove them")
     if stale:

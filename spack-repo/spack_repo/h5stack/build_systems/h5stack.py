@@ -22,8 +22,8 @@ from spack.package import (
 #: h5stack's public repository. A fork or a site mirror changes it here, or without
 #: editing the recipes, per package in packages.yaml (see spack-repo/README.md):
 #:   hdf5-vfd-multifile: {package_attributes: {git: "https://example.org/fork/h5stack.git"}}
-GIT = "https://github.com/h5stack/h5stack.git"
 HOMEPAGE = "https://github.com/h5stack/h5stack"
+GIT = f"{HOMEPAGE}.git"
 #: GitHub accounts that answer for the recipes (Spack pings them on changes)
 MAINTAINERS = ("h5stack",)
 
@@ -91,24 +91,22 @@ class H5stackPackage(CMakePackage):
             "no srun on PATH"
         )
 
-    def _launcher_is_srun(self) -> bool:
-        return os.path.basename(self._mpiexec_path()) == "srun"
-
     def _mpiexec(self) -> Executable:
         """The MPI's launcher for stand-alone tests; Open MPI's also as root (Spack's test
         environment drops every *_ROOT variable, OMPI_ALLOW_RUN_AS_ROOT included) and on
         fewer cores"""
         mpiexec = which(self._mpiexec_path(), required=True)
-        if self.spec.satisfies("^openmpi") and not self._launcher_is_srun():
+        if self.spec.satisfies("^openmpi") and not _is_srun(mpiexec):
             mpiexec.add_default_arg("--oversubscribe")
             if os.geteuid() == 0:
                 mpiexec.add_default_arg("--allow-run-as-root")
         return mpiexec
 
-    def _mpmd(self, *programs) -> list:
-        """The launcher's arguments for one MPMD job of (ranks, argv) programs:
-        ``-n 1 a : -n 2 b`` for mpiexec, a ``--multi-prog`` file for srun."""
-        if not self._launcher_is_srun():
+    @staticmethod
+    def _mpmd(mpiexec: Executable, *programs) -> list:
+        """The arguments of `mpiexec` (from :meth:`_mpiexec`) for one MPMD job of (ranks,
+        argv) programs: ``-n 1 a : -n 2 b``, or a ``--multi-prog`` file for srun."""
+        if not _is_srun(mpiexec):
             args = []
             for ranks, argv in programs:
                 args += ([":"] if args else []) + ["-n", str(ranks), *argv]
@@ -122,3 +120,7 @@ class H5stackPackage(CMakePackage):
         with open("mpmd.conf", "w") as f:
             f.write("\n".join(lines) + "\n")
         return ["-n", str(first), "--multi-prog", "mpmd.conf"]
+
+
+def _is_srun(launcher: Executable) -> bool:
+    return os.path.basename(launcher.path) == "srun"

@@ -37,6 +37,7 @@ class Hdf5VfdDsm(H5stackPackage):
         mpiexec("-n", "2", workload, "mpio", "ref_{step}.h5", "2", output=str, error=str)
         dsm = ["--size", "4m", "--distribution", "block-cyclic:4k"]
         job = self._mpmd(
+            mpiexec,
             (1, [server, *dsm, "--action", "dump:dump_{step}.h5"]),
             (2, [workload, "mpmd", "mem_{step}.h5", "2", "--verify"]),
         )
