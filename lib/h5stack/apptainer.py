@@ -3,8 +3,8 @@
 
 Debian 12 has no usable apptainer package, so Apptainer is built from the upstream
 tarball that Debian sid's source package carries (its .orig tarball; Debian's patched
-tree does not match its go.mod): fetched with `apt-get source` through the private apt
-configuration of sources.py, checked against the pinned sha256 and kept in
+tree does not match its go.mod): fetched from the archive through sid's signed index
+(sources.py, debarchive.py), checked against the pinned sha256 and kept in
 $H5STACK_HOME/sources. The build uses the `go` on PATH (at least the version go.mod
 asks for), downloads its Go modules with that Go's own configuration into
 $H5STACK_HOME/go/mod (the build itself runs with GOPROXY=off, so nothing else is
@@ -34,11 +34,12 @@ import time
 from . import apt, build, paths, sources
 from .ui import StepError, fmt_seconds, info, run_logged
 
-# Debian sid's source package; its .orig tarball is the upstream release.
+# Debian sid's source package (its current revision of 1.4.5); its .orig tarball is the
+# upstream release.
 APPTAINER_SOURCE = {
     "kind": "debian",
     "package": "apptainer",
-    "version": "1.4.5-2",
+    "upstream_version": "1.4.5",
     "suite": "sid",
     "sha256": "9eb496fe0e3d98e68e66e8796290fe9f7185315fdf8a3f77b7964ef1f4abbb57",
 }
@@ -68,8 +69,8 @@ def ensure_packages():
 
 
 def upstream_version(entry=APPTAINER_SOURCE):
-    """'1.4.5' of Debian's '1.4.5-2' (no epoch, no Debian revision)."""
-    return entry["version"].split(":", 1)[-1].rsplit("-", 1)[0]
+    """'1.4.5': the upstream version of the source entry (no epoch, no Debian revision)."""
+    return entry["upstream_version"]
 
 
 def go_version():

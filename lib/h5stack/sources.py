@@ -3,9 +3,10 @@
 
 Kinds of source (each entry of `hdf5.<series>.sources`):
   url     the official release tarball, checked against its sha256
-  debian  Debian's source package (`apt-get source --download-only`), through a private
-          apt configuration whose deb-src line uses the archive this machine's own apt
-          sources name; apt checks the files against Debian's signed index
+  debian  the .orig tarball of Debian's source package (debarchive.py): from the archive
+          this machine's own apt sources name, the suite's newest revision of the entry's
+          upstream version, checked through the suite's signed index (gpgv, Debian's
+          archive keyring)
   crate   a Rust crate that vendors the sources, fetched by `cargo vendor`
 Every entry pins the sha256 of its file: checked when it is fetched and whenever a
 cached copy is used (a copy that differs is removed and the next entry tried); an entry
@@ -26,8 +27,8 @@ import tarfile
 import tempfile
 import urllib.request
 
-from . import paths
-from .ui import StepError, info, tail
+from . import debarchive, paths
+from .ui import StepError, info
 
 
 def sha256_of(path):
@@ -103,8 +104,8 @@ def _cache_name(entry):
     kind = entry["kind"]
     if kind == "url":
         return os.path.basename(entry["url"])
-    if kind == "debian":
-        return f"{entry['package']}_{entry['version']}.orig.tar"
+    if kind == "debian":  # one file for every Debian revision of the upstream version
+        return f"{entry['package']}_{entry['upstream_version']}.orig.tar"
     if kind == "crate":
         return f"{entry['crate']}-{entry['version']}.crate"
     raise StepError(f"stacks.yaml: unknown source kind {kind!r}")
@@ -115,7 +116,7 @@ def _describe(entry):
     if kind == "url":
         return f"official tarball {entry['url']}"
     if kind == "debian":
-        return f"Debian source package {entry['package']} {entry['version']} ({entry['suite']})"
+        return f"Debian source package {entry['package']} {entry['upstream_version']} ({entry['suite']})"
     return f"Rust crate {entry['crate']} {entry['version']}"
 
 
@@ -149,7 +150,7 @@ def _fetch_url(entry, dest):
 
 #: Debian's archive signing keys: the signed indexes that pin every file fetched from the
 #: archive (source packages here, the packages of the images' base in apptainer.py)
-DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+DEBIAN_KEYRING = debarchive.DEBIAN_KEYRING
 
 
 def debian_archive_uri():
@@ -178,39 +179,9 @@ def _fetch_debian(entry, dest):
     uri = debian_archive_uri()
     if not uri:
         raise StepError("no Debian archive found in this machine's apt sources")
-    apt_dir = paths.sub("apt-src")
-    for d in ("lists/partial", "cache/archives/partial", "sources.list.d"):
-        os.makedirs(os.path.join(apt_dir, d), exist_ok=True)
-    with open(os.path.join(apt_dir, "sources.list.d", "h5stack-src.sources"), "w") as f:
-        f.write(
-            f"Types: deb-src\nURIs: {uri}\nSuites: {entry['suite']}\nComponents: main\nSigned-By: {DEBIAN_KEYRING}\n"
-        )
-    opts = [
-        "-o", "Dir::Etc::SourceList=/dev/null",
-        "-o", f"Dir::Etc::SourceParts={apt_dir}/sources.list.d",
-        "-o", f"Dir::State::Lists={apt_dir}/lists",
-        "-o", f"Dir::Cache={apt_dir}/cache",
-        "-o", "APT::Sandbox::User=root",
-    ]  # fmt: skip
-    log = paths.log_file("sources.log")
-    with open(log, "a") as out:
-        for cmd in (
-            ["apt-get", *opts, "update", "-q"],
-            ["apt-get", *opts, "source", "--download-only", f"{entry['package']}={entry['version']}"],
-        ):
-            out.write(f"\n$ {' '.join(cmd)}\n")
-            out.flush()
-            with tempfile.TemporaryDirectory(dir=paths.sub("sources")) as work:
-                proc = subprocess.run(cmd, cwd=work, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-                if proc.returncode != 0:
-                    errors = [ln.strip() for ln in tail(log, 10).splitlines() if ln.startswith(("E:", "W:"))]
-                    raise StepError(f"`apt-get {cmd[len(opts) + 1]}` failed: {' '.join(errors[-2:])} (see {log})")
-                origs = glob.glob(os.path.join(work, "*.orig.tar.*"))
-                if origs:
-                    sha = _check_sha(origs[0], pinned(entry), _describe(entry))
-                    os.replace(origs[0], dest)
-                    return sha
-    raise StepError(f"apt-get source gave no .orig tarball (see {log})")
+    where = (uri.rstrip("/"), entry["suite"], entry["package"], entry["upstream_version"])
+    version = debarchive.fetch_orig(*where, pinned(entry), dest, DEBIAN_KEYRING)
+    info(f"{entry['package']} {version} is {entry['suite']}'s current revision; its .orig matches the pin")
 
 
 def _fetch_crate(entry, dest):
