@@ -14,6 +14,13 @@
 
 #define ATTR "a"
 
+/* the memory type of every read and write of a dataset (its elements: fz_element_size) */
+static hid_t memtype(const fz_object_t *o)
+{
+    (void)o;
+    return H5T_NATIVE_INT32;
+}
+
 static int fail(fz_ctx_t *c, const char *fmt, ...)
 {
     va_list ap;
@@ -139,7 +146,7 @@ static int do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t 
     if (!k)
         H5Sselect_none(ms);
     H5Pset_dxpl_mpio(dxpl, op->coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
-    herr_t rc = H5Dwrite(d, H5T_NATIVE_INT32, ms, fs, dxpl, v);
+    herr_t rc = H5Dwrite(d, memtype(o), ms, fs, dxpl, v);
     H5Pclose(dxpl);
     H5Sclose(ms);
     H5Sclose(fs);
@@ -148,20 +155,57 @@ static int do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t 
     return rc < 0 ? fail(c, "H5Dwrite %s (%s) failed", o->name, op->coll ? "collective" : "independent") : 0;
 }
 
-/* read a region of first..first+count rows and compare with the model: mismatches */
-static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uint64_t first, uint64_t count,
-                         fz_ctx_t *c, const char *when)
+/* an element's bytes as text: an integer (1, 2, 4 or 8 bytes), else hex */
+static const char *element_text(const uint8_t *e, size_t esize, char *out, size_t len)
 {
-    uint64_t cols = o->nd == 2 ? mo->dims[1] : 1, n = count * cols;
-    long     bad  = 0;
+    int8_t  i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    switch (esize) {
+        case 1: memcpy(&i8, e, 1); snprintf(out, len, "%d", i8); return out;
+        case 2: memcpy(&i16, e, 2); snprintf(out, len, "%d", i16); return out;
+        case 4: memcpy(&i32, e, 4); snprintf(out, len, "%" PRId32, i32); return out;
+        case 8: memcpy(&i64, e, 8); snprintf(out, len, "%" PRId64, i64); return out;
+        default: break;
+    }
+    size_t k = 0;
+    for (size_t b = 0; b < esize && k + 3 < len; b++)
+        k += (size_t)snprintf(out + k, len - k, "%02x", e[b]);
+    return out;
+}
+
+static int all_zero(const uint8_t *e, size_t esize)
+{
+    for (size_t b = 0; b < esize; b++)
+        if (e[b])
+            return 0;
+    return 1;
+}
+
+/* read a region of first..first+count rows (elements of 1-D datasets) and compare it
+ * with the model: the number of elements that differ from it; undefined elements are
+ * not compared, only counted, with those that hold other bytes than zero (*odd) */
+static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uint64_t first, uint64_t count,
+                         fz_ctx_t *c, const char *when, uint64_t *odd)
+{
+    uint64_t row = 1;
+    hsize_t  start[FZ_MAX_RANK] = {first}, cnt[FZ_MAX_RANK] = {count};
+    for (int k = 1; k < mo->nd; k++) {
+        row *= mo->dims[k];
+        cnt[k] = mo->dims[k];
+    }
+    uint64_t n  = count * row;
+    size_t   es = mo->esize;
+    long     bad = 0;
     if (!count)
         return 0;
-    int32_t *buf = malloc(n * sizeof *buf);
+    uint8_t *buf = malloc(n * es);
     hid_t    fs  = H5Dget_space(d);
-    hsize_t  start[2] = {first, 0}, cnt[2] = {count, cols}, mdim = n;
+    hsize_t  mdim = n;
     hid_t    ms  = H5Screate_simple(1, &mdim, NULL);
     H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL);
-    herr_t rc = H5Dread(d, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, buf);
+    herr_t rc = H5Dread(d, memtype(o), ms, fs, H5P_DEFAULT, buf);
     H5Sclose(ms);
     H5Sclose(fs);
     if (rc < 0) {
@@ -170,11 +214,17 @@ static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uin
         return -1;
     }
     for (uint64_t e = 0; e < n; e++) {
-        uint64_t i = first * cols + e;
-        if (mo->defined[i] && buf[e] != mo->v[i]) {
-            if (bad++ < 3)
-                fprintf(stderr, "h5fuzz: rank %d: %s %s element %" PRIu64 ": read %" PRId32 ", expected %" PRId32 "\n",
-                        c->rank, when, o->name, i, buf[e], mo->v[i]);
+        uint64_t       i    = first * row + e;
+        const uint8_t *got  = buf + e * es, *want = mo->v + i * es;
+        if (mo->state[i] == FZ_UNDEFINED) {
+            if (odd && !all_zero(got, es))
+                ++*odd;
+        }
+        else if (memcmp(got, want, es) && bad++ < 3) {
+            char g[64], w[64];
+            fprintf(stderr, "h5fuzz: rank %d: %s %s element %" PRIu64 ": read %s, expected %s (%s)\n", c->rank, when,
+                    o->name, i, element_text(got, es, g, sizeof g), element_text(want, es, w, sizeof w),
+                    mo->state[i] == FZ_FILLED ? "the fill value" : "written");
         }
     }
     free(buf);
@@ -190,7 +240,7 @@ static int do_read(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, h
     if (d < 0)
         return fail(c, "H5Dopen2 %s failed", o->name);
     fz_read_region(o, op, c->rank, &first, &count);
-    long bad = read_compare(o, &m->obj[op->target], d, first, count, c, "during the session:");
+    long bad = read_compare(o, &m->obj[op->target], d, first, count, c, "during the session:", NULL);
     H5Dclose(d);
     if (bad < 0)
         return -1;
@@ -335,11 +385,51 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
     return agree(c, rc);
 }
 
-long fz_verify(const fz_plan_t *p, fz_ctx_t *c)
+/* one object of the file against the model: wrong values, attributes or objects */
+static long verify_object(const fz_object_t *o, const fz_mobj_t *mo, hid_t file, fz_ctx_t *c, uint64_t *odd)
+{
+    long  bad = 0;
+    hid_t obj = H5Oopen(file, o->name, H5P_DEFAULT);
+    if (obj < 0) {
+        fprintf(stderr, "h5fuzz: %s is missing\n", o->name);
+        return 1;
+    }
+    if (o->is_dset) {
+        hid_t   s = H5Dget_space(obj);
+        hsize_t dims[FZ_MAX_RANK] = {0};
+        int     nd = H5Sget_simple_extent_dims(s, dims, NULL);
+        H5Sclose(s);
+        if (nd != mo->nd || dims[0] != mo->dims[0]) {
+            fprintf(stderr, "h5fuzz: %s has %d dimensions, %llu rows, expected %d, %" PRIu64 "\n", o->name, nd,
+                    (unsigned long long)dims[0], mo->nd, mo->dims[0]);
+            bad++;
+        }
+        else {
+            long b = read_compare(o, mo, obj, 0, mo->dims[0], c, "after the session:", odd);
+            bad += b < 0 ? 1 : b;
+        }
+    }
+    if (mo->has_attr) {
+        int32_t v = 0;
+        hid_t   a = H5Aexists(obj, ATTR) > 0 ? H5Aopen(obj, ATTR, H5P_DEFAULT) : -1;
+        if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &v) < 0 || v != mo->attr) {
+            fprintf(stderr, "h5fuzz: attribute of %s: %" PRId32 ", expected %" PRId32 "\n", o->name, v, mo->attr);
+            bad++;
+        }
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    H5Oclose(obj);
+    return bad;
+}
+
+int fz_verify(const fz_plan_t *p, fz_ctx_t *c, fz_verdict_t *v)
 {
     fz_model_t m;
-    long       bad = 0, total = 0;
+    long       bad = 0;
     int        rc  = 0;
+    uint64_t   odd[FZ_MAX_OBJECTS] = {0};
+    memset(v, 0, sizeof *v);
     fz_model_init(&m);
     for (size_t i = 0; i < p->nops && rc == 0; i++)
         rc = fz_model_apply(&m, p, &p->ops[i]);
@@ -349,53 +439,22 @@ long fz_verify(const fz_plan_t *p, fz_ctx_t *c)
         return -1;
     }
     for (int k = 1; k < p->nobj; k++) {
-        const fz_object_t *o  = &p->obj[k];
-        const fz_mobj_t   *mo = &m.obj[k];
-        if (k % c->size != c->rank || !mo->exists)
-            continue;
-        hid_t obj = H5Oopen(file, o->name, H5P_DEFAULT);
-        if (obj < 0) {
-            fprintf(stderr, "h5fuzz: %s is missing\n", o->name);
-            bad++;
-            continue;
-        }
-        if (o->is_dset) {
-            hid_t   s = H5Dget_space(obj);
-            hsize_t dims[2] = {0, 0};
-            H5Sget_simple_extent_dims(s, dims, NULL);
-            H5Sclose(s);
-            if (dims[0] != mo->dims[0]) {
-                fprintf(stderr, "h5fuzz: %s has %llu rows, expected %" PRIu64 "\n", o->name,
-                        (unsigned long long)dims[0], mo->dims[0]);
-                bad++;
-            }
-            else {
-                long b = read_compare(o, mo, obj, 0, mo->dims[0], c, "after the session:");
-                bad += b < 0 ? 1 : b;
-            }
-        }
-        if (mo->has_attr) {
-            int32_t v = 0;
-            hid_t   a = H5Aexists(obj, ATTR) > 0 ? H5Aopen(obj, ATTR, H5P_DEFAULT) : -1;
-            if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &v) < 0 || v != mo->attr) {
-                fprintf(stderr, "h5fuzz: attribute of %s: %" PRId32 ", expected %" PRId32 "\n", o->name, v, mo->attr);
-                bad++;
-            }
-            if (a >= 0)
-                H5Aclose(a);
-        }
-        H5Oclose(obj);
+        if (m.obj[k].exists && p->obj[k].is_dset)
+            v->undefined[k] = fz_model_undefined(&m.obj[k]);
+        if (k % c->size == c->rank && m.obj[k].exists)
+            bad += verify_object(&p->obj[k], &m.obj[k], file, c, &odd[k]);
     }
     if (m.obj[0].has_attr && c->rank == 0) { /* the root group */
-        int32_t v = 0;
-        hid_t   a = H5Aopen_by_name(file, "/", ATTR, H5P_DEFAULT, H5P_DEFAULT);
-        if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &v) < 0 || v != m.obj[0].attr)
+        int32_t a32 = 0;
+        hid_t   a   = H5Aopen_by_name(file, "/", ATTR, H5P_DEFAULT, H5P_DEFAULT);
+        if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &a32) < 0 || a32 != m.obj[0].attr)
             bad++;
         if (a >= 0)
             H5Aclose(a);
     }
     H5Fclose(file);
     fz_model_free(&m);
-    MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, c->comm);
-    return total;
+    MPI_Allreduce(&bad, &v->bad, 1, MPI_LONG, MPI_SUM, c->comm);
+    MPI_Allreduce(odd, v->odd, FZ_MAX_OBJECTS, MPI_UINT64_T, MPI_SUM, c->comm);
+    return 0;
 }

@@ -25,8 +25,15 @@ typedef struct {
  * the model as it is then. Collective; 0, or -1 with c->err (same outcome on all ranks). */
 int fz_execute(const fz_plan_t *p, fz_ctx_t *c);
 
-/* open the file read-only and compare every object with the model after the whole plan:
- * the number of wrong values, attributes or objects (summed over ranks), -1 on error */
-long fz_verify(const fz_plan_t *p, fz_ctx_t *c);
+/* a file against the model of the whole plan (the same on every rank) */
+typedef struct {
+    long     bad;                        /* wrong values, attributes or objects */
+    uint64_t undefined[FZ_MAX_OBJECTS];  /* per dataset: elements the model leaves undefined */
+    uint64_t odd[FZ_MAX_OBJECTS];        /* ... of which the file holds other bytes than zero */
+} fz_verdict_t;
+
+/* open the file read-only and compare every object with the model after the whole plan
+ * (undefined elements are counted, not compared). Collective; 0, or -1 with c->err */
+int fz_verify(const fz_plan_t *p, fz_ctx_t *c, fz_verdict_t *v);
 
 #endif

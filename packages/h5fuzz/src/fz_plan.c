@@ -31,7 +31,19 @@ const char *fz_op_name(int kind)
     return kind >= 0 && kind <= OP_REOPEN ? names[kind] : "?";
 }
 
-uint64_t fz_elements(const fz_object_t *o, uint64_t dim0) { return o->nd == 1 ? dim0 : dim0 * o->dims[1]; }
+uint64_t fz_elements(const fz_object_t *o, uint64_t dim0)
+{
+    uint64_t n = dim0;
+    for (int k = 1; k < o->nd; k++)
+        n *= o->dims[k];
+    return n;
+}
+
+size_t fz_element_size(const fz_object_t *o)
+{
+    (void)o; /* every dataset holds int32 (H5T_NATIVE_INT32 in memory) */
+    return sizeof(int32_t);
+}
 
 int32_t fz_value(const fz_op_t *op, uint64_t i) { return (int32_t)((mix(op->salt ^ (i * 0x100000001b3ULL)) >> 33) | 1); }
 
@@ -94,30 +106,51 @@ void fz_model_free(fz_model_t *m)
 {
     for (int i = 0; i < FZ_MAX_OBJECTS; i++) {
         free(m->obj[i].v);
-        free(m->obj[i].defined);
+        free(m->obj[i].state);
     }
     fz_model_init(m);
 }
 
-/* a dataset's new first dimension: new elements hold the fill value where HDF5 writes one */
+uint64_t fz_model_elements(const fz_mobj_t *mo)
+{
+    uint64_t n = mo->nd ? 1 : 0;
+    for (int k = 0; k < mo->nd; k++)
+        n *= mo->dims[k];
+    return n;
+}
+
+uint64_t fz_model_undefined(const fz_mobj_t *mo)
+{
+    uint64_t u = 0;
+    for (uint64_t i = 0, n = fz_model_elements(mo); i < n; i++)
+        u += mo->state[i] == FZ_UNDEFINED;
+    return u;
+}
+
+/* a dataset's new first dimension: elements keep their row-major index (only the first
+ * dimension changes); new ones hold the fill value where HDF5 writes one */
 static int resize(fz_mobj_t *mo, const fz_object_t *o, uint64_t dim0)
 {
-    uint64_t old = fz_elements(o, mo->dims[0]), n = fz_elements(o, dim0);
-    int32_t *v   = realloc(mo->v, (n ? n : 1) * sizeof *v);
+    size_t   es  = fz_element_size(o);
+    uint64_t old = mo->nd ? fz_model_elements(mo) : 0, n = fz_elements(o, dim0);
+    uint8_t *v   = realloc(mo->v, (n ? n : 1) * es);
     if (v)
         mo->v = v;
-    uint8_t *d = realloc(mo->defined, n ? n : 1);
-    if (d)
-        mo->defined = d;
-    if (!v || !d)
+    uint8_t *st = realloc(mo->state, n ? n : 1);
+    if (st)
+        mo->state = st;
+    if (!v || !st)
         return -1;
-    int filled = o->fill_time == FILL_ALLOC || (o->fill_time == FILL_IFSET && o->fill_set);
+    int     filled = o->fill_time == FILL_ALLOC || (o->fill_time == FILL_IFSET && o->fill_set);
+    int32_t fill   = o->fill_set ? o->fill : 0; /* HDF5's default fill value: zero bytes */
     for (uint64_t i = old; i < n; i++) {
-        v[i] = o->fill_set ? o->fill : 0;
-        d[i] = (uint8_t)filled;
+        memcpy(v + i * es, &fill, es);
+        st[i] = filled ? FZ_FILLED : FZ_UNDEFINED;
     }
+    mo->nd    = o->nd;
+    mo->esize = es;
+    memcpy(mo->dims, o->dims, sizeof mo->dims);
     mo->dims[0] = dim0;
-    mo->dims[1] = o->dims[1];
     return 0;
 }
 
@@ -141,8 +174,9 @@ int fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op)
         case OP_WRITE:
             for (uint64_t i = 0, n = fz_elements(o, op->dim0); i < n; i++)
                 if (fz_owner(p, o, op, i) >= 0) {
-                    mo->v[i]       = fz_value(op, i);
-                    mo->defined[i] = 1;
+                    int32_t value = fz_value(op, i);
+                    memcpy(mo->v + i * mo->esize, &value, mo->esize);
+                    mo->state[i] = FZ_WRITTEN;
                 }
             return 0;
         default:

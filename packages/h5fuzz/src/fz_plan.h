@@ -22,6 +22,7 @@
 
 #define FZ_NAME 256
 #define FZ_MAX_OBJECTS 64
+#define FZ_MAX_RANK 8 /* dimensions the model carries (the workloads use 1 or 2) */
 
 enum fz_op_kind { OP_GROUP, OP_DSET, OP_WRITE, OP_EXTEND, OP_ATTR, OP_READ, OP_FLUSH, OP_REOPEN };
 enum fz_layout { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_COMPACT };
@@ -49,7 +50,7 @@ typedef struct {
     int      parent;
     /* datasets: creation properties */
     int      nd;
-    uint64_t dims[2], maxdims[2], chunk[2]; /* maxdims[0] == 0: unlimited */
+    uint64_t dims[FZ_MAX_RANK], maxdims[FZ_MAX_RANK], chunk[FZ_MAX_RANK]; /* maxdims[0] == 0: unlimited */
     int      layout, deflate, fill_time, fill_set;
     int32_t  fill;
     /* while planning */
@@ -57,13 +58,23 @@ typedef struct {
     int64_t  last_owners; /* who owns what in independent writes since the last ordering point, -1 none */
 } fz_object_t;
 
-/* the expected state of an object after some operations */
+/* what the model knows of an element */
+enum fz_element_state {
+    FZ_UNDEFINED, /* never written and no fill value written: any bytes (MPI-IO may leave garbage) */
+    FZ_FILLED,    /* holds the fill value HDF5 wrote */
+    FZ_WRITTEN    /* holds the value of the last write */
+};
+
+/* the expected state of an object after some operations: for a dataset, the bytes of
+ * every element in the memory type (esize bytes each, row-major over dims) */
 typedef struct {
     int      exists, has_attr;
     int32_t  attr;
-    uint64_t dims[2];
-    int32_t *v;
-    uint8_t *defined; /* 0: no value defined (no write, no fill value written) */
+    int      nd;
+    uint64_t dims[FZ_MAX_RANK];
+    size_t   esize;
+    uint8_t *v;
+    uint8_t *state; /* enum fz_element_state, one per element */
 } fz_mobj_t;
 
 typedef struct {
@@ -98,6 +109,11 @@ void fz_model_free(fz_model_t *m);
 
 /* elements of a dataset whose first dimension is dim0 */
 uint64_t fz_elements(const fz_object_t *o, uint64_t dim0);
+/* the bytes of one element in memory (the memory type of every read and write) */
+size_t fz_element_size(const fz_object_t *o);
+/* elements of a model object, and those of them the model leaves undefined */
+uint64_t fz_model_elements(const fz_mobj_t *mo);
+uint64_t fz_model_undefined(const fz_mobj_t *mo);
 /* the rank that writes element i (row-major) in a write, or -1 for nobody */
 int fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64_t i);
 /* the value a write puts in element i */

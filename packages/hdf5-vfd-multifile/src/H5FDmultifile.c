@@ -28,6 +28,8 @@
 #include "mf_index.h"
 #include "mf_merge.h"
 #include "mf_options.h"
+#include "vfd_datatype.h"
+#include "vfd_mpihandle.h"
 
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
@@ -50,7 +52,8 @@
 typedef enum { MODE_WRITE, MODE_PLAIN, MODE_INPLACE, MODE_ALIAS } mf_mode_t;
 
 typedef struct {
-    H5FD_t       pub; /* public part, must be first */
+    H5FD_t       pub;        /* public part, must be first */
+    MPI_File     mpi_handle; /* for HDF5's atomicity calls (vfd_mpihandle.h) */
     MPI_Comm     comm;
     MPI_Info     info;
     int          rank, size;
@@ -59,7 +62,6 @@ typedef struct {
     mf_options_t opt;
     dev_t        dev; /* identity of the directory or file on disk (cmp, ALIAS) */
     ino_t        ino;
-    bool         in_vector; /* inside mf_write_vector: entries are plain byte ranges */
     haddr_t      eoa;
     haddr_t      eof; /* as HDF5's mpio driver: known at open and at each commit only, the same on
                          every rank (HDF5 takes decisions on it, e.g. "empty file: create") */
@@ -86,6 +88,7 @@ typedef struct {
      * data_fd and the other ranks' tails[r].data_fd as they are opened (WRITE) */
     int         *read_fds;
 } H5FD_multifile_t;
+VFD_MPI_HANDLE_FIRST(H5FD_multifile_t, mpi_handle);
 
 /* no later write extends this rank's last record (see extend_run) */
 static void close_run(H5FD_multifile_t *f) { f->run_open = false; }
@@ -97,6 +100,8 @@ static void close_run(H5FD_multifile_t *f) { f->run_open = false; }
  * independent. Exported by libhdf5 1.14 and 2.x, declared in its private headers only.
  */
 H5_DLL herr_t H5CX_get_io_xfer_mode(H5FD_mpio_xfer_t *io_xfer_mode);
+/* and the MPI datatypes of a collective raw-data transfer (see vfd_datatype.h) */
+H5_DLL herr_t H5CX_get_mpi_coll_datatypes(MPI_Datatype *btype, MPI_Datatype *ftype);
 
 static hid_t H5FD_MULTIFILE_g     = H5I_INVALID_HID;
 static hid_t mf_err_class_g       = H5I_INVALID_HID;
@@ -432,6 +437,7 @@ static void free_file(H5FD_multifile_t *f)
         mf_dir_free(&f->dir);
     else
         mf_extents_free(&f->map);
+    vfd_mpi_handle_close(&f->mpi_handle);
     if (f->comm != MPI_COMM_NULL)
         MPI_Comm_free(&f->comm);
     if (f->info != MPI_INFO_NULL)
@@ -757,6 +763,7 @@ static H5FD_multifile_t *new_file(const char *name, hid_t fapl_id)
     f->data_fd = f->idx_fd = f->plain_fd = f->dir_fd = -1;
     f->comm                              = MPI_COMM_NULL;
     f->info                              = MPI_INFO_NULL;
+    f->mpi_handle                        = MPI_FILE_NULL;
     mf_extents_init(&f->map);
     f->path = strdup(name);
 
@@ -865,6 +872,7 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         return NULL;
     if (open_alias(f, name))
         return (H5FD_t *)f;
+    vfd_mpi_handle_open(&f->mpi_handle); /* without it, HDF5's atomicity calls fail with MPI's error */
     int ok = ((flags & H5F_ACC_CREAT) ? open_create(f, name, flags, err) : open_existing(f, name, flags, err)) == 0;
     if (ok && register_open(f) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", name);
@@ -1118,57 +1126,100 @@ static int read_map(const mf_extents_t *map, const int *fds, haddr_t addr, size_
 }
 
 /*
- * HDF5 hands a collective raw-data transfer to a driver as MPI derived datatypes (kept
- * in its private API context, readable by its built-in drivers only) whenever selection
- * I/O is off for it: switched off by the application, or, for reads, because the
- * chunks fit in the dataset's chunk cache (no_selection_io_cause H5D_SEL_IO_CHUNK_CACHE,
- * HDF5 1.14 and 2.x). Such a transfer reaches read/write with a byte count of 1 for the
- * whole selection. With selection I/O, raw data comes through the vector callbacks
- * instead, so a 1-byte raw-data read or write outside them under a collective transfer
- * property list is that case: refuse it rather than move one byte and report success.
+ * The MPI datatypes of this call, where HDF5's MPI-IO driver takes them: a collective
+ * raw-data transfer outside the vector callbacks carries a buffer and a file datatype
+ * in HDF5's API context (both MPI_BYTE, `size` then counting bytes, unless HDF5 built
+ * derived types for it: selection I/O off, by the application or by HDF5 for the call).
  */
-static bool derived_type_transfer(hid_t dxpl, H5FD_mem_t type, size_t size)
+static int call_datatypes(H5FD_mem_t type, MPI_Datatype *btype, MPI_Datatype *ftype)
 {
-    if (type != H5FD_MEM_DRAW || size != 1 || dxpl == H5P_DEFAULT)
-        return false;
-    H5FD_mpio_xfer_t xfer = H5FD_MPIO_INDEPENDENT;
-    herr_t           got  = -1;
-    H5E_BEGIN_TRY
-    {
-        got = H5Pget_dxpl_mpio(dxpl, &xfer);
-    }
-    H5E_END_TRY
-    return got >= 0 && xfer == H5FD_MPIO_COLLECTIVE;
+    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
+    *btype = *ftype = MPI_BYTE;
+    if (type != H5FD_MEM_DRAW || H5CX_get_io_xfer_mode(&mode) < 0 || mode != H5FD_MPIO_COLLECTIVE)
+        return 0;
+    return H5CX_get_mpi_coll_datatypes(btype, ftype) < 0 ? -1 : 0;
 }
 
-static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+/* one piece of a transfer described by MPI datatypes */
+typedef struct {
+    H5FD_multifile_t *f;
+    H5FD_mem_t        type;
+} piece_ctx_t;
+
+static int read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf);
+static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+
+static int read_piece(void *ctx, uint64_t at, void *mem, size_t len)
+{
+    return read_range(((piece_ctx_t *)ctx)->f, at, len, mem);
+}
+
+static int write_piece(void *ctx, uint64_t at, void *mem, size_t len)
+{
+    piece_ctx_t *c = ctx;
+    return write_at((H5FD_t *)c->f, c->type, H5P_DEFAULT, at, len, mem);
+}
+
+/* a transfer of `count` elements of btype against the file view (addr, ftype) */
+static herr_t typed_transfer(H5FD_multifile_t *f, H5FD_mem_t type, bool writing, MPI_Datatype btype,
+                             MPI_Datatype ftype, haddr_t addr, size_t count, void *buf)
+{
+    piece_ctx_t ctx = {f, type};
+    char        err[VFD_ERR_SIZE];
+    if (vfd_typed_transfer(btype, count, buf, ftype, addr, writing ? write_piece : read_piece, &ctx, err) < 0) {
+        MF_ERROR("%s: a collective %s described by MPI datatypes: %s", f->path, writing ? "write" : "read", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_ready(H5FD_multifile_t *f, haddr_t addr, size_t size);
 
 static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
-    if (derived_type_transfer(dxpl, type, size)) {
-        MF_ERROR("%s: HDF5 passed a collective read as MPI derived datatypes, which only its built-in drivers "
-                 "can read (it does so when selection I/O is off, e.g. for chunks that fit in the chunk cache): "
-                 "read independently, or give the dataset no chunk cache (H5Pset_chunk_cache(dapl, 0, 0, 1.0))",
-                 f->path);
+    MPI_Datatype      btype, ftype;
+    (void)dxpl;
+    if (call_datatypes(type, &btype, &ftype) < 0) {
+        MF_ERROR("%s: cannot get the MPI datatypes of a collective read from HDF5", f->path);
         return -1;
     }
-    return read_at(_file, type, dxpl, addr, size, buf);
+    if (vfd_types_are_bytes(btype, ftype))
+        return read_ready(f, addr, size) < 0 || read_range(f, addr, size, buf) < 0 ? -1 : 0;
+    return read_ready(f, addr, 0) < 0 ? -1 : typed_transfer(f, type, false, btype, ftype, addr, size, buf);
 }
 
-/* a read at a file address, whatever the mode (also one entry of a vector read) */
-static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+/* before the reads of a call: the address is valid, and the other ranks' new records are known */
+static int read_ready(H5FD_multifile_t *f, haddr_t addr, size_t size)
 {
-    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
-    mf_err_t          err;
-    (void)type;
-    (void)dxpl;
+    mf_err_t err;
     if (addr > MF_MAXADDR || size > MF_MAXADDR - addr) {
         MF_ERROR("%s: read of %zu bytes at %" PRIuHADDR " overflows the address space", f->path, size, addr);
         return -1;
     }
     if (f->mode == MODE_ALIAS) {
         MF_ERROR("%s: a stand-in handle for a file open already cannot be read", f->path);
+        return -1;
+    }
+    if (f->mode != MODE_WRITE)
+        return 0;
+    if (*f->broken) {
+        MF_ERROR("%s (an earlier read failed; reads of this open file are refused since)", f->broken);
+        return -1;
+    }
+    if (f->size > 1 && refresh(f, err) < 0) {
+        MF_ERROR("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* the bytes at [addr, addr + size), whatever the mode, once read_ready said yes */
+static int read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf)
+{
+    mf_err_t err;
+    if (addr > MF_MAXADDR || size > MF_MAXADDR - addr) {
+        MF_ERROR("%s: read of %zu bytes at %" PRIuHADDR " overflows the address space", f->path, size, addr);
         return -1;
     }
     if (f->mode == MODE_PLAIN) {
@@ -1180,29 +1231,24 @@ static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
         memset((char *)buf + got, 0, size - (size_t)got); /* beyond the end: zeros, as sec2 */
         return 0;
     }
-    if (f->mode == MODE_INPLACE) {
-        if (read_map(&f->dir.map, f->read_fds, addr, size, buf, f->path, err) < 0) {
-            MF_ERROR("%s", err);
-            return -1;
-        }
-        if (addr + size > f->dir.size) /* bytes beyond the committed end of file */
-            memset((char *)buf + (addr >= f->dir.size ? 0 : f->dir.size - addr), 0,
-                   addr >= f->dir.size ? size : addr + size - f->dir.size);
-        return 0;
-    }
-    if (*f->broken) {
-        MF_ERROR("%s (an earlier read failed; reads of this open file are refused since)", f->broken);
-        return -1;
-    }
-    if (f->size > 1 && refresh(f, err) < 0) {
+    const mf_extents_t *map = f->mode == MODE_INPLACE ? &f->dir.map : &f->map;
+    if (read_map(map, f->read_fds, addr, size, buf, f->path, err) < 0) {
         MF_ERROR("%s", err);
         return -1;
     }
-    if (read_map(&f->map, f->read_fds, addr, size, buf, f->path, err) < 0) {
-        MF_ERROR("%s", err);
-        return -1;
-    }
+    if (f->mode == MODE_INPLACE && addr + size > f->dir.size) /* bytes beyond the committed end of file */
+        memset((char *)buf + (addr >= f->dir.size ? 0 : f->dir.size - addr), 0,
+               addr >= f->dir.size ? size : addr + size - f->dir.size);
     return 0;
+}
+
+/* a read at a file address, whatever the mode (one entry of a vector read) */
+static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    (void)type;
+    (void)dxpl;
+    return read_ready(f, addr, size) < 0 || read_range(f, addr, size, buf) < 0 ? -1 : 0;
 }
 
 /*
@@ -1292,6 +1338,7 @@ static int append_record(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, siz
 static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    (void)dxpl;
     if (f->mode != MODE_WRITE && !(f->mode == MODE_PLAIN && f->writable)) {
         MF_ERROR("%s: the file is open read-only", f->path);
         return -1;
@@ -1306,26 +1353,6 @@ static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
             return -1;
         }
         return 0;
-    }
-    if (type == H5FD_MEM_DRAW && !f->in_vector) {
-        /* collective I/O with selection I/O switched off passes MPI derived datatypes, which
-         * HDF5 hands only to its built-in drivers: refuse rather than write wrong bytes */
-        H5D_selection_io_mode_t sel  = H5D_SELECTION_IO_MODE_DEFAULT;
-        H5FD_mpio_xfer_t        xfer = H5FD_MPIO_INDEPENDENT;
-        herr_t                  got  = -1;
-        H5E_BEGIN_TRY
-        {
-            if ((got = H5Pget_selection_io(dxpl, &sel)) >= 0 && sel == H5D_SELECTION_IO_MODE_OFF)
-                got = H5Pget_dxpl_mpio(dxpl, &xfer);
-        }
-        H5E_END_TRY
-        if ((got >= 0 && sel == H5D_SELECTION_IO_MODE_OFF && xfer == H5FD_MPIO_COLLECTIVE) ||
-            derived_type_transfer(dxpl, type, size)) {
-            MF_ERROR("%s: collective transfers need selection I/O (do not call H5Pset_selection_io(..., "
-                     "H5D_SELECTION_IO_MODE_OFF)), or use independent transfers",
-                     f->path);
-            return -1;
-        }
     }
     if (size == 0)
         return 0;
@@ -1387,14 +1414,21 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     H5FD_multifile_t *f    = (H5FD_multifile_t *)_file;
     bool              coll = collective_call();
     herr_t            ret  = coll ? sync_collective(f, 0) : 0;
+    MPI_Datatype      btype = MPI_BYTE, ftype = MPI_BYTE;
+    if (ret >= 0 && call_datatypes(type, &btype, &ftype) < 0) {
+        MF_ERROR("%s: cannot get the MPI datatypes of a collective write from HDF5", f->path);
+        ret = -1;
+    }
     if (ret >= 0)
         ret = before_writes(f, type != H5FD_MEM_DRAW);
     if (ret >= 0)
-        ret = write_at(_file, type, dxpl, addr, size, buf);
+        ret = vfd_types_are_bytes(btype, ftype)
+                  ? write_at(_file, type, dxpl, addr, size, buf)
+                  : typed_transfer(f, type, true, btype, ftype, addr, size, (void *)buf);
     return coll ? sync_collective(f, ret) : ret;
 }
 
-/* vector entries are plain byte ranges: no derived-datatype check (see derived_type_transfer) */
+/* vector entries are plain byte ranges (HDF5 passes no MPI datatypes with them) */
 static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                              size_t sizes[], void *bufs[])
 {
@@ -1412,11 +1446,9 @@ static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem
     herr_t ret = coll ? sync_collective(f, 0) : 0;
     if (ret >= 0)
         ret = before_writes(f, metadata);
-    f->in_vector = true;
     /* the entries are only read from: the cast serves the shared loop */
     if (ret >= 0)
         ret = for_each_vector_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
-    f->in_vector = false;
     return coll ? sync_collective(f, ret) : ret;
 }
 
