@@ -51,16 +51,48 @@ def test_stack_has_parallel_hdf5_with_subfiling(stack, stack_descriptions):
 
 @pytest.mark.parametrize("stack", STACK_NAMES)
 def test_stack_tools(stack, stack_descriptions, tmp_path):
-    """h5dump/h5diff exist; on 2.x stacks they come from the 1.14 stack and say so."""
+    """h5dump/h5diff exist and are the stack's own HDF5's; only a 2.x stack built from a
+    source without tools/ (the crate) takes them from the 1.14 stack, says so in
+    stack.json and is flagged by `./h5stack list`."""
     desc = stack_descriptions[stack]
     proc = in_stack(stack, "h5dump --version; h5diff --version; command -v mpiexec", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == os.path.join(desc["stack_dir"], "bin", "mpiexec")
-    if desc["hdf5_series"] == "1.14":
-        assert f"Version {desc['hdf5_version']}" in proc.stdout
+    listed = subprocess.run([os.path.join(ROOT, "h5stack"), "list"], capture_output=True, text=True).stdout
+    (line,) = [ln for ln in listed.splitlines() if ln.split()[0] == stack]
+    if desc["tools"]["lender"] is None:
+        assert proc.stdout.count(f"Version {desc['hdf5_version']}") == 2, proc.stdout
+        assert desc["tools"]["hdf5_prefix"] == desc["hdf5_prefix"] and "WARNING" not in line
     else:
+        assert desc["hdf5_series"] == "2" and desc["hdf5_source"].startswith("Rust crate"), desc["hdf5_source"]
         assert desc["tools"]["lender"] == desc["mpi"] + "-hdf5-1.14" and "h5dump" in desc["tools"]["borrowed"]
         assert "Version 1.14." in proc.stdout
+        assert "WARNING: tools of HDF5 1.14" in line and "weaker fallback" in line, line
+
+
+@pytest.mark.parametrize("stack", STACK_NAMES)
+def test_the_stacks_tools_judge_a_latest_format_compound_file(stack, stack_descriptions, tmp_path):
+    """A compound dataset written through MPI-IO with H5Pset_libver_bounds(LATEST, LATEST)
+    (tests/programs/compound_latest.c): the stack's own tools read it (h5dump -H) and find
+    two such files equal (h5diff exit 0). 1.14's tools, the weaker fallback of a 2.x stack
+    built from the crate, cannot: that must show as an error (h5diff exit 2), never as
+    "no differences"."""
+    program = os.path.join(ROOT, "tests", "programs", "compound_latest.c")
+    proc = in_stack(
+        stack,
+        f"h5pcc {program} -o compound_latest\n"
+        "mpiexec -n 4 ./compound_latest a.h5\nmpiexec -n 4 ./compound_latest b.h5\n"
+        'set +e\nh5dump -H -d /d043 a.h5; echo "h5dump-status: $?"\nh5diff a.h5 b.h5; echo "h5diff-status: $?"',
+        tmp_path,
+    )
+    assert proc.returncode == 0 and "4 ranks wrote 64 records" in proc.stdout, proc.stdout + proc.stderr
+    status = {k: int(v) for k, v in re.findall(r"^(h5dump|h5diff)-status: (\d+)$", proc.stdout, re.M)}
+    if stack_descriptions[stack]["tools"]["lender"] is None:
+        assert status == {"h5dump": 0, "h5diff": 0}, proc.stdout + proc.stderr
+        assert re.search(r'DATASET "/d043" \{\s*DATATYPE\s+H5T_COMPOUND \{', proc.stdout), proc.stdout
+        assert 'H5T_STD_I32LE "id";' in proc.stdout and "DATASPACE  SIMPLE { ( 64 ) / ( 64 ) }" in proc.stdout
+    else:
+        assert status["h5dump"] != 0 and status["h5diff"] == 2, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("stack", [n for n in STACK_NAMES if not n.endswith("-multifile")])
@@ -124,6 +156,43 @@ def test_unmodified_serial_program_with_hdf5_driver_multifile(stack, tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert dumped_values(proc.stdout) == list(range(100))
+
+
+def fake_source(tmp_path, name, version, tools):
+    """A tarball with an HDF5 version and CMakeLists.txt, with or without tools/."""
+    top = tmp_path / name
+    (top / "src").mkdir(parents=True)
+    (top / "CMakeLists.txt").write_text("project(fake C)\n")
+    numbers = zip(("MAJOR", "MINOR", "RELEASE"), version.split("."))
+    (top / "src" / "H5public.h").write_text("".join(f"#define H5_VERS_{k} {v}\n" for k, v in numbers))
+    if tools:
+        (top / "tools").mkdir()
+        (top / "tools" / "CMakeLists.txt").write_text("")
+    subprocess.run(["tar", "czf", f"{top}.tar.gz", "-C", str(tmp_path), name], check=True)
+    return f"{top}.tar.gz"
+
+
+def test_tools_are_built_from_a_full_source_and_borrowed_loudly_from_the_crate(tmp_path, monkeypatch, capsys):
+    """`tools: build`: a 2.x source with tools/ builds HDF5 2.x's own h5dump/h5diff (in the
+    key) and borrows nothing; one without (the crate) falls back to 1.14's, with a warning."""
+    monkeypatch.setenv("H5STACK_HOME", str(tmp_path / "home"))
+    v114 = fake_source(tmp_path, "v114", "1.14.6", tools=True)
+    full = Stacks(tarballs={"1.14": v114, "2": fake_source(tmp_path, "full", "2.2.0", tools=True)})
+    assert full.tools_lender("2") is None
+    assert full.needed_hdf5(["mpich-hdf5-2-multifile"]) == [("2", "mpich", None), ("2", "mpich", "multifile")]
+    assert full.lenders(full.get("mpich-hdf5-2")) == []
+    own = full.hdf5_component("2", full.mpis["mpich"])
+    assert own.cmake_options["HDF5_BUILD_TOOLS"] == "ON" and {"bin/h5dump", "bin/h5diff"} <= set(own.required)
+    assert "WARNING" not in capsys.readouterr().err
+    crate = Stacks(tarballs={"1.14": v114, "2": fake_source(tmp_path, "crate", "2.2.0", tools=False)})
+    assert crate.tools_lender("2") == "1.14"
+    assert crate.needed_hdf5(["mpich-hdf5-2"]) == [("1.14", "mpich", None), ("2", "mpich", None)]
+    assert crate.lenders(crate.get("mpich-hdf5-2-multifile")) == ["mpich-hdf5-1.14", "mpich-hdf5-2"]
+    borrowing = crate.hdf5_component("2", crate.mpis["mpich"])
+    assert borrowing.cmake_options["HDF5_BUILD_TOOLS"] == "OFF" and "bin/h5dump" not in borrowing.required
+    assert borrowing.key != own.key
+    err = capsys.readouterr().err
+    assert "WARNING: HDF5 2: the user tarball" in err and "carries no tools/" in err and "weaker fallback" in err
 
 
 TWINS = [n for n in STACK_NAMES if n.endswith("-multifile")]

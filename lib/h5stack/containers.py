@@ -12,8 +12,9 @@ exported relocatable into one directory per stack, /opt/h5stack/<stack> in the i
   needed and the host's install paths mean nothing inside the image;
 - text files naming a host prefix (h5pcc, pkg-config and CMake files) name the
   stack's directory in the image instead;
-- the stack's borrowed programs (2.x stacks: HDF5's tools of the 1.14 build; patched
-  twins: h5mf of the base stack) become wrappers of the same program in the image.
+- the stack's borrowed programs (a 2.x stack built from the crate: HDF5's tools of the
+  1.14 build; patched twins: h5mf of the base stack) become wrappers of the same program
+  in the image.
 
 The image's base is a Debian 12 made with debootstrap (apptainer.ensure_base: offline,
 no registry) unless --base docker://... is given. Images are cached in images/ keyed by

@@ -17,6 +17,7 @@ no network. The result is an unpacked source tree and the sha256 of what it came
 from (part of the build's cache key).
 """
 
+import functools
 import glob
 import hashlib
 import os
@@ -74,6 +75,12 @@ class Source:
         self.sha256 = sha256
         self.origin = origin
         self.subdir = subdir
+
+    @functools.cached_property
+    def has_tools(self):
+        """The tree carries HDF5's tools (tools/CMakeLists.txt): a release and Debian's
+        source package do, the 2.x crate does not."""
+        return read_member(self.archive, f"{self.subdir + '/' if self.subdir else ''}tools/CMakeLists.txt") is not None
 
     def unpack(self, dest):
         """Unpack into dest and return the directory holding the top CMakeLists.txt."""

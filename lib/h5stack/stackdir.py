@@ -69,16 +69,16 @@ def _python_path(registry, stack):
 
 
 def _borrow_tools(registry, stack, hdf5, tmp):
-    """Wrappers of the HDF5 tools a stack takes from another series (stacks.yaml `tools:
-    {from_series}`): (stack.json's `tools`, the wrappers written)."""
-    tools = stack.spec.get("tools")
-    if not isinstance(tools, dict):
+    """Wrappers of the HDF5 tools a stack takes from another series (stacks.yaml
+    `tools_fallback`, for a source without tools/): (stack.json's `tools`, the wrappers)."""
+    series = registry.tools_lender(stack.series)
+    if not series:
         return {"hdf5_version": hdf5.version, "hdf5_prefix": hdf5.prefix, "lender": None, "borrowed": []}, []
-    tools_from = registry.hdf5_component(str(tools["from_series"]), stack.mpi)
+    tools_from = registry.hdf5_component(series, stack.mpi)
     own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
     # a borrowed tool runs on its own libhdf5: it must load the plugins built against
     # that library (the lending stack's), never this stack's (two libhdf5 in one process)
-    lender = registry.get(f"{stack.mpi.name}-hdf5-{tools['from_series']}")
+    lender = registry.get(f"{stack.mpi.name}-hdf5-{series}")
     plugins = {"HDF5_PLUGIN_PATH": os.path.join(lender.dir, "plugins")}
     wrappers = [
         write_wrapper(

@@ -81,6 +81,7 @@ class Stacks:
                         stack = Stack(self.mpis[mpi_name], series, spec, variant, twin)
                         self.stacks[stack.name] = stack
         self._sources = {}
+        self._tools = {}
         self._hdf5 = {}
         self._packages = {}
         self._python = {}
@@ -100,6 +101,24 @@ class Stacks:
             info(f"HDF5 {series}: source is the {self._sources[series].origin}")
         return self._sources[series]
 
+    def tools_lender(self, series):
+        """None when a series' stacks carry the HDF5 tools of their own build (stacks.yaml
+        `tools: build`, from a source with tools/), else the series whose tools they take:
+        `tools_fallback`, for a source without tools/ (the 2.x crate), said loudly."""
+        if series not in self._tools:
+            spec, src = self.series[series], self.source(series)
+            lender = None
+            if spec.get("tools") == "build" and not src.has_tools:
+                lender = (spec.get("tools_fallback") or {}).get("from_series")
+                if lender is None:
+                    raise StepError(
+                        f"HDF5 {series}: the {src.origin} has no tools/ and stacks.yaml names no tools_fallback"
+                    )
+                lender = str(lender)
+                _warn_borrowed_tools(series, src, lender)
+            self._tools[series] = lender
+        return self._tools[series]
+
     def hdf5_component(self, series, mpi, variant=None):
         key = (series, mpi.name, variant)
         if key in self._hdf5:
@@ -107,7 +126,7 @@ class Stacks:
         spec = self.series[series]
         src = self.source(series)
         mpi_check = mpi.check()
-        tools = spec.get("tools") == "build"
+        tools = spec.get("tools") == "build" and src.has_tools
         options = {k: str(v) for k, v in self.config["hdf5_cmake_options"].items()}
         options.update(
             CMAKE_C_COMPILER=mpi.command("mpicc"),
@@ -214,6 +233,7 @@ class Stacks:
         pkg = os.path.basename(pkg_dir)
         inputs = {
             "source_tree_sha256": build.tree_sha256(pkg_dir),
+            "vfd_common_sha256": build.tree_sha256(paths.VFD_COMMON_DIR),
             "hdf5_key": hdf5.key,
             **toolchain(),
             **stack.mpi.identity(),
@@ -232,7 +252,7 @@ class Stacks:
             name=f"{pkg}-{stack.name}",
             label=f"{pkg} ({stack.name})",
             inputs=inputs,
-            prepare=lambda work: build.copy_source(pkg_dir, work),
+            prepare=lambda work: build.copy_package(pkg_dir, paths.VFD_COMMON_DIR, work),
             cmake_options=options,
             env={"CC": stack.mpi.command("mpicc"), **stack.mpi.run_env()},
             keep_build=True,
@@ -254,8 +274,8 @@ class Stacks:
     def lenders(self, stack):
         """The stacks this one borrows from: the one whose HDF5 tools it takes (their
         plugins go with them), a twin's base; lenders first."""
-        tools = stack.spec.get("tools")
-        names = [f"{stack.mpi.name}-hdf5-{tools['from_series']}"] if isinstance(tools, dict) else []
+        lender = self.tools_lender(stack.series)
+        names = [f"{stack.mpi.name}-hdf5-{lender}"] if lender else []
         return names + ([stack.base_name] if stack.variant else [])
 
     def needed_stacks(self, names):
@@ -274,8 +294,8 @@ class Stacks:
         order = []
         for name in self.needed_stacks(names):
             stack = self.get(name)
-            tools = stack.spec.get("tools")
-            deps = [(str(tools["from_series"]), stack.mpi.name, None)] if isinstance(tools, dict) else []
+            lender = self.tools_lender(stack.series)
+            deps = [(lender, stack.mpi.name, None)] if lender else []
             for item in deps + [(stack.series, stack.mpi.name, stack.variant)]:
                 if item not in order:
                     order.append(item)
@@ -316,7 +336,21 @@ class Stacks:
         reason = build.verify(desc["hdf5_prefix"], os.path.basename(desc["hdf5_prefix"]).rsplit("-", 1)[-1])
         if reason:
             return False, f"HDF5 install damaged: {reason}"
-        return True, f"HDF5 {desc['hdf5_version']}, {desc['mpi_description']} {desc['mpi_version']}"
+        detail = f"HDF5 {desc['hdf5_version']}, {desc['mpi_description']} {desc['mpi_version']}"
+        if desc["tools"].get("lender"):
+            detail += f"; WARNING: tools of HDF5 {desc['tools']['hdf5_version']} ({desc['tools']['lender']}), a weaker fallback"
+        return True, detail
+
+
+def _warn_borrowed_tools(series, src, lender):
+    for line in (
+        f"HDF5 {series}: the {src.origin} carries no tools/ (h5dump, h5diff, ...):",
+        f"  the HDF5 {series} stacks take the tools of the HDF5 {lender} stacks of the same MPI, a weaker fallback:",
+        f"  they cannot read every HDF5 {series} file (a compound dataset written with the latest format",
+        "  bounds: h5dump fails, h5diff exits 2). A full source gives the stacks their own tools:",
+        f"  Debian's source package when the archive serves it, or `./h5stack setup --tarball {series}=PATH`.",
+    ):
+        info(f"WARNING: {line}")
 
 
 def _unpack_patched(src, patches, work):

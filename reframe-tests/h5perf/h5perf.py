@@ -4,9 +4,9 @@ stack and file-system kind of the partition: POSIX, MPI-IO and parallel HDF5 (MP
 driver) write and read the same bytes in one job, and the check records each API's
 average write and read throughput and the ratios of parallel HDF5 to MPI-IO and POSIX.
 
-h5perf must be the stack's own: a stack whose HDF5 tools come from another HDF5 (here
-the 2.x stacks: the 2.x sources of the local builder ship no tools/, so its tools are
-the 1.14 build's) is skipped with that reason, and the sanity checks that h5perf
+h5perf must be the stack's own: a stack whose HDF5 tools come from another HDF5 (a
+local 2.x stack built from a source without tools/, the crate: its tools are the 1.14
+build's) is skipped with that reason, and the sanity checks that h5perf
 reports the environment's HDF5 version. Files go to the file system under test
 (HDF5_PARAPREFIX). References only catch a collapse locally; PLACEHOLDERS on clusters.
 """
