@@ -178,8 +178,9 @@ def test_image_runs_equal_to_the_stack_outside(flavour, model, tmp_path):
 @ROOT_ONLY
 @pytest.mark.parametrize("flavour", containers.FLAVOURS)
 def test_borrowed_tools_in_the_image_load_plugins_of_their_own_library(flavour, tmp_path):
-    """In the image too, `HDF5_DRIVER=multifile h5dump` of the 2.x stack (1.14's h5dump)
-    maps one libhdf5: the wrapper points it at the 1.14 stack's plugins."""
+    """In the image too, `HDF5_DRIVER=multifile h5dump` of the 2.x stack maps one libhdf5:
+    its own h5dump, or 1.14's borrowed from a crate-built stack, whose wrapper points it
+    at the 1.14 stack's plugins."""
     script = (
         "mpiexec -n 2 h5pwrite3dc m.h5 8 2 --size 64 --chunk 32 --quiet --no-limits --driver multifile >/dev/null\n"
         "HDF5_DRIVER=multifile LD_DEBUG=files h5dump -H m.h5 2>ld.txt\n"

@@ -34,7 +34,7 @@ def test_h5pcc_and_mpiexec_just_work(stack, stack_descriptions, tmp_path):
     assert f"hdf5-library: {desc['hdf5_version']}" in proc.stdout
     (mpi_line,) = re.findall(r"^mpi-library: (.*)$", proc.stdout, re.M)
     assert desc["mpi_library_signature"] in mpi_line
-    # the file is read back by the stack's h5dump (borrowed from 1.14 on 2.x stacks)
+    # the file is read back by the stack's h5dump (1.14's on a 2.x stack built from the crate)
     assert re.search(r"DATA \{\s*\(0\): 0, 1, 2, 3\s*\}", proc.stdout), proc.stdout
 
 
@@ -98,8 +98,8 @@ def test_the_stacks_tools_judge_a_latest_format_compound_file(stack, stack_descr
 @pytest.mark.parametrize("stack", [n for n in STACK_NAMES if not n.endswith("-multifile")])
 def test_tools_load_plugins_of_their_own_library(stack, stack_descriptions, tmp_path):
     """HDF5_DRIVER=multifile h5dump of a multifile directory: the tool loads the plugin
-    built against its own libhdf5, so one libhdf5 is mapped in the process (on 2.x
-    stacks the tools are 1.14's: the lending stack's plugins, not this stack's)."""
+    built against its own libhdf5, so one libhdf5 is mapped in the process (on a 2.x
+    stack that borrows 1.14's tools: the lending stack's plugins, not this stack's)."""
     proc = in_stack(
         stack,
         "mpiexec -n 2 h5pwrite3dc m.h5 8 2 --size 64 --chunk 32 --quiet --no-limits --driver multifile >/dev/null\n"
