@@ -202,6 +202,14 @@ def copy_source(tree, work):
     return src
 
 
+def copy_package(tree, common, work):
+    """copy_source of a package of packages/, with the shared tree `common` beside it
+    (work/<its name>), where the package's CMake project finds it (../<its name>)."""
+    src = copy_source(tree, work)
+    shutil.copytree(common, os.path.join(work, os.path.basename(common)), ignore=shutil.ignore_patterns("build"))
+    return src
+
+
 def first_line(cmd):
     """First line of a command's output, or '' when it cannot run (part of keys)."""
     try:

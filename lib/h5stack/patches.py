@@ -4,7 +4,8 @@
 patches/hdf5-<series>-multifile.patch is generated, never edited: it is the
 difference between HDF5's pristine source (the stack's source for that series) and
 the same tree with
-  - packages/hdf5-vfd-multifile/src/* and include/H5FDmultifile.h copied into src/
+  - packages/hdf5-vfd-multifile/src/*, include/H5FDmultifile.h and the C shared by
+    the drivers (packages/vfd-common/*.c, *.h) copied into src/
     (every .c wrapped in `#ifdef H5_HAVE_PARALLEL`, with H5_MULTIFILE_BUILTIN defined
     so the plugin entry points stay out of libhdf5),
   - those sources and the public header listed in src/CMakeLists.txt, which refuses a
@@ -27,6 +28,7 @@ from . import generated, paths
 from .ui import StepError
 
 PACKAGE = os.path.join(paths.PACKAGES_DIR, "hdf5-vfd-multifile")
+COMMON = paths.VFD_COMMON_DIR  # the C it shares with the DSM driver
 HEADER = "/* Generated from packages/hdf5-vfd-multifile by `./h5stack patches`: edit it there. */\n"
 
 
@@ -52,14 +54,15 @@ def _insert_before(text, anchor, addition, what):
 def modified_files(root):
     """{relative path: new text} of the files the patch adds or changes in tree `root`."""
     files = {}
-    sources = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.c")))
+    sources = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.c"))) + sorted(glob.glob(os.path.join(COMMON, "*.c")))
     for path in sources:
         body = open(path).read()
         files[f"src/{os.path.basename(path)}"] = (
             HEADER + '#include "H5pubconf.h"\n#ifdef H5_HAVE_PARALLEL\n#define H5_MULTIFILE_BUILTIN 1\n'
             + body + "#endif /* H5_HAVE_PARALLEL */\n"
         )  # fmt: skip
-    for path in sorted(glob.glob(os.path.join(PACKAGE, "src", "*.h"))) + [
+    headers = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.h"))) + sorted(glob.glob(os.path.join(COMMON, "*.h")))
+    for path in headers + [
         os.path.join(PACKAGE, "include", "H5FDmultifile.h")
     ]:
         files[f"src/{os.path.basename(path)}"] = HEADER + open(path).read()

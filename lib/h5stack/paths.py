@@ -14,6 +14,8 @@ PYTHON_STACK_REQUIREMENTS = os.path.join(ROOT, "requirements", "python-stacks.tx
 PYTHON_PACKAGE_DIR = os.path.join(ROOT, "python")
 STACKS_FILE = os.path.join(ROOT, "stacks.yaml")
 PACKAGES_DIR = os.path.join(ROOT, "packages")
+# C shared by the drivers, built into each package beside it (no CMake project of its own)
+VFD_COMMON_DIR = os.path.join(PACKAGES_DIR, "vfd-common")
 PATCHES_DIR = os.path.join(ROOT, "patches")
 SITE_CONFIGS = os.path.join(ROOT, "site-configs")
 REFRAME_TESTS = os.path.join(ROOT, "reframe-tests")

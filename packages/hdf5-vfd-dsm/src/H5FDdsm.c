@@ -20,6 +20,8 @@
 
 #include "dsm_driver.h"
 #include "dsm_link.h"
+#include "vfd_datatype.h"
+#include "vfd_mpihandle.h"
 
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
@@ -37,18 +39,19 @@
 typedef enum { MODE_CLIENT, MODE_HOST } dsm_mode_t;
 
 typedef struct {
-    H5FD_t     pub; /* public part, must be first */
+    H5FD_t     pub;        /* public part, must be first */
+    MPI_File   mpi_handle; /* for HDF5's atomicity calls (vfd_mpihandle.h) */
     MPI_Comm   comm;
     MPI_Info   info;
     int        rank, size;
     char      *name;
     dsm_mode_t mode;
     int        writable;
-    bool       in_vector; /* inside dsm_write_vector/read_vector: entries are plain byte ranges */
     haddr_t    eoa, eof;
     uint64_t   step;
     dsm_link_t *link;
 } H5FD_dsm_t;
+VFD_MPI_HANDLE_FIRST(H5FD_dsm_t, mpi_handle);
 
 /* options of a fapl: by H5Pset_fapl_dsm (driver info) or the configuration string */
 typedef struct {
@@ -65,6 +68,8 @@ typedef struct {
  * independent. Exported by libhdf5 1.14 and 2.x, declared in its private headers only.
  */
 H5_DLL herr_t H5CX_get_io_xfer_mode(H5FD_mpio_xfer_t *io_xfer_mode);
+/* and the MPI datatypes of a collective raw-data transfer (see vfd_datatype.h) */
+H5_DLL herr_t H5CX_get_mpi_coll_datatypes(MPI_Datatype *btype, MPI_Datatype *ftype);
 
 static hid_t      H5FD_DSM_g           = H5I_INVALID_HID;
 static hid_t      dsm_err_class_g      = H5I_INVALID_HID;
@@ -390,6 +395,7 @@ static void free_file(H5FD_dsm_t *f)
 {
     if (!f)
         return;
+    vfd_mpi_handle_close(&f->mpi_handle);
     if (f->comm != MPI_COMM_NULL)
         MPI_Comm_free(&f->comm);
     if (f->info != MPI_INFO_NULL)
@@ -550,8 +556,10 @@ static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t
         DSM_ERROR("%s: out of memory", name);
         return NULL;
     }
-    f->comm = MPI_COMM_NULL;
-    f->info = MPI_INFO_NULL;
+    f->comm       = MPI_COMM_NULL;
+    f->info       = MPI_INFO_NULL;
+    f->mpi_handle = MPI_FILE_NULL;
+    vfd_mpi_handle_open(&f->mpi_handle); /* without it, HDF5's atomicity calls fail with MPI's error */
     MPI_Info_create(&f->info); /* HDF5 takes a null info for an error (H5Fget_access_plist) */
     if (host_link_g)
         return open_host(f, flags);
@@ -621,71 +629,93 @@ static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type)
 }
 
 /*
- * HDF5 hands a collective raw-data transfer to a driver as MPI derived datatypes (kept
- * in its private context, readable by its built-in drivers only) when selection I/O is
- * off: switched off by the application, or for reads of chunks that fit the chunk
- * cache. Such a transfer arrives outside the vector callbacks with a byte count of 1:
- * refuse it rather than move one byte and report success (as the multifile driver).
+ * The MPI datatypes of this call, where HDF5's MPI-IO driver takes them: a collective
+ * raw-data transfer outside the vector callbacks carries a buffer and a file datatype
+ * in HDF5's API context (both MPI_BYTE, `size` then counting bytes, unless HDF5 built
+ * derived types for it: selection I/O off, by the application or by HDF5 for the call).
  */
-static bool derived_type_transfer(const H5FD_dsm_t *f, hid_t dxpl, H5FD_mem_t type, size_t size)
+static int call_datatypes(H5FD_mem_t type, MPI_Datatype *btype, MPI_Datatype *ftype)
 {
-    if (f->in_vector || type != H5FD_MEM_DRAW || size != 1 || dxpl == H5P_DEFAULT)
-        return false;
-    H5FD_mpio_xfer_t xfer = H5FD_MPIO_INDEPENDENT;
-    herr_t           got  = -1;
-    H5E_BEGIN_TRY { got = H5Pget_dxpl_mpio(dxpl, &xfer); }
-    H5E_END_TRY
-    return got >= 0 && xfer == H5FD_MPIO_COLLECTIVE;
+    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
+    *btype = *ftype = MPI_BYTE;
+    if (type != H5FD_MEM_DRAW || H5CX_get_io_xfer_mode(&mode) < 0 || mode != H5FD_MPIO_COLLECTIVE)
+        return 0;
+    return H5CX_get_mpi_coll_datatypes(btype, ftype) < 0 ? -1 : 0;
 }
 
-static herr_t dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+/*
+ * Every transfer is a batch of pieces issued to the servers in one access epoch each
+ * and completed together (dsm_store_issue_*, dsm_store_complete): one piece for plain
+ * bytes, many for a vector or a transfer described by MPI datatypes.
+ */
+static int get_piece(void *file, uint64_t at, void *mem, size_t len)
 {
-    H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
+    H5FD_dsm_t *f = file;
     char        err[DSM_ERR_SIZE];
-    if (derived_type_transfer(f, dxpl, type, size)) {
-        DSM_ERROR("%s: HDF5 passed a collective transfer as MPI derived datatypes, which only its built-in "
-                  "drivers can handle: keep selection I/O on, give the dataset no chunk cache "
-                  "(H5Pset_chunk_cache(dapl, 0, 0, 1.0)), or transfer independently",
-                  f->name);
-        return -1;
-    }
-    if (addr > DSM_MAXADDR || size > DSM_MAXADDR - addr) {
-        DSM_ERROR("%s: read of %zu bytes at %" PRIuHADDR " overflows the address space", f->name, size, addr);
+    if (at > DSM_MAXADDR || len > DSM_MAXADDR - at) {
+        DSM_ERROR("%s: read of %zu bytes at %" PRIu64 " overflows the address space", f->name, len, at);
         return -1;
     }
     /* a file being written is read where it lies; a complete one ends at its size (zeros
      * beyond, as sec2); and nothing lies beyond the DSM */
     uint64_t end = f->writable ? f->link->store.layout.total : f->eof;
-    size_t   n   = addr >= end ? 0 : (size > end - addr ? (size_t)(end - addr) : size);
-    if (n && dsm_store_get(&f->link->store, addr, buf, n, err, sizeof err) < 0) {
+    size_t   n   = at >= end ? 0 : (len > end - at ? (size_t)(end - at) : len);
+    memset((char *)mem + n, 0, len - n);
+    if (n && dsm_store_issue_get(&f->link->store, at, mem, n, err, sizeof err) < 0) {
         DSM_ERROR("%s: %s", f->name, err);
         return -1;
     }
-    memset((char *)buf + n, 0, size - n);
     return 0;
 }
 
-/* a write at a DSM address (also one entry of a vector write) */
-static herr_t put_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+static int put_piece(void *file, uint64_t at, void *mem, size_t len)
 {
-    H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
+    H5FD_dsm_t *f = file;
     char        err[DSM_ERR_SIZE];
     if (!f->writable) {
         DSM_ERROR("%s: the file is open read-only", f->name);
         return -1;
     }
-    if (derived_type_transfer(f, dxpl, type, size)) {
-        DSM_ERROR("%s: HDF5 passed a collective write as MPI derived datatypes, which only its built-in drivers "
-                  "can handle: keep selection I/O on (no H5Pset_selection_io(..., H5D_SELECTION_IO_MODE_OFF)), "
-                  "or write independently",
-                  f->name);
-        return -1;
-    }
-    if (dsm_store_put(&f->link->store, addr, buf, size, err, sizeof err) < 0) {
+    if (dsm_store_issue_put(&f->link->store, at, mem, len, err, sizeof err) < 0) {
         DSM_ERROR("%s: %s", f->name, err);
         return -1;
     }
     return 0;
+}
+
+/* the end of a batch: every piece issued is complete (also after a failed one) */
+static herr_t complete(H5FD_dsm_t *f, int status)
+{
+    char err[DSM_ERR_SIZE];
+    if (dsm_store_complete(&f->link->store, err, sizeof err) < 0) {
+        DSM_ERROR("%s: %s", f->name, err);
+        return -1;
+    }
+    return status < 0 ? -1 : 0;
+}
+
+/* one call's transfer: bytes, or `size` elements of btype against the file view (addr, ftype) */
+static herr_t transfer(H5FD_dsm_t *f, H5FD_mem_t type, bool writing, haddr_t addr, size_t size, void *buf)
+{
+    MPI_Datatype btype, ftype;
+    vfd_piece_fn piece = writing ? put_piece : get_piece;
+    char         err[VFD_ERR_SIZE];
+    if (call_datatypes(type, &btype, &ftype) < 0) {
+        DSM_ERROR("%s: cannot get the MPI datatypes of a collective transfer from HDF5", f->name);
+        return -1;
+    }
+    if (vfd_types_are_bytes(btype, ftype))
+        return complete(f, piece(f, addr, buf, size));
+    int rc = vfd_typed_transfer(btype, size, buf, ftype, addr, piece, f, err);
+    if (rc < 0)
+        DSM_ERROR("%s: a collective %s described by MPI datatypes: %s", f->name, writing ? "write" : "read", err);
+    return complete(f, rc);
+}
+
+static herr_t dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    (void)dxpl;
+    return transfer((H5FD_dsm_t *)_file, type, false, addr, size, buf);
 }
 
 /* Is the current call collective? Then every rank of the file makes it (HDF5's rule for
@@ -722,41 +752,35 @@ static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr
     H5FD_dsm_t *f    = (H5FD_dsm_t *)_file;
     bool        coll = collective_call();
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
+    (void)dxpl;
     if (ret >= 0)
-        ret = put_at(_file, type, dxpl, addr, size, buf);
+        ret = transfer(f, type, true, addr, size, (void *)buf);
     return coll ? sync_collective(f, ret) : ret;
 }
 
-/* vectors: a size of 0 / a type of H5FD_MEM_NOLIST ends its array; the previous entry
- * then holds for the remaining elements (HDF5's compact convention) */
-static herr_t each_entry(H5FD_dsm_t *f, bool writing, hid_t dxpl, uint32_t count, H5FD_mem_t types[],
-                         haddr_t addrs[], size_t sizes[], void *bufs[])
+/* vectors: a size of 0 ends its array, the previous size then holds for the remaining
+ * entries (HDF5's compact convention); the memory types do not matter here */
+static herr_t each_entry(H5FD_dsm_t *f, bool writing, uint32_t count, haddr_t addrs[], size_t sizes[], void *bufs[])
 {
-    size_t     size = 0;
-    H5FD_mem_t type = H5FD_MEM_DEFAULT;
-    bool       fixed_size = false, fixed_type = false;
-    herr_t     ret = 0;
-    f->in_vector   = true;
+    size_t size       = 0;
+    bool   fixed_size = false;
+    herr_t ret        = 0;
     for (uint32_t i = 0; i < count && ret >= 0; i++) {
         if (!fixed_size && (i == 0 || sizes[i] != 0))
             size = sizes[i];
         else
             fixed_size = true;
-        if (!fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
-            type = types[i];
-        else
-            fixed_type = true;
-        ret = writing ? put_at((H5FD_t *)f, type, dxpl, addrs[i], size, bufs[i])
-                      : dsm_read((H5FD_t *)f, type, dxpl, addrs[i], size, bufs[i]);
+        ret = writing ? put_piece(f, addrs[i], bufs[i], size) : get_piece(f, addrs[i], bufs[i], size);
     }
-    f->in_vector = false;
-    return ret;
+    return complete(f, ret);
 }
 
 static herr_t dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                               size_t sizes[], void *bufs[])
 {
-    return each_entry((H5FD_dsm_t *)file, false, dxpl, count, types, addrs, sizes, bufs);
+    (void)dxpl;
+    (void)types;
+    return each_entry((H5FD_dsm_t *)file, false, count, addrs, sizes, bufs);
 }
 
 static herr_t dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
@@ -765,13 +789,14 @@ static herr_t dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_me
     H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
     bool        coll = collective_call();
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
+    (void)dxpl;
+    (void)types;
     /* the entries are only read from: the cast serves the shared loop */
     if (ret >= 0)
-        ret = each_entry(f, true, dxpl, count, types, addrs, sizes, (void **)bufs);
+        ret = each_entry(f, true, count, addrs, sizes, (void **)bufs);
     return coll ? sync_collective(f, ret) : ret;
 }
 
-/* HDF5 truncates collectively at every flush and close: the file's size is its EOA */
 static herr_t dsm_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 {
     H5FD_dsm_t *f = (H5FD_dsm_t *)_file;

@@ -137,7 +137,8 @@ typedef enum { PUT, GET } dir_t;
 #define DSM_MAX_MESSAGE (4u << 20)
 #endif
 
-static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len, char *err, size_t elen)
+/* issue the runs of one transfer, locking each server it touches (once per batch) */
+static int issue(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len, char *err, size_t elen)
 {
     const dsm_layout_t *l = &s->layout;
     if (len == 0)
@@ -149,7 +150,6 @@ static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t 
         return -1;
     }
     int rc = MPI_SUCCESS;
-    /* lock every server the transfer touches, issue all runs, then unlock (completes them) */
     for (size_t done = 0; done < len && rc == MPI_SUCCESS;) {
         int      server;
         uint64_t off, run;
@@ -170,7 +170,21 @@ static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t 
                             : MPI_Get(buf + done, (int)n, MPI_BYTE, target, (MPI_Aint)off, (int)n, MPI_BYTE, s->win);
         done += n;
     }
-    for (int server = 0; server < l->nservers; server++)
+    if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int  n = 0;
+        MPI_Error_string(rc, text, &n);
+        snprintf(err, elen, "one-sided %s of %zu bytes at %" PRIu64 " failed: %s", dir == PUT ? "write" : "read", len,
+                 addr, text);
+        return -1;
+    }
+    return 0;
+}
+
+int dsm_store_complete(dsm_store_t *s, char *err, size_t elen)
+{
+    int rc = MPI_SUCCESS;
+    for (int server = 0; server < s->layout.nservers; server++)
         if (s->locked[server]) {
             int urc = MPI_Win_unlock(s->first_server + server, s->win);
             if (rc == MPI_SUCCESS)
@@ -181,11 +195,30 @@ static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t 
         char text[MPI_MAX_ERROR_STRING];
         int  n = 0;
         MPI_Error_string(rc, text, &n);
-        snprintf(err, elen, "one-sided %s of %zu bytes at %" PRIu64 " failed: %s", dir == PUT ? "write" : "read", len,
-                 addr, text);
+        snprintf(err, elen, "completing one-sided transfers failed: %s", text);
         return -1;
     }
     return 0;
+}
+
+/* one transfer, complete when it returns: the servers' locks are released (whatever
+ * happened; an issue's error is the one kept) */
+static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len, char *err, size_t elen)
+{
+    char later[256];
+    int  rc   = issue(s, dir, addr, buf, len, err, elen);
+    int  done = dsm_store_complete(s, rc < 0 ? later : err, rc < 0 ? sizeof later : elen);
+    return rc < 0 || done < 0 ? -1 : 0;
+}
+
+int dsm_store_issue_put(dsm_store_t *s, uint64_t addr, const void *buf, size_t len, char *err, size_t elen)
+{
+    return issue(s, PUT, addr, (char *)buf, len, err, elen);
+}
+
+int dsm_store_issue_get(dsm_store_t *s, uint64_t addr, void *buf, size_t len, char *err, size_t elen)
+{
+    return issue(s, GET, addr, buf, len, err, elen);
 }
 
 int dsm_store_put(dsm_store_t *s, uint64_t addr, const void *buf, size_t len, char *err, size_t elen)

@@ -44,5 +44,11 @@ void dsm_store_close(dsm_store_t *store);
 /* One-sided transfers of len bytes at file address addr (any rank, no server action). */
 int dsm_store_put(dsm_store_t *store, uint64_t addr, const void *buf, size_t len, char *err, size_t errlen);
 int dsm_store_get(dsm_store_t *store, uint64_t addr, void *buf, size_t len, char *err, size_t errlen);
+/* a batch of transfers in one access epoch per server (many small pieces of one call):
+ * issue them, then complete them all; a get's bytes and a put's source are only read
+ * or free again after dsm_store_complete, which is needed after a failed issue too */
+int dsm_store_issue_put(dsm_store_t *store, uint64_t addr, const void *buf, size_t len, char *err, size_t errlen);
+int dsm_store_issue_get(dsm_store_t *store, uint64_t addr, void *buf, size_t len, char *err, size_t errlen);
+int dsm_store_complete(dsm_store_t *store, char *err, size_t errlen);
 
 #endif
