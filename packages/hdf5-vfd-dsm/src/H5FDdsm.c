@@ -125,6 +125,7 @@ static herr_t  dsm_query(const H5FD_t *file, unsigned long *flags);
 static haddr_t dsm_get_eoa(const H5FD_t *file, H5FD_mem_t type);
 static herr_t  dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
 static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type);
+static herr_t  dsm_get_handle(H5FD_t *file, hid_t fapl, void **handle);
 static herr_t  dsm_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
 static herr_t  dsm_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
 static herr_t  dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
@@ -161,7 +162,7 @@ static const H5FD_class_t H5FD_dsm_g = {
     dsm_get_eoa,           /* get_eoa              */
     dsm_set_eoa,           /* set_eoa              */
     dsm_get_eof,           /* get_eof              */
-    NULL,                  /* get_handle           */
+    dsm_get_handle,        /* get_handle           */
     dsm_read,              /* read                 */
     dsm_write,             /* write                */
     dsm_read_vector,       /* read_vector          */
@@ -619,6 +620,18 @@ static herr_t dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
     (void)type;
     ((H5FD_dsm_t *)file)->eoa = addr;
     return 0;
+}
+
+/* H5Fget_vfd_handle: the file is in the servers' memory; an error, never a wrong handle
+ * (an MPI-IO program would take any pointer for an MPI_File) */
+static herr_t dsm_get_handle(H5FD_t *file, hid_t fapl, void **handle)
+{
+    (void)fapl;
+    *handle = NULL;
+    DSM_ERROR("%s: no file handle to give: a DSM file lives in the memory of the server ranks, not in an MPI or "
+              "POSIX file",
+              ((H5FD_dsm_t *)file)->name);
+    return -1;
 }
 
 /* as HDF5's mpio driver: known at open and at each truncate, the same on every rank */

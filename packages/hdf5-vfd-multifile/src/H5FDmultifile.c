@@ -192,6 +192,7 @@ static herr_t   mf_query(const H5FD_t *file, unsigned long *flags);
 static haddr_t  mf_get_eoa(const H5FD_t *file, H5FD_mem_t type);
 static herr_t   mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
 static haddr_t  mf_get_eof(const H5FD_t *file, H5FD_mem_t type);
+static herr_t   mf_get_handle(H5FD_t *file, hid_t fapl, void **handle);
 static herr_t   mf_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
 static herr_t   mf_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
 static herr_t   mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
@@ -230,7 +231,7 @@ static const H5FD_class_t H5FD_multifile_g = {
     mf_get_eoa,                  /* get_eoa              */
     mf_set_eoa,                  /* set_eoa              */
     mf_get_eof,                  /* get_eof              */
-    NULL,                        /* get_handle           */
+    mf_get_handle,               /* get_handle           */
     mf_read,                     /* read                 */
     mf_write,                    /* write                */
     mf_read_vector,              /* read_vector          */
@@ -1358,6 +1359,18 @@ static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
         return 0;
     int extended = extend_run(f, type, addr, size, buf);
     return extended <= 0 ? extended : append_record(f, type, addr, size, buf);
+}
+
+/* H5Fget_vfd_handle: no one handle holds a multifile file; an error, never a wrong one
+ * (an MPI-IO program would take any pointer for an MPI_File) */
+static herr_t mf_get_handle(H5FD_t *_file, hid_t fapl, void **handle)
+{
+    (void)fapl;
+    *handle = NULL;
+    MF_ERROR("%s: no file handle to give: a multifile file is a directory of per-rank files, not one MPI or POSIX "
+             "file (read it through HDF5, or reconstruct it with h5mf merge first)",
+             ((H5FD_multifile_t *)_file)->path);
+    return -1;
 }
 
 static haddr_t mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)
