@@ -17,6 +17,9 @@
  *   hdf5-mpio        H5Dwrite of a 1-D dataset with HDF5's MPI-IO driver (collective)
  *   hdf5-subfiling   the same with HDF5's subfiling driver
  *   hdf5-multifile   the same with the multifile driver (linked: H5Pset_fapl_multifile)
+ *   hdf5-mpio-seloff, hdf5-multifile-seloff   the same writes with selection I/O off
+ *                    (H5Pset_selection_io): HDF5 describes each by MPI datatypes, which
+ *                    each driver carries out (MPI-IO through a file view)
  *   hdf5-multifile-plugin  the same, the driver selected by name through HDF5's plugin
  *                    loader (HDF5_PLUGIN_PATH), as HDF5_DRIVER=multifile does; next to
  *                    hdf5-multifile in alternating order (the first run registers it),
@@ -72,7 +75,7 @@ typedef struct {
     int         n;
 } result_t;
 
-static result_t results[16];
+static result_t results[24];
 static int      nresults;
 
 static void die(const char *what)
@@ -236,7 +239,7 @@ static hid_t fapl_for(const char *driver, const char *options)
     return fapl;
 }
 
-static void hdf5_write(const char *kernel, const char *driver, const char *file)
+static void hdf5_write(const char *kernel, const char *driver, const char *file, int selection_off)
 {
     char    p[PATH_MAX];
     hsize_t total = per_rank * (uint64_t)size, count = block;
@@ -247,6 +250,8 @@ static void hdf5_write(const char *kernel, const char *driver, const char *file)
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), dxpl = H5Pcreate(H5P_DATASET_XFER);
     check_h5(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
     check_h5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+    if (selection_off)
+        check_h5(H5Pset_selection_io(dxpl, H5D_SELECTION_IO_MODE_OFF), "H5Pset_selection_io");
     /* a file of ours, never one through a planted link (multifile makes its directory anew) */
     if (rank == 0 && (!strcmp(driver, "mpio") || !strcmp(driver, "subfiling")) && close(mf_create_new(p)) < 0)
         die(p);
@@ -556,16 +561,18 @@ static void one_run(int rep, int subfiling)
     posix_fpp();
     mpiio(1);
     mpiio(0);
-    hdf5_write("hdf5-mpio", "mpio", "mpio.h5");
+    hdf5_write("hdf5-mpio", "mpio", "mpio.h5", 0);
     if (subfiling)
-        hdf5_write("hdf5-subfiling", "subfiling", "subfiling.h5");
+        hdf5_write("hdf5-subfiling", "subfiling", "subfiling.h5", 0);
     /* plugin and linked back to back, in alternating order (the first run registers
      * the driver through the plugin loader) */
     if (rep % 2)
-        hdf5_write("hdf5-multifile", "multifile", "mf.h5");
-    hdf5_write("hdf5-multifile-plugin", "multifile-plugin", "mf-plugin.h5");
+        hdf5_write("hdf5-multifile", "multifile", "mf.h5", 0);
+    hdf5_write("hdf5-multifile-plugin", "multifile-plugin", "mf-plugin.h5", 0);
     if (rep % 2 == 0)
-        hdf5_write("hdf5-multifile", "multifile", "mf.h5");
+        hdf5_write("hdf5-multifile", "multifile", "mf.h5", 0);
+    hdf5_write("hdf5-mpio-seloff", "mpio", "mpio-seloff.h5", 1);
+    hdf5_write("hdf5-multifile-seloff", "multifile", "mf-seloff.h5", 1);
     merge(0);
     copy(0);
     cp_files();
@@ -575,6 +582,8 @@ static void one_run(int rep, int subfiling)
     hdf5_read("read-inplace", "mf.h5", "read=inplace");
     if (rank == 0) {
         rm("mpio.h5");
+        rm("mpio-seloff.h5");
+        rm("mf-seloff.h5");
         rm("mf-plugin.h5"); /* removed with the others, so neither of the pair follows a removal */
         rm("merged.h5");
         rm("mf.h5");
@@ -591,14 +600,14 @@ static void one_run(int rep, int subfiling)
 /* rank 0: the table of kernels, and the JSON opened with its kernels (NULL without --json) */
 static FILE *report_kernels(const char *json_path)
 {
-    printf("\n%-16s %12s %12s %12s   (MiB/s over %d runs)\n", "kernel", "median", "min", "max", repeat);
+    printf("\n%-22s %12s %12s %12s   (MiB/s over %d runs)\n", "kernel", "median", "min", "max", repeat);
     for (int i = 0; i < nresults; i++) {
         double lo = results[i].mibs[0], hi = lo;
         for (int k = 1; k < results[i].n; k++) {
             lo = results[i].mibs[k] < lo ? results[i].mibs[k] : lo;
             hi = results[i].mibs[k] > hi ? results[i].mibs[k] : hi;
         }
-        printf("%-16s %12.1f %12.1f %12.1f\n", results[i].name, median(results[i].name), lo, hi);
+        printf("%-22s %12.1f %12.1f %12.1f\n", results[i].name, median(results[i].name), lo, hi);
     }
     printf("\n");
     FILE *json = NULL;
@@ -631,6 +640,9 @@ static void report_ratios(FILE *json, int subfiling)
     if (subfiling)
         ratio(json, "multifile/hdf5-subfiling", "hdf5-multifile", "hdf5-subfiling", &first);
     ratio(json, "multifile plugin/linked", "hdf5-multifile-plugin", "hdf5-multifile", &first);
+    ratio(json, "multifile selection-off/on", "hdf5-multifile-seloff", "hdf5-multifile", &first);
+    ratio(json, "hdf5-mpio selection-off/on", "hdf5-mpio-seloff", "hdf5-mpio", &first);
+    ratio(json, "multifile/hdf5-mpio (selection off)", "hdf5-multifile-seloff", "hdf5-mpio-seloff", &first);
     ratio(json, "merge-serial/copy-serial", "merge-serial", "copy-serial", &first);
     ratio(json, "merge-serial/cp", "merge-serial", "cp", &first);
     ratio(json, "copy-serial/cp", "copy-serial", "cp", &first);

@@ -8,12 +8,13 @@ mpiexec=$1 bench=$2
 d=$(mktemp -d "${TMPDIR:-/tmp}/mf-bench.XXXXXX")
 trap 'rm -rf "$d"' EXIT
 echo precious > "$d/victim"
-for name in fpp.0 fpp.1 merged.h5 copy.out bench.json shared.mpiio mpio.h5; do ln -s victim "$d/$name"; done
+for name in fpp.0 fpp.1 merged.h5 copy.out bench.json shared.mpiio mpio.h5 mpio-seloff.h5; do ln -s victim "$d/$name"; done
 "$mpiexec" -n 2 "$bench" "$d" --mib-per-rank 2 --block-kib 256 --repeat 1 --json "$d/bench.json" || exit 1
 python3 - "$d/bench.json" <<'PY' || exit 1
 import json, sys
 r = json.load(open(sys.argv[1]))["ratios"]
-need = ["multifile/posix-fpp (write limit)", "merge-serial/copy-serial", "read-inplace/read-merged"]
+need = ["multifile/posix-fpp (write limit)", "merge-serial/copy-serial", "read-inplace/read-merged",
+        "multifile selection-off/on", "multifile/hdf5-mpio (selection off)"]
 missing = [k for k in need if not r.get(k)]
 sys.exit(f"missing ratios: {missing}" if missing else 0)
 PY
