@@ -88,6 +88,66 @@ def test_a_fault_is_caught_minimised_and_replayable(runner, tmp_path):
     assert "FAILED" in text and outcome.workdir in text
 
 
+class FaultyReference(fuzz.Runner):
+    """A reference whose MPI-IO run loses writes: one process runs the plan of all the
+    case's ranks, so the other ranks' parts are never written (as if MPI-IO dropped them)."""
+
+    def reference_command(self, case, path):
+        argv = ["h5fuzz", path, *self._fuzz_args(case), "--writer-ranks", str(case.ranks)]
+        return self.launcher.command(1, argv)
+
+
+def test_a_reference_that_differs_from_the_model_is_an_mpiio_fault(tmp_path):
+    """The reference is judged against the model first: a wrong MPI-IO file is reported as
+    an MPI-IO fault, with the command that wrote it, and not used as the truth; the variant
+    is judged against the model alone (and passes)."""
+    stack = next(s for s, v in _pairs() if v == "multifile")
+    runner = FaultyReference(workroot=str(tmp_path))
+    outcome = runner.run(fuzz.Case(stack, "multifile", 1, 2, 20, perturb=False))
+    assert "differs from the workload's model" in outcome.mpiio_fault, outcome.mpiio_fault
+    assert outcome.ok, fuzz.report_failure(runner, outcome, minimise=False)
+    assert any("--verify-only" in step and "--driver sec2" in step for step in outcome.steps), outcome.steps
+    assert not any(step.startswith("h5diff") for step in outcome.steps), "compared with a wrong reference"
+    text = fuzz.report_mpiio_fault(outcome)
+    assert text.startswith(f"MPI-IO FAULT: {stack} seed 1 (2 ranks, 20 operations)"), text
+    assert "--writer-ranks 2" in text and "FAILED" in text, text
+
+
+class WrongResult(fuzz.Runner):
+    """A variant that leaves the file of another workload (seed + 1) in place of its own."""
+
+    def _multifile(self, case, env, work, out):
+        path = os.path.join(work, "other.h5")
+        argv = ["h5fuzz", path, "--seed", str(case.seed + 1), "--ops", str(case.ops)]
+        self._run(out, env, self.launcher.command(case.ranks, argv), work)
+        return path
+
+
+def test_a_result_is_judged_against_the_model_before_mpiio(tmp_path):
+    """The variant's file is checked against the model first: its failure says so, and no
+    comparison with MPI-IO runs on a file the model already refused."""
+    stack = next(s for s, v in _pairs() if v == "multifile")
+    runner = WrongResult(workroot=str(tmp_path))
+    outcome = runner.run(fuzz.Case(stack, "multifile", 1, 2, 20, perturb=False))
+    assert not outcome.ok and not outcome.mpiio_fault
+    assert outcome.message.startswith("the result differs from the workload's model"), outcome.message
+    assert not any(step.startswith("h5diff") for step in outcome.steps), outcome.steps
+
+
+def test_undefined_elements_are_left_out_of_the_whole_file_comparison(runner):
+    """Seed 1008202500 (5 ranks, 31 operations) creates /g1/g2/d11 (contiguous, default fill
+    value, fill time never) and never writes it: MPICH's ROMIO fills it with 0xFF (its
+    data-sieving buffer, written beyond the end of the file), multifile leaves zeros. The
+    model leaves those elements undefined: h5diff leaves the dataset out, and the case passes."""
+    stack = "mpich-hdf5-1.14"
+    case = fuzz.Case(stack, "multifile", 1008202500, 5, 31, perturb=False)
+    outcome = runner.run(case)
+    assert outcome.ok, fuzz.report_failure(runner, outcome, minimise=False)
+    ref = runner.reference(case, fuzz.stack_env(runner.desc(stack)), fuzz.Outcome(case, False))
+    assert ("/g1/g2/d11", 15393, 15393) in ref.undefined, ref.undefined  # ROMIO's 0xFF: not zero
+    assert any(step.startswith("h5diff --exclude-path") and " /g1/g2/d11 " in step for step in outcome.steps)
+
+
 def test_cli_rejects_bad_arguments():
     for args in (["--seeds", "0"], ["--time", "inf"], ["--ops", "-3"], ["--driver", "nosuch", "--seeds", "1"]):
         proc = h5stack("fuzz", *args)

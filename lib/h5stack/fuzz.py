@@ -2,9 +2,12 @@
 """`h5stack fuzz`: the drivers against HDF5's MPI-IO driver, on random workloads.
 
 A case is one workload (packages/h5fuzz: a seed, a number of ranks and operations, or
-the fixed case `straddle`) on one stack through one driver variant:
-  1. the reference: the workload written with MPI-IO; h5fuzz checks it value by value
-     against the workload's model (a failure here is a fault of the model or of HDF5);
+the fixed case `straddle`) on one stack through one driver variant. Every run is judged
+against the workload's model first, the MPI-IO reference included:
+  1. the reference: the workload written with MPI-IO and checked value by value against
+     the model. A file that differs from it is an MPI-IO fault: reported as such, never
+     used as the truth (the variant is then judged against the model alone); an HDF5
+     error there means HDF5 cannot run the workload with MPI-IO (a failed case);
   2. the same workload through the variant, with slowed ranks (libh5fuzz_delay.so) and,
      for multifile, ranks whose clocks differ by seconds and drift by 100 ppm
      (h5fuzz-clock: a time namespace and libfaketime per rank); every value read back
@@ -12,8 +15,10 @@ the fixed case `straddle`) on one stack through one driver variant:
   3. multifile: `h5mf verify`, then read in place by another number of ranks (checked
      value by value), then reconstructed (`h5mf merge -o` by that number of processes,
      the index resolved in windows of a few records); DSM: dumped by the server;
-  4. `h5diff` of the reference and the result (silent, exit 0), and the result checked
-     value by value against the model once more (serially, as an ordinary file).
+  4. the result checked value by value against the model (serially, as an ordinary
+     file), then `h5diff` of the reference and the result (silent, exit 0) over what the
+     model defines: datasets with elements that no write and no fill value defined are
+     left out (their bytes are undefined: MPI-IO may leave garbage there).
 MPI programs start through a Launcher (lib/h5stack/launch.py): mpiexec on this node, or
 srun over the nodes of the Slurm allocation the fuzzer runs in.
 A failing case is minimised (the fewest operations that still fail: a shorter workload
@@ -45,6 +50,7 @@ DSM_DISTRIBUTIONS = ("linear", "block-cyclic:64k", "random-block:4k:7", "mask:16
 DELAY = "1500:20"  # libh5fuzz_delay.so: up to 1.5 ms before 20 % of the I/O calls
 CLOCK = "5:100"  # h5fuzz-clock: offsets of up to 5 s, rates of 1 +- 100 ppm
 TIMEOUT = 300  # seconds for one program run: a hang is a failure
+DIFFERS = 4  # h5fuzz's exit status when the file (or a read during the session) differs from the model
 REGRESSIONS = os.path.join(paths.PACKAGES_DIR, "h5fuzz", "regressions.yaml")
 
 
@@ -71,11 +77,32 @@ class Case:
 @dataclass
 class Outcome:
     case: Case
-    ok: bool
+    ok: bool  # the variant's verdict (against the model, and against MPI-IO where MPI-IO is right)
     message: str = ""
     seconds: float = 0.0
     workdir: str = ""
     steps: list = field(default_factory=list)
+    mpiio_fault: str = ""  # the MPI-IO reference differs from the model (not the variant's fault)
+    reference: str = ""  # the command that wrote the reference
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The workload written with MPI-IO and judged against its model."""
+
+    path: str
+    command: str
+    #: (dataset, elements the model leaves undefined, of them not zero in this file): left
+    #: out of the comparison of whole files
+    undefined: tuple = ()
+    fault: str = ""  # how the file differs from the model: an MPI-IO fault
+
+
+def undefined_datasets(text):
+    """The datasets h5fuzz reports with elements the model leaves undefined (never written,
+    no fill value written): (path, elements, elements not zero in the file checked)."""
+    found = re.findall(r"^h5fuzz: undefined: (\S+): (\d+) elements .*?, (\d+) of them not zero", text, re.M)
+    return tuple((path, int(n), int(odd)) for path, n, odd in found)
 
 
 def variants(desc):
@@ -137,22 +164,33 @@ class Runner:
             return ["--case", case.case]
         return ["--seed", str(case.seed), "--ops", str(case.ops)]
 
+    def reference_command(self, case, path):
+        """The MPI program that writes the reference and checks it against the model."""
+        return self.launcher.command(case.ranks, ["h5fuzz", path, *self._fuzz_args(case)])
+
     def reference(self, case, env, out):
-        """The MPI-IO file of the workload (made once per stack and workload)."""
+        """The MPI-IO file of the workload, judged against the model (made once per stack
+        and workload)."""
         key = (case.stack, case.seed, case.ranks, case.ops, case.case)
-        if key in self._refs and os.path.exists(self._refs[key]):
+        if key in self._refs and os.path.exists(self._refs[key].path):
             return self._refs[key]
         name = f"{case.case or case.seed}-{case.ranks}r-{case.ops}o"
         d = os.path.join(self.workroot, case.stack, "reference", name)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         ref = os.path.join(d, "ref.h5")
-        cmd = self.launcher.command(case.ranks, ["h5fuzz", ref, *self._fuzz_args(case)])
+        cmd = self.reference_command(case, ref)
         proc, text = self._run(out, env, cmd, d, expect_ok=False)
-        if proc.returncode != 0:
-            raise CaseFailed(f"the MPI-IO reference itself fails (a fault of the model or of HDF5):\n{text[-3000:]}")
-        self._refs[key] = ref
-        return ref
+        fault = ""
+        if proc.returncode == DIFFERS:
+            fault = f"the MPI-IO file differs from the workload's model (not used as the reference):\n{text[-3000:]}"
+        elif proc.returncode != 0:
+            raise CaseFailed(
+                f"the MPI-IO reference itself fails (exit {proc.returncode}: HDF5 with MPI-IO cannot run the "
+                f"workload, or the model is wrong):\n{text[-3000:]}"
+            )
+        self._refs[key] = Reference(ref, " ".join(cmd), undefined_datasets(text), fault)
+        return self._refs[key]
 
     def _perturbed(self, case, env, clocks):
         env = dict(env)
@@ -199,23 +237,35 @@ class Runner:
             raise CaseFailed("the file the clients named reached the disk")
         return os.path.join(work, dumps[-1])
 
+    def _judge(self, out, env, case, result, work):
+        """The result against the model, value by value (serially, as an ordinary file)."""
+        argv = ["h5fuzz", result, *self._fuzz_args(case), "--verify-only", "--writer-ranks", str(case.ranks)]
+        proc, text = self._run(out, env, [*argv, "--driver", "sec2"], work, expect_ok=False)
+        if proc.returncode == DIFFERS:
+            raise CaseFailed(f"the result differs from the workload's model:\n{text[-3000:]}")
+        if proc.returncode != 0:
+            raise CaseFailed(f"exit {proc.returncode}: {' '.join(argv)}\n{text[-3000:]}")
+
     def _compare(self, out, env, ref, result, work):
-        """h5diff of the reference and the result: silent and exit 0. It exits 0 on "not
-        comparable" too: that passes only for datasets with no storage in both files
-        (a filtered dataset never written), which h5diff calls empty."""
-        proc, text = self._run(out, env, ["h5diff", ref, result], work, expect_ok=False)
+        """h5diff of the reference and the result over what the model defines: silent and
+        exit 0. The datasets with undefined elements are left out (the model check covers
+        their defined elements). h5diff exits 0 on "not comparable" too: that passes only
+        for datasets with no storage in both files (a filtered dataset never written),
+        which h5diff calls empty."""
+        exclude = [a for d, _, _ in ref.undefined for a in ("--exclude-path", d)]
+        proc, text = self._run(out, env, ["h5diff", *exclude, ref.path, result], work, expect_ok=False)
         if proc.returncode == 0 and text.strip().startswith("---") and "not comparable" in text:
-            _, listing = self._run(out, env, ["h5diff", "-c", ref, result], work, expect_ok=False)
+            _, listing = self._run(out, env, ["h5diff", "-c", *exclude, ref.path, result], work, expect_ok=False)
             empty = re.findall(r"^Not comparable: <(\S+)> or <\S+> is an empty dataset$", listing, re.M)
             other = [line for line in listing.splitlines() if line.startswith("Not comparable") and "empty" not in line]
             if (
                 empty
                 and not other
-                and all(self._no_storage(out, env, f, d, work) for d in empty for f in (ref, result))
+                and all(self._no_storage(out, env, f, d, work) for d in empty for f in (ref.path, result))
             ):
                 return
         if proc.returncode != 0 or text.strip():
-            raise CaseFailed(f"h5diff {ref} {result} (exit {proc.returncode}):\n{text[-3000:]}")
+            raise CaseFailed(f"h5diff {ref.path} {result} (exit {proc.returncode}):\n{text[-3000:]}")
 
     def _no_storage(self, out, env, path, dataset, work):
         _, text = self._run(out, env, ["h5dump", "-p", "-H", "-d", dataset, path], work)
@@ -232,14 +282,15 @@ class Runner:
         out.workdir = work
         try:
             ref = self.reference(case, env, out)
+            out.mpiio_fault, out.reference = ref.fault, ref.command
             result = (
                 self._dsm(case, env, work, out)
                 if case.variant.startswith("dsm:")
                 else self._multifile(case, env, work, out)
             )
-            self._compare(out, env, ref, result, work)
-            self._run(out, env, ["h5fuzz", result, *self._fuzz_args(case), "--verify-only", "--writer-ranks",
-                                 str(case.ranks), "--driver", "sec2"], work)  # fmt: skip
+            self._judge(out, env, case, result, work)
+            if not ref.fault:  # a reference that differs from the model is no measure
+                self._compare(out, env, ref, result, work)
             out.ok = True
         except CaseFailed as e:
             out.message = str(e)
@@ -275,6 +326,7 @@ def report_failure(runner, outcome, minimise=True):
     lines = [
         f"FAILED: {case.label()}",
         outcome.message.rstrip(),
+        *(["(the MPI-IO reference differs from the model too: not compared with it)"] if outcome.mpiio_fault else []),
         f"steps: {' ; '.join(outcome.steps)}",
         f"files: {outcome.workdir}",
         f"replay: {case.replay()}{how}",
@@ -282,6 +334,21 @@ def report_failure(runner, outcome, minimise=True):
     if small != case:
         lines.append(f"minimised ({small.ops} operations): {small.replay()}{how}")
     return "\n".join(lines)
+
+
+def report_mpiio_fault(outcome):
+    """An MPI-IO reference that differs from the model: what differs and the MPI program
+    that wrote it (within the stack's environment: eval "$(./h5stack env STACK)")."""
+    case = outcome.case
+    what = f"case {case.case}" if case.case else f"seed {case.seed}"
+    return "\n".join(
+        [
+            f"MPI-IO FAULT: {case.stack} {what} ({case.ranks} ranks, {case.ops} operations): {outcome.mpiio_fault.rstrip()}",
+            f"replay (the MPI-IO run alone, in ./h5stack env {case.stack}): {outcome.reference}",
+            "the variants of this workload are judged against the model alone; the MPI-IO faults known so far: "
+            "packages/h5fuzz/README.md",
+        ]
+    )
 
 
 def check_capabilities():
@@ -346,7 +413,9 @@ def _cases(args, pairs, entries=None):
 
 
 def run(args):
-    """./h5stack fuzz: run cases until the seeds or the time are used up; a summary."""
+    """./h5stack fuzz: run cases until the seeds or the time are used up; a summary. Exit
+    status 1 when a variant failed; MPI-IO faults are printed and counted, not failures
+    of the variants."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     if not args.no_perturb:
@@ -360,7 +429,7 @@ def run(args):
         total = sum(1 for e in entries for s, v in pairs if regression_case(s, v, e))
     else:
         total = len(pairs) * (1 if args.case or args.seed is not None else args.seeds)
-    t0, done, ops, failures, seeds = time.monotonic(), 0, 0, [], set()
+    t0, done, ops, failures, seeds, faults = time.monotonic(), 0, 0, [], set(), set()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=not os.isatty(2)) as bar:  # fmt: skip
         task = bar.add_task("fuzz", total=None if args.time else total)
@@ -370,12 +439,15 @@ def run(args):
             bar.update(task, description=case.label())
             outcome = runner.run(case)
             done, ops, seeds = done + 1, ops + case.ops, seeds | {case.seed}
+            if outcome.mpiio_fault and outcome.reference not in faults:  # once per reference
+                faults.add(outcome.reference)
+                bar.console.print(report_mpiio_fault(outcome))
             if not outcome.ok:
                 failures.append(outcome)
                 bar.console.print(report_failure(runner, outcome, minimise=not args.no_minimise))
             elif not os.isatty(2):
                 info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
             bar.advance(task)
-    info(f"fuzz: {len(seeds)} seed(s), {done} case(s), {ops} operations, {len(failures)} failure(s) in "
-         f"{fmt_seconds(time.monotonic() - t0)}")  # fmt: skip
+    info(f"fuzz: {len(seeds)} seed(s), {done} case(s), {ops} operations, {len(failures)} failure(s), "
+         f"{len(faults)} MPI-IO fault(s) in {fmt_seconds(time.monotonic() - t0)}")  # fmt: skip
     return 1 if failures else 0
