@@ -25,7 +25,7 @@ DSM_DISTRIBUTIONS = ["linear", "mask:1m", "block-cyclic:4k", "random-block:1k:7"
 
 
 def expected_rows(desc):
-    """{(check, variant text or ''): 'pass' | 'skip'} for one local stack on this machine."""
+    """{(check, variant text or ''): 'pass' | 'skip' | 'xfail'} for one local stack on this machine."""
     twin = desc.get("variant") == "multifile"
     rows = {("hdf5_tutorial_hyperslab", f"#{i}"): "pass" for i in range(TUTORIAL_PER_STACK)}
     rows |= {(c, ""): "pass" for c in MULTIFILE + (TWIN_ONLY if twin else [])}
@@ -41,6 +41,10 @@ def expected_rows(desc):
     rows[("dsm_bench", "")] = "pass"
     rows[("dsm_h5pwrite3dc", "")] = "pass"  # h5pwrite3dc --driver dsm
     rows[("h5py_workload", "")] = "pass"  # parallel h5py with h5vfd: every local stack has it
+    # the MPI-IO faults, on the posix file system here: Debian's Open MPI writes process
+    # memory into never-written gaps (stacks.yaml names it as known: an expected failure)
+    rows[("mpiio_faults", "%probe=lost-writes")] = "pass"
+    rows[("mpiio_faults", "%probe=never-written")] = "xfail" if desc["mpi"] == "openmpi" else "pass"
     # the Apptainer image of the stack's MPI, in both run models (the plain 1.14 stack's
     # environment: the host MPI of the image); skipped where the image is not built
     if not twin and desc["hdf5_series"] == "1.14":
@@ -82,7 +86,7 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
     descriptions = {n: d for n, d in stack_descriptions.items() if not names or n in names}
-    total, skipped = (0 if names else 1), 0  # filesystem_preflight (environment builtin) when every stack runs
+    total, skipped, xfailed = (0 if names else 1), 0, 0  # filesystem_preflight (builtin) when every stack runs
     for name, desc in descriptions.items():  # the table names each stack and its checks
         expected = expected_rows(desc)
         found = [r for r in _found_rows(proc.stdout, name) if not r[0].startswith("ior_")]
@@ -97,12 +101,14 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
         ior = [r for r in _found_rows(proc.stdout, name) if r[0].startswith("ior_")]
         total += sum(r[2] == "pass" for r in found + ior)
         skipped += sum(r[2] == "skip" for r in found + ior)
-    assert f"{total} passed, {skipped} skipped, 0 failed" in proc.stdout, proc.stdout[-3000:]
+        xfailed += sum(r[2] == "xfail" for r in found + ior)
+    known = f", {xfailed} expected failure(s) (known faults)" if xfailed else ""
+    assert f"{total} passed, {skipped} skipped, 0 failed{known}\n" in proc.stdout, proc.stdout[-3000:]
     if not names:
         assert re.search(r"^│ filesystem_preflight %fs_kind=posix +│ builtin +│ pass", proc.stdout, re.M)
     report = re.search(r"report: (\S+);", proc.stderr).group(1)
     cases = [c for c in json.load(open(report))["runs"][-1]["testcases"] if not c["fixture"]]
-    assert len(cases) == total + skipped
+    assert len(cases) == total + skipped + xfailed
     # the right variants passed or were skipped (the report, since the table wraps long names)
     for name, desc in descriptions.items():
         mine = [(c["display_name"].split(), c["result"]) for c in cases if c["environ"] == name.replace(".", "_")]
@@ -116,7 +122,7 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system):
                     result,
                     sorted(" ".join(w) for w, _ in mine),
                 )
-    assert sorted(c["result"] for c in cases) == sorted(["pass"] * total + ["skip"] * skipped)
+    assert sorted(c["result"] for c in cases) == sorted(["pass"] * total + ["skip"] * skipped + ["xfail"] * xfailed)
     assert {c["system"] for c in cases} == {system}
     if system == "slurm-local":  # started for the run, stopped after it
         assert "Slurm is up" in proc.stderr and "stopped: slurmd, slurmctld, munged" in proc.stderr, proc.stderr[-2000:]
@@ -162,6 +168,30 @@ def test_wrong_launcher_starting_singletons_fails(stack_descriptions, tmp_path):
     assert case["result"] == "fail"
     assert case["fail_phase"] == "sanity"
     assert 'expected "rank R of 4"' in case["fail_reason"], case["fail_reason"]
+
+
+def test_mpiio_faults_fail_when_the_fault_shows(stack_descriptions, tmp_path):
+    """The MPI-IO fault checks fail in sanity when their fault shows (the program shows
+    both on purpose: MPIIO_FAULTS_TEST_INJECT), each naming what it saw."""
+    cmd = [
+        "reframe", "-C", ":" + os.path.join(ROOT, "site-configs", "config.py"), "--system", "generic", "-r",
+        "-c", os.path.join(ROOT, "reframe-tests", "mpiio-faults", "mpiio_faults.py"), "-n", "^mpiio_faults",
+        "-p", "^mpich-hdf5-1_14$", "-S", "mpiio_faults.inject=lost-writes,never-written", "-S", "mpiio_faults.runs=2",
+        "--prefix", str(tmp_path), "--perflogdir", str(tmp_path / "perflogs"),
+        "--report-file", str(tmp_path / "report.json"),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    cases = [c for c in json.load(open(tmp_path / "report.json"))["runs"][-1]["testcases"] if not c["fixture"]]
+    results = {re.search(r"%probe=(\S+)", c["display_name"]).group(1): c for c in cases}
+    assert {p: (c["result"], c["fail_phase"]) for p, c in results.items()} == {
+        "lost-writes": ("fail", "sanity"),
+        "never-written": ("fail", "sanity"),
+    }, [(c["display_name"], c["fail_reason"]) for c in cases]
+    lost, memory = results["lost-writes"]["fail_reason"], results["never-written"]["fail_reason"]
+    assert "this MPI-IO shows the fault (lost-writes)" in lost and "bytes lost in 1 of 2 runs (mpiio" in lost, lost
+    assert "bytes lost in 1 of 2 runs (hdf5" in lost, lost
+    assert "process memory in never-written bytes in 1 of 2 runs (collective" in memory, memory
 
 
 def test_run_on_a_missing_spack_environment_says_so(tmp_path):

@@ -87,7 +87,9 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
     mpi_env_vars: variables per MPI that the system needs (e.g. srun's SLURM_MPI_TYPE).
     """
     envs = []
+    settings = this_machine_mpi_settings()
     for desc in local_stacks():
+        known = settings.get(desc["mpi"], {}).get("mpiio_known_faults")
         multifile_pkg = [p for p in desc.get("packages", []) if p["name"] == "hdf5-vfd-multifile"]
         envs.append(
             {
@@ -118,7 +120,9 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                     "container_image": container_image(desc["mpi"]),
                 }
                 # where H5FDmultifile.h and libh5fd_multifile are (the package; not in a twin)
-                | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {}),
+                | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {})
+                # faults of the MPI's MPI-IO accepted for now (reframe-tests/mpiio-faults: xfail)
+                | ({"mpiio_known_faults": known} if known else {}),
             }
         )
     return envs
@@ -139,9 +143,13 @@ def detect_fs_type(path):
 
 def this_machine_mpi_settings():
     """The MPI settings of the machine h5stack runs on, from stacks.yaml (for Spack views
-    built with its MPIs): Open MPI oversubscribed, as root; the library signatures."""
+    built with its MPIs): Open MPI oversubscribed, as root; the library signatures; the
+    known faults of their MPI-IO."""
     mpis = [MPI(name, spec) for name, spec in load_config()["mpis"].items()]
-    return {mpi.name: {"env": mpi.run_env(), "signature": mpi.signature} for mpi in mpis}
+    return {
+        mpi.name: {"env": mpi.run_env(), "signature": mpi.signature, "mpiio_known_faults": mpi.mpiio_known_faults}
+        for mpi in mpis
+    }
 
 
 def this_machine_scratch():

@@ -38,6 +38,8 @@ class MPI:
         self.signature = spec["library_signature"]
         self.env = {k: str(v) for k, v in (spec.get("env") or {}).items()}
         self.env_as_root = {k: str(v) for k, v in (spec.get("env_as_root") or {}).items()}
+        #: faults of its MPI-IO the site accepts for now: {probe of reframe-tests/mpiio-faults: reason}
+        self.mpiio_known_faults = {k: str(v) for k, v in (spec.get("mpiio_known_faults") or {}).items()}
 
     def command(self, name):
         path = shutil.which(self.commands[name])

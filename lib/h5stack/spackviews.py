@@ -144,6 +144,8 @@ def spack_view_environments(target_systems, env_dirs, mpi_settings=None, mpi_env
                 extras["ior"] = os.path.join(root, "bin", "ior")
             if settings.get("signature"):
                 extras["mpi_library_signature"] = settings["signature"]
+            if settings.get("mpiio_known_faults"):  # this machine's MPIs: their MPI-IO's known faults
+                extras["mpiio_known_faults"] = settings["mpiio_known_faults"]
             envs.append(
                 {
                     "name": reframe_environ_name(name),
