@@ -135,10 +135,11 @@ def test_a_result_is_judged_against_the_model_before_mpiio(tmp_path):
 
 
 def test_undefined_elements_are_left_out_of_the_whole_file_comparison(runner):
-    """Seed 1008202500 (5 ranks, 31 operations) creates /g1/g2/d11 (contiguous, default fill
-    value, fill time never) and never writes it: MPICH's ROMIO fills it with 0xFF (its
-    data-sieving buffer, written beyond the end of the file), multifile leaves zeros. The
-    model leaves those elements undefined: h5diff leaves the dataset out, and the case passes."""
+    """Seed 1008202500 (5 ranks, 31 operations; the plan of h5fuzz's first grammar) creates
+    /g1/g2/d11 (contiguous, default fill value, fill time never) and never writes it:
+    MPICH's ROMIO fills it with 0xFF (its data-sieving buffer, written beyond the end of
+    the file), multifile leaves zeros. The model leaves those elements undefined: h5diff
+    leaves the dataset out, and the case passes."""
     stack = "mpich-hdf5-1.14"
     case = fuzz.Case(stack, "multifile", 1008202500, 5, 31, perturb=False)
     outcome = runner.run(case)
