@@ -71,18 +71,17 @@ def test_serial_tests_with_multifile(stack, build_dir, tmp_path):
 
 @pytest.mark.parametrize("stack, build_dir", CASES)
 def test_serial_tests_really_use_the_plugin(stack, build_dir, tmp_path):
-    """The driver of the VFD-multifile entries is the plugin: with its options from
-    HDF5_DRIVER_CONFIG (read=inplace: reading does not reconstruct) a test program's
-    file is still a multifile directory when HDF5 keeps its files (HDF5_NOCLEANUP)."""
-    proc = in_stack(
-        stack,
-        "export HDF5_DRIVER=multifile HDF5_DRIVER_CONFIG=read=inplace HDF5_NOCLEANUP=1 "
-        f"srcdir={build_dir}/test/multifile\n{build_dir}/bin/mtime",
-        tmp_path,
-    )
+    """The driver of the VFD-multifile entries is the plugin: a test program's file
+    (mtime writes it, then reads it back read-only) is still a multifile directory when
+    HDF5 keeps its files (HDF5_NOCLEANUP), since a read changes nothing by default; with
+    HDF5_DRIVER_CONFIG=read=merge the read reconstructs it into an ordinary file (the
+    options reach the plugin)."""
+    run = f"HDF5_DRIVER=multifile HDF5_NOCLEANUP=1 srcdir={build_dir}/test/multifile {build_dir}/bin/mtime"
+    proc = in_stack(stack, f"mkdir default merge\n(cd default && {run})\n(cd merge && HDF5_DRIVER_CONFIG=read=merge {run})",
+                    tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (tmp_path / "mtime.h5").is_dir(), sorted(os.listdir(tmp_path))
-    assert (tmp_path / "mtime.h5" / "metafile").is_file()
+    assert (tmp_path / "default" / "mtime.h5" / "metafile").is_file(), sorted(os.listdir(tmp_path / "default"))
+    assert (tmp_path / "merge" / "mtime.h5").is_file(), sorted(os.listdir(tmp_path / "merge"))
 
 
 @pytest.mark.parametrize("ranks", [2, 4])

@@ -92,9 +92,13 @@ class h5pwrite3dc_verify(H5pwrite3dcBase):
         self.descr = f"h5pwrite3dc --verify with {self.driver} on {self.fs.get('name')}"
         self.executable_opts = self.h5pwrite3dc_opts("--verify", "--no-limits")
         self.prerun_cmds = self.fs_setup_cmds()
-        # h5dump reads what --verify left: an ordinary HDF5 file (a multifile directory is
-        # merged by the read); subfiling's file is a stub that only the driver reads
-        dump = [] if self.driver == "subfiling" else [
+        # --verify read a multifile directory in place, leaving it as it was: h5mf merges it
+        # for h5dump; subfiling's file is a stub that only the driver reads
+        merge = [
+            'test -f "$fsdir/series.h5/metafile" && echo "after-verify: multifile directory"',
+            'h5mf merge -q "$fsdir/series.h5"',
+        ] if self.driver == "multifile" else []  # fmt: skip
+        dump = [] if self.driver == "subfiling" else merge + [
             'h5dump -d /data_0001 -s 3,0,0 -c 1,1,4 "$fsdir/series.h5" | sed -n "s/^ *(3,0,0): /h5dump-pixels: /p"',
             'h5dump -H "$fsdir/series.h5" | grep -c "DATASET \\"data_" | sed "s/^/h5dump-datasets: /"',
         ]  # fmt: skip
@@ -113,6 +117,9 @@ class h5pwrite3dc_verify(H5pwrite3dcBase):
             sn.assert_found(rf"^ driver in use: {self.driver.split('-')[0]}$", self.stdout,
                             msg="HDF5 used another driver than the one asked for"),
         ]  # fmt: skip
+        if self.driver == "multifile":
+            checks.append(sn.assert_found(r"^after-verify: multifile directory$", self.stdout,
+                                          msg="the read-only open of --verify changed the multifile directory"))
         if self.driver != "subfiling":
             # image 3 of a dataset is written by rank 3 mod 2 = 1
             checks += [

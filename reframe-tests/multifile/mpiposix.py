@@ -2,7 +2,8 @@
 """Code written for the original Multifile patch runs unchanged on a patched HDF5:
 `src/mpiposix_original.c` selects the driver with H5Pset_fapl_mpiposix, writes one row
 per rank into a directory, and reads everything back through the same fapl (which
-reconstructs the file; the program checks every value). It is built with the patched
+reconstructs the file, as the original did: H5Pset_fapl_mpiposix keeps `read=merge`,
+where the driver's default reads in place; the program checks every value). It is built with the patched
 HDF5's plain h5pcc (no extra library), on environments with `+variant-multifile`,
 on each file-system kind of the partition."""
 

@@ -143,14 +143,16 @@ drivers_agree)
     grep -q "transfer: independent" out.txt || fail "independent not reported"
     run h5diff ref.h5 ind.h5 || fail "h5diff: independent differs"
     if have_multifile; then
-        run "$mpiexec" -n 2 "$prog" mf.h5 8 2 --size 40 --chunk 20 --driver multifile --quiet --no-limits >/dev/null ||
-            fail "multifile"
-        [ -f mf.h5/metafile ] || fail "multifile: no directory with a metafile"
-        # --verify reads through the driver: the directory becomes the merged file
-        run "$mpiexec" -n 2 "$prog" mf2.h5 8 2 --size 40 --chunk 20 --driver multifile --verify --quiet --no-limits \
+        # --verify reads through the driver, in place by default: the directory stays
+        run "$mpiexec" -n 2 "$prog" mf.h5 8 2 --size 40 --chunk 20 --driver multifile --verify --quiet --no-limits \
             >out.txt || fail "multifile --verify"
-        grep -q "verify: ok" out.txt || fail "multifile: verify"
-        [ -f mf2.h5 ] || fail "multifile: not merged into a file by the read"
+        grep -q "verify: ok" out.txt || fail "multifile: verify in place"
+        [ -f mf.h5/metafile ] || fail "multifile: the read changed the directory"
+        # with read=merge the read replaces the directory by the reconstructed file
+        run "$mpiexec" -n 2 "$prog" mf2.h5 8 2 --size 40 --chunk 20 --driver multifile --driver-config read=merge \
+            --verify --quiet --no-limits >out.txt || fail "multifile --verify, read=merge"
+        grep -q "verify: ok" out.txt || fail "multifile: verify with read=merge"
+        [ -f mf2.h5 ] || fail "multifile: not merged into a file by a read with read=merge"
         run h5diff ref.h5 mf2.h5 || fail "h5diff: multifile differs"
         # chunks that fit the chunk cache make HDF5 read collectively through MPI derived
         # datatypes: the driver must refuse that with its reason, never return stale bytes

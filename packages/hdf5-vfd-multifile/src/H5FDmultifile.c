@@ -311,10 +311,13 @@ herr_t H5Pset_fapl_multifile(hid_t fapl_id, MPI_Comm comm, MPI_Info info)
     return set_options(fapl_id, &opt);
 }
 
+/* the original patch's API, with its behaviour: a read-only open reconstructs the directory */
 herr_t H5Pset_fapl_mpiposix(hid_t fapl_id, MPI_Comm comm, hbool_t use_gpfs_hints)
 {
     (void)use_gpfs_hints;
-    return H5Pset_fapl_multifile(fapl_id, comm, MPI_INFO_NULL);
+    if (H5Pset_fapl_multifile(fapl_id, comm, MPI_INFO_NULL) < 0)
+        return -1;
+    return H5Pset_multifile_options(fapl_id, "read=merge");
 }
 
 herr_t H5Pget_fapl_multifile(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
@@ -670,7 +673,8 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
     if (d.meta.ranks != (uint32_t)f->size) {
         snprintf(err, MF_ERRMSG_SIZE,
                  "%s: written by %" PRIu32 " ranks, opened read-write by %d: continuing a multifile directory "
-                 "needs as many ranks (or open it read-only, which reconstructs it, then read-write); "
+                 "needs as many ranks (or reconstruct it first, with h5mf merge or a read-only open with "
+                 "read=merge, then open the file read-write); "
                  "nothing was changed",
                  f->path, d.meta.ranks, f->size);
         mf_dir_free(&d);

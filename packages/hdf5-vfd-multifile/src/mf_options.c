@@ -10,7 +10,7 @@
 void mf_options_default(mf_options_t *o)
 {
     o->magic     = MF_OPTIONS_MAGIC;
-    o->read_mode = 0;
+    o->read_mode = MF_READ_INPLACE;
     o->checksums = 1;
     o->sync      = 0;
 }
@@ -47,11 +47,11 @@ int mf_options_parse(mf_options_t *o, const char *text, mf_err_t err)
         int         bad = 0;
         if (!strcmp(tok, "read")) {
             if (!strcmp(val, "merge"))
-                o->read_mode = 0;
+                o->read_mode = MF_READ_MERGE;
             else if (!strcmp(val, "inplace"))
-                o->read_mode = 1;
+                o->read_mode = MF_READ_INPLACE;
             else if (!strcmp(val, "parallel"))
-                o->read_mode = 2;
+                o->read_mode = MF_READ_PARALLEL;
             else
                 bad = 1;
         }

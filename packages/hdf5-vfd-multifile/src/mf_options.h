@@ -2,7 +2,11 @@
 /*
  * mf_options.h - the driver's options and their text form (HDF5_DRIVER_CONFIG,
  * H5Pset_driver_by_name, H5Pset_multifile_options):
- *   read=merge|inplace|parallel   what opening a multifile directory read-only does
+ *   read=inplace|merge|parallel   what opening a multifile directory read-only does: read
+ *                                 it as it is (the default: a read changes nothing), or
+ *                                 reconstruct it into a file that replaces it, by rank 0 or
+ *                                 by all ranks (H5Pset_fapl_mpiposix selects merge, the
+ *                                 original patch's behaviour)
  *   checksums=on|off              crc32 of every write's bytes (checked on merge/verify)
  *   sync=on|off                   fdatasync the rank files at every commit (flush/close)
  * separated by ';', ',' or blanks.
@@ -15,6 +19,9 @@
 #include <stdint.h>
 
 #define MF_OPTIONS_MAGIC 0x4d463031u /* "MF01" */
+
+/* read modes: the values of H5FD_multifile_read_t (H5FDmultifile.h) */
+enum { MF_READ_MERGE = 0, MF_READ_INPLACE = 1, MF_READ_PARALLEL = 2 };
 
 typedef struct {
     uint32_t magic;

@@ -4,8 +4,10 @@
 # The same workload written with MPI-IO (reference), with multifile linked and with
 # multifile as a plugin (HDF5_DRIVER; "builtin": a patched HDF5 that has the driver
 # inside, selected by the same variable); every multifile result is checked value by
-# value, reconstructed three ways (open read-only, h5mf merge -o, parallel), read in
-# place with another number of ranks, and compared with the reference by h5diff.
+# value, read in place by a read-only open with the default options (the directory
+# unchanged; by another number of ranks, and by the plugin), reconstructed four ways
+# (read-only open with read=merge and read=parallel, h5mf merge -o, h5mf merge under
+# mpiexec), and compared with the reference by h5diff.
 set -euo pipefail
 mpiexec=$1 np=$2 workload=$3 h5mf=$4 libdir=$5
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-workload-${np}.XXXXXX")
@@ -31,9 +33,12 @@ cp -r mf.h5 copy1.h5
 cp -r mf.h5 copy2.h5
 cp -r mf.h5 copy3.h5
 
-# 1. read in place, another number of ranks: the directory stays
-run "$mpiexec" -n "$other" "$workload" copy1.h5 --driver multifile --check --options read=inplace
-test -d copy1.h5
+# 1. a read-only open with the default options, by another number of ranks, reads in
+#    place: the directory stays, byte for byte
+before=$(cd copy1.h5 && sha256sum ./* | sha256sum)
+run "$mpiexec" -n "$other" "$workload" copy1.h5 --driver multifile --check
+test -d copy1.h5 && [ "$(cd copy1.h5 && sha256sum ./* | sha256sum)" = "$before" ] ||
+    { echo "a read-only open changed copy1.h5"; exit 1; }
 # 2. h5mf merge -o: the directory stays, FILE is ordinary HDF5
 run "$h5mf" merge copy1.h5 -o merged.h5 -q
 test -d copy1.h5 && test -f merged.h5
@@ -54,8 +59,9 @@ run h5diff ref.h5 copy2.h5
 run "$mpiexec" -n "$np" "$workload" copy3.h5 --driver multifile --check --options read=parallel
 test -f copy3.h5
 run h5diff ref.h5 copy3.h5
-# 5. the original behaviour: open read-only -> reconstructed in place of the directory
-run "$mpiexec" -n "$np" "$workload" mf.h5 --driver multifile --check
+# 5. the original patch's behaviour, selected: open read-only -> reconstructed in place
+#    of the directory
+run "$mpiexec" -n "$np" "$workload" mf.h5 --driver multifile --check --options read=merge
 test -f mf.h5
 run h5diff ref.h5 mf.h5
 run h5dump -H mf.h5 > /dev/null
@@ -68,6 +74,14 @@ else
     ln -s "$libdir/libh5fd_multifile.so" "$plugdir/"
     run env HDF5_DRIVER=multifile HDF5_PLUGIN_PATH="$plugdir${HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}" \
         "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default
+fi
+test -d plugin.h5
+# read back by the same unmodified program: in place, the directory stays
+if [ "$libdir" = builtin ]; then
+    run env HDF5_DRIVER=multifile "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default --check
+else
+    run env HDF5_DRIVER=multifile HDF5_PLUGIN_PATH="$plugdir${HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}" \
+        "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default --check
 fi
 test -d plugin.h5
 run "$h5mf" merge plugin.h5 -q

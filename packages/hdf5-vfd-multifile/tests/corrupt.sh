@@ -19,13 +19,14 @@ expect_fail() { # expect_fail "message part" command...
     if grep -qF -- "$want" <<<"$out"; then echo "ok: $* -> $want"
     else fail "(message) $*"; echo "$out" | tail -5; fi
 }
-refused_everywhere() { # refused_everywhere DIR "message part": verify, merge, a read-only open (reconstructs)
+refused_everywhere() { # refused_everywhere DIR "message part": verify, merge, read-only opens (in place, merge)
     local d=$1 want=$2 before
     before=$(cd "$d" && sha256sum ./* | sha256sum)
     expect_fail "$want" "$h5mf" verify "$d"
     expect_fail "$want" "$h5mf" merge "$d"
     expect_fail "$want" "$h5mf" merge "$d" -o "$d.out"
     expect_fail "$want" "$mpiexec" -n 1 "$reopen" --open-rdonly "$d"
+    expect_fail "$want" "$mpiexec" -n 1 "$reopen" --open-rdonly "$d" read=merge
     test -d "$d" && test "$(cd "$d" && sha256sum ./* | sha256sum)" = "$before" || fail "$d was changed"
     test ! -e "$d.out" || fail "$d.out was written"
     "$h5mf" info "$d" | grep -q DAMAGED || fail "h5mf info $d does not say DAMAGED"
@@ -47,8 +48,8 @@ refused_everywhere cut.h5 "damaged"
 cp -r good.h5 short.h5 && truncate -s -96 short.h5/1.offset
 refused_everywhere short.h5 "the metafile committed"
 # a byte of data flipped (the index intact): every reconstruction checks the data
-# checksums first (h5mf merge, and the driver's read-only open, which removes the
-# directory afterwards); --no-verify is the user's explicit choice
+# checksums first (h5mf merge, and the driver's read-only open with read=merge, which
+# removes the directory afterwards); --no-verify is the user's explicit choice
 cp -r good.h5 data.h5
 python3 - data.h5/1 <<'PY'
 import sys
@@ -58,8 +59,8 @@ before=$(cd data.h5 && sha256sum ./* | sha256sum)
 expect_fail "data checksum mismatch" "$h5mf" verify data.h5
 expect_fail "data checksum mismatch" "$h5mf" merge data.h5
 expect_fail "data checksum mismatch" "$h5mf" merge data.h5 -o data.out
-expect_fail "data checksum mismatch" "$mpiexec" -n 1 "$reopen" --open-rdonly data.h5
-expect_fail "data checksum mismatch" "$mpiexec" -n 2 "$reopen" --open-rdonly data.h5
+expect_fail "data checksum mismatch" "$mpiexec" -n 1 "$reopen" --open-rdonly data.h5 read=merge
+expect_fail "data checksum mismatch" "$mpiexec" -n 2 "$reopen" --open-rdonly data.h5 read=merge
 test -d data.h5 && test "$(cd data.h5 && sha256sum ./* | sha256sum)" = "$before" || fail "data.h5 was changed"
 test ! -e data.out || fail "data.out was written"
 "$h5mf" merge data.h5 -o data.out --no-verify -q > /dev/null && test -f data.out || fail "merge --no-verify"
@@ -69,7 +70,7 @@ echo "ok: rank 1 wrote $records records; damaged copies refused"
 mkdir moved && "$mpiexec" -n 2 "$rename" moved | grep -q "rename: ok" || fail "mf_rename"
 "$h5mf" verify moved/b.h5 > /dev/null || fail "the renamed directory is not complete"
 test ! -e moved/a.h5 || fail "a.h5 came back"
-"$mpiexec" -n 1 "$reopen" --open-rdonly moved/b.h5 && h5dump -d /second moved/b.h5 > /dev/null \
+"$mpiexec" -n 1 "$reopen" --open-rdonly moved/b.h5 read=merge && h5dump -d /second moved/b.h5 > /dev/null \
     || fail "the renamed directory does not reconstruct into a file with both datasets"
 
 # leftovers of merges that died: an output, a directory swapped out, one of a zombie;

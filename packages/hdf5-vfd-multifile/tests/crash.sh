@@ -28,11 +28,13 @@ for who in 1 all; do
         || bad "info after-$who"
     "$h5mf" merge "after-$who.h5" 2> err.txt && bad "in-place merge of an incomplete directory"
     grep -q "incomplete" err.txt && test -d "after-$who.h5" && ok "in-place merge refused ($who)" || bad "merge message"
-    "$mpiexec" -n 2 "$workload" "after-$who.h5" --driver multifile --check-partial --datasets 8 > read.txt 2>&1 \
-        && bad "the driver's default read merged an incomplete directory"
+    "$mpiexec" -n 2 "$workload" "after-$who.h5" --driver multifile --check-partial --datasets 8 --options read=merge \
+        > read.txt 2>&1 && bad "the driver's read=merge merged an incomplete directory"
+    grep -q "incomplete" read.txt || bad "read=merge message: $(tail -3 read.txt)"
     test -d "after-$who.h5" || bad "the driver replaced an incomplete directory"
-    "$mpiexec" -n 1 "$workload" "after-$who.h5" --driver multifile --check-partial --datasets 8 --options read=inplace \
-        && ok "in-place read of the first flush ($who)" || bad "in-place read after-$who"
+    "$mpiexec" -n 1 "$workload" "after-$who.h5" --driver multifile --check-partial --datasets 8 \
+        && test -d "after-$who.h5" && ok "in-place read (the default) of the first flush ($who)" \
+        || bad "in-place read after-$who"
     "$h5mf" merge "after-$who.h5" --partial -o "after-$who-partial.h5" -q \
         && "$mpiexec" -n 2 "$workload" "after-$who-partial.h5" --driver mpio --check-partial --datasets 8 \
         && ok "partial merge has every value of the first flush ($who)" || bad "partial merge after-$who"

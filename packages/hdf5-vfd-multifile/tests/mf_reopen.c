@@ -9,16 +9,20 @@
  *   2. reopen it read-write: it stays a directory (continued in new epochs); overwrite
  *      rank 0's row of "a", add dataset "b" and open it a second time in the same
  *      process (HDF5 then asks the driver to open it again), close;
- *   3. open it read-only (reconstruction): check "a" and "b";
- *   4. reopen the reconstructed ordinary file read-write (every rank writes in place),
+ *   3. open it read-only with the default options: it is read in place (check "a" and
+ *      "b"), still a directory;
+ *   4. open it read-only through H5Pset_fapl_mpiposix (the original patch's API, which
+ *      keeps its read=merge): reconstructed into an ordinary file; check "a" and "b";
+ *   5. reopen the reconstructed ordinary file read-write (every rank writes in place),
  *      add dataset "c", close, open read-only and check it;
- *   5. H5Fdelete removes it.
+ *   6. H5Fdelete removes it.
  *
- *   mpiexec -n N mf_reopen --open-rdwr FILE
- *   mpiexec -n N mf_reopen --open-rdonly FILE
+ *   mpiexec -n N mf_reopen --open-rdwr FILE [OPTIONS]
+ *   mpiexec -n N mf_reopen --open-rdonly FILE [OPTIONS]
  *
- * only opens FILE read-write (read-only: a directory is reconstructed) and closes it
- * (for the error tests: HDF5's error stack says why it failed; exit 1).
+ * only opens FILE read-write or read-only (OPTIONS: H5Pset_multifile_options, e.g.
+ * read=merge) and closes it (for the error tests: HDF5's error stack says why it
+ * failed; exit 1).
  * Rank 0 prints "reopen: ok" on success; any failure exits non-zero.
  */
 #include "H5FDmultifile.h"
@@ -52,11 +56,13 @@ static int rank, size;
         }                                                                                                     \
     } while (0)
 
-static hid_t fapl(void)
+static hid_t fapl(const char *options)
 {
     hid_t p = H5Pcreate(H5P_FILE_ACCESS);
     CHECK(p);
     CHECK(H5Pset_fapl_multifile(p, MPI_COMM_WORLD, MPI_INFO_NULL));
+    if (options)
+        CHECK(H5Pset_multifile_options(p, options));
     return p;
 }
 
@@ -115,9 +121,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc == 3 && (strcmp(argv[1], "--open-rdwr") == 0 || strcmp(argv[1], "--open-rdonly") == 0)) {
+    if ((argc == 3 || argc == 4) && (strcmp(argv[1], "--open-rdwr") == 0 || strcmp(argv[1], "--open-rdonly") == 0)) {
         unsigned mode = strcmp(argv[1], "--open-rdwr") == 0 ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
-        hid_t    p = fapl(), f = H5Fopen(argv[2], mode, p);
+        hid_t    p = fapl(argc == 4 ? argv[3] : NULL), f = H5Fopen(argv[2], mode, p);
         int   ok = f >= 0 && H5Fclose(f) >= 0;
         H5Pclose(p);
         H5close();
@@ -126,11 +132,12 @@ int main(int argc, char **argv)
     }
     if (argc != 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr|--open-rdonly FILE\n");
+            fprintf(stderr, "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr|--open-rdonly FILE "
+                            "[OPTIONS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     snprintf(path, sizeof path, "%s/a.h5", argv[1]);
-    hid_t p = fapl();
+    hid_t p = fapl(NULL);
 
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, p);
     CHECK(f);
@@ -153,10 +160,21 @@ int main(int argc, char **argv)
 
     f = H5Fopen(path, H5F_ACC_RDONLY, p);
     CHECK(f);
-    EXPECT(!is_dir(path), "%s: still a directory after the read-only open", path);
     check_rows(f, "a", 1000, 5000);
     check_rows(f, "b", 2000, 2000);
     CHECK(H5Fclose(f));
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT(is_dir(path), "%s: a read-only open with the default options changed the directory", path);
+
+    hid_t original = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(H5Pset_fapl_mpiposix(original, MPI_COMM_WORLD, 0));
+    f = H5Fopen(path, H5F_ACC_RDONLY, original);
+    CHECK(f);
+    EXPECT(!is_dir(path), "%s: still a directory after the read-only open through H5Pset_fapl_mpiposix", path);
+    check_rows(f, "a", 1000, 5000);
+    check_rows(f, "b", 2000, 2000);
+    CHECK(H5Fclose(f));
+    H5Pclose(original);
 
     f = H5Fopen(path, H5F_ACC_RDWR, p);
     CHECK(f);

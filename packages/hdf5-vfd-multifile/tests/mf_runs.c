@@ -203,7 +203,8 @@ int main(int argc, char **argv)
                 (unsigned long long)raw[1]);
         CHECK(raw[0] == 5 && raw[1] == 6);
     }
-    /* read back through reconstruction, every rank */
+    /* read back through reconstruction (read=merge), every rank */
+    CHECK(H5Pset_multifile_options(fapl, "read=merge") >= 0);
     f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     CHECK(f >= 0);
     chunked = H5Dopen2(f, "chunked", H5P_DEFAULT);

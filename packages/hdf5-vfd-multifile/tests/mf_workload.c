@@ -8,7 +8,7 @@
  *
  *   mpiexec -n N mf_workload FILE --driver mpio|multifile|default [--seed S] [--datasets K]
  *                            [--alignment BYTES]
- *   mpiexec -n M mf_workload FILE --driver ... --check [--options "read=inplace"]
+ *   mpiexec -n M mf_workload FILE --driver ... --check [--options "read=merge"]
  *
  * MF_WORKLOAD_KILL=RANK:PHASE (RANK a number or "all"; PHASE before-flush, after-flush or
  * before-close) makes that rank SIGKILL itself there, for crash tests; MF_WORKLOAD_STALL=RANK:PHASE
@@ -20,7 +20,8 @@
  * --driver default leaves the fapl alone (HDF5_DRIVER selects the driver: the plugin
  * route). --alignment sets H5Pset_alignment(fapl, 1, BYTES) (file-system block or
  * stripe size: every object starts on such a boundary). --check opens FILE read-only
- * and verifies every value (any M). Rank 0 prints "workload: wrote|checked FILE on N
+ * (a multifile directory is read in place unless --options selects read=merge or
+ * read=parallel) and verifies every value (any M). Rank 0 prints "workload: wrote|checked FILE on N
  * ranks with DRIVER: ok" on success; errors exit non-zero.
  */
 #include "H5FDmultifile.h"
