@@ -891,7 +891,16 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
     return (H5FD_t *)f;
 }
 
-/* the epoch boundary: every rank's records are written; rank 0 commits the metafile */
+/* has the directory been removed while open? Its files live on through the descriptors
+ * held, as a POSIX file removed while open does; no new file can be made in it */
+static bool dir_removed(const H5FD_multifile_t *f)
+{
+    struct stat st;
+    return fstat(f->dir_fd, &st) == 0 && st.st_nlink == 0;
+}
+
+/* the epoch boundary: every rank's records are written; rank 0 commits the metafile
+ * (not in a removed directory: nothing could ever read it there) */
 static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
 {
     int ok = 1;
@@ -903,7 +912,7 @@ static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
         return -1;
     uint64_t records = 0; /* every record of the committed epochs: a reader must find them all */
     MPI_Reduce(&f->nrec, &records, 1, MPI_UINT64_T, MPI_SUM, 0, f->comm);
-    if (f->rank == 0) {
+    if (f->rank == 0 && !dir_removed(f)) {
         mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, state, f->epoch + 1, (uint64_t)f->eoa, records};
         ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }

@@ -15,7 +15,10 @@
  *      keeps its read=merge): reconstructed into an ordinary file; check "a" and "b";
  *   5. reopen the reconstructed ordinary file read-write (every rank writes in place),
  *      add dataset "c", close, open read-only and check it;
- *   6. H5Fdelete removes it.
+ *   6. H5Fdelete removes it;
+ *   7. create z.h5, write and read "a", remove the directory while it is open (rm -rf),
+ *      write "b", flush, read both, close: the driver goes on through the descriptors
+ *      it holds, as a POSIX file removed while open does.
  *
  *   mpiexec -n N mf_reopen --open-rdwr FILE [OPTIONS]
  *   mpiexec -n N mf_reopen --open-rdonly FILE [OPTIONS]
@@ -115,6 +118,29 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* 7.: every rank has read every row (so holds every rank's files) before rank 0
+ * removes the directory; afterwards writes, a flush, reads and the close succeed */
+static void written_while_removed(const char *path, hid_t p)
+{
+    char  cmd[4200];
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, p);
+    CHECK(f);
+    write_rows(f, "a", 1000, 1, -1);
+    CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    check_rows(f, "a", 1000, 1000);
+    MPI_Barrier(MPI_COMM_WORLD);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (rank == 0)
+        EXPECT(system(cmd) == 0 && access(path, F_OK) != 0, "%s: could not remove it", path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    write_rows(f, "b", 2000, 1, -1);
+    CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    check_rows(f, "a", 1000, 1000);
+    check_rows(f, "b", 2000, 2000);
+    CHECK(H5Fclose(f));
+    EXPECT(access(path, F_OK) != 0, "%s: came back after the close", path);
+}
+
 int main(int argc, char **argv)
 {
     char path[4096];
@@ -188,6 +214,9 @@ int main(int argc, char **argv)
 
     CHECK(H5Fdelete(path, p));
     EXPECT(access(path, F_OK) != 0, "%s: still there after H5Fdelete", path);
+
+    snprintf(path, sizeof path, "%s/z.h5", argv[1]);
+    written_while_removed(path, p);
     H5Pclose(p);
     if (rank == 0)
         printf("reopen: ok (%d ranks)\n", size);
