@@ -84,6 +84,27 @@ def test_ranks_on_two_nodes_talk_over_the_network(cluster, tmp_path):
     assert proc.stdout.count("mpi-p2p: ok 4 ranks, 2 crossings") == 2, proc.stdout
 
 
+def test_mpi_finalize_waits_for_the_ranks_on_the_other_node(cluster):
+    """Open MPI ends MPI_Init and MPI_Finalize with a PMIx fence that carries no data, its
+    barrier over the job: the fence waits for the ranks on the other node
+    (site-configs/slurm-cluster/mpi.conf). Where it ended on each node alone, a rank left
+    MPI_Init before a rank on the other node had registered its message handlers, and that
+    rank died of a segmentation fault on the first message (under load, one run in 50)."""
+    work = paths.sub("scratch")
+    program = f"finalize_waits_{os.getpid()}"
+    marker = os.path.join(work, f"{program}.marker")
+    source = os.path.join(ROOT, "tests", "programs", "finalize_waits.c")
+    script = f"""
+        rm -f {marker}
+        mpicc -O2 -o {program} {source}
+        srun --mpi=pmix -N2 -n2 ./{program} {marker} 3
+        rm -f {program} {marker}
+    """
+    proc = in_stack(STACK, script, cwd=work, timeout=120, env=cluster)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "finalize-waits: rank 0: marker present" in proc.stdout, proc.stdout + proc.stderr
+
+
 def srun_env(stack):
     """The variables slurm-cluster's site config gives the stack's environment (srun's PMI,
     Open MPI's one-sided component): the one place that says what MPI needs there."""

@@ -9,7 +9,7 @@ checkout and $H5STACK_HOME shared, as a cluster's software tree and parallel fil
 are), IPC, PID, and time (CLOCK_MONOTONIC and CLOCK_BOOTTIME offset per node). Each runs
 its own slurmd of Debian's Slurm (site-configs/slurm-cluster/node.sh); munged and
 slurmctld run on this machine on the bridge's address. State, logs and the
-configuration (from site-configs/slurm-cluster/slurm.conf.in) are under
+configuration (from site-configs/slurm-cluster/slurm.conf.in and mpi.conf) are under
 $H5STACK_HOME/cluster/; every Slurm command needs SLURM_CONF (`./h5stack cluster env`).
 """
 
@@ -28,6 +28,8 @@ from .ui import StepError, info, tail
 
 HERE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster")
 TEMPLATE = os.path.join(HERE, "slurm.conf.in")
+#: Slurm's MPI plugins (PMIx fences that wait for every node): slurmd reads it beside slurm.conf
+MPI_CONF = os.path.join(HERE, "mpi.conf")
 NODE_SCRIPT = os.path.join(HERE, "node.sh")
 BRIDGE = os.environ.get("H5STACK_CLUSTER_BRIDGE", "h5sbr0")
 #: the cluster's network; the bridge takes its first address, node i the (10 + i)-th
@@ -117,6 +119,8 @@ def write_config(nodes, slurmd_timeout):
         "node_list": ",".join(nodes),
     }
     slurm.write_file(conf_path(), slurm.fill(TEMPLATE, values))
+    with open(MPI_CONF) as f:
+        slurm.write_file(os.path.join(d, "mpi.conf"), f.read())
     hosts = ["127.0.0.1 localhost", f"{bridge_address()} {values['host']}"]
     hosts += [f"{node_address(i)} {n}" for i, n in enumerate(nodes, 1)]
     slurm.write_file(os.path.join(d, "hosts"), "\n".join(hosts) + "\n")

@@ -5,7 +5,7 @@
 cluster is not up) starts node01..node04, each in Linux namespaces of its own (network
 on a bridge, hostname, private /tmp and /dev/shm, its own clocks) with its own slurmd of
 Debian's Slurm 22.05; slurmctld and munged run on this machine (lib/h5stack/cluster.py,
-site-configs/slurm-cluster/slurm.conf.in and node.sh). Every Slurm command needs
+site-configs/slurm-cluster/slurm.conf.in, mpi.conf and node.sh). Every Slurm command needs
 SLURM_CONF (`eval "$(./h5stack cluster env)"`).
 
 One partition, `cluster`: every job gets 2 nodes (`--nodes=2`), so a check's ranks
