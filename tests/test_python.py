@@ -69,7 +69,8 @@ def test_the_workload_through_each_driver_equals_mpi_io(stack, tmp_path):
 
 def test_h5vfd_functions_and_their_errors(tmp_path):
     """info as a dataclass, merge with a progress callback, in place; errors carry h5mf's
-    message; a directory h5py cannot open gets a reason from h5vfd.open."""
+    message; a directory h5py cannot open gets a reason from h5vfd.open, and h5py's own
+    IsADirectoryError on a multifile directory points to h5vfd.open and is_multifile."""
     stack = "mpich-hdf5-1.14"
     script = f"""
         mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile
@@ -89,6 +90,10 @@ for call in (lambda: h5vfd.info("nothing"), lambda: h5vfd.merge("mf.h5", "mf.h5/
         call()
     except h5vfd.H5mfError as e:
         print("error", e.returncode, e.message)
+try:
+    h5py.File("mf.h5", "r")  # h5py's default driver: a directory
+except IsADirectoryError as e:
+    print("hint", "h5vfd.open('mf.h5')" in str(e), "h5vfd.is_multifile(path)" in str(e))
 seen = []
 print("merged", h5vfd.merge("mf.h5", progress=lambda *a: seen.append(a)))
 print("progress", seen[-1][0], seen[-1][1] == seen[-1][2] > 0)
@@ -98,6 +103,7 @@ EOF
     out = run(stack, script, tmp_path)
     assert "info 2 complete True True 2 1" in out, out
     assert "open 2 True" in out, out  # read in place: still a directory
+    assert "hint True True" in out, out
     assert "dir plain: a directory, but not a multifile directory (no metafile)" in out, out
     assert "error 1 h5mf: nothing/metafile: No such file or directory" in out, out
     assert "inside the directory mf.h5 being merged" in out, out
@@ -151,3 +157,51 @@ def test_the_readme_example_runs_under_mpiexec(stack, tmp_path):
     out = run(stack, "mpiexec -n 4 python3 example.py\nh5dump -d x merged.h5", tmp_path)
     assert "MultifileInfo(path='out.h5', format=2, ranks=4, state='complete'" in out, out
     assert "(0): 0, 1, 2, 3" in out, out
+
+
+NAMES_SCRIPT = """
+import sys
+from mpi4py import MPI
+import h5py
+if sys.argv[1] != "h5py":
+    import h5vfd
+comm = h5vfd.dsm_clients() if sys.argv[1] == "dsm" else MPI.COMM_WORLD
+
+
+def show(what, f):
+    names = comm.gather(f.driver)
+    if comm.rank == 0:
+        print(what, *names)
+
+
+if sys.argv[1] == "dsm":
+    with h5py.File("mem.h5", "w", driver="dsm", comm=comm) as f:
+        show("driver dsm:", f)
+    raise SystemExit
+if sys.argv[1] == "h5vfd":
+    with h5py.File("named.h5", "w", driver="multifile", comm=comm) as f:
+        show("driver by name:", f)
+with h5py.File(sys.argv[1] + ".h5", "w") as f:
+    show(f"driver {sys.argv[1]} HDF5_DRIVER:", f)
+with h5py.File(sys.argv[1] + "-mpio.h5", "w", driver="mpio", comm=comm) as f:
+    show("driver mpio:", f)
+"""
+
+
+@pytest.mark.parametrize("stack", ["mpich-hdf5-1.14", "openmpi-hdf5-2-multifile"])
+def test_h5py_names_the_drivers_once_h5vfd_is_imported(stack, tmp_path):
+    """File.driver says "multifile" (selected by name, or by HDF5_DRIVER for a default
+    access list) and "dsm" once h5vfd is imported, and h5py's own names as before;
+    h5py alone says "unknown". Every rank's answer, gathered on rank 0."""
+    (tmp_path / "names.py").write_text(NAMES_SCRIPT)
+    script = """
+        HDF5_DRIVER=multifile mpiexec -n 2 python3 names.py h5py
+        HDF5_DRIVER=multifile mpiexec -n 2 python3 names.py h5vfd
+        mpiexec -n 1 h5dsm-server --size 4m : -n 2 python3 names.py dsm
+    """
+    lines = run(stack, script, tmp_path).splitlines()
+    assert "driver h5py HDF5_DRIVER: unknown unknown" in lines, lines  # h5py's own table has no such driver
+    for line in ("driver by name: multifile multifile", "driver h5vfd HDF5_DRIVER: multifile multifile",
+                 "driver dsm: dsm dsm"):  # fmt: skip
+        assert line in lines, f"{line!r}: {lines}"
+    assert lines.count("driver mpio: mpio mpio") == 2, lines

@@ -1,7 +1,8 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """h5vfd: h5stack's HDF5 drivers from Python.
 
-import h5vfd                      # registers driver="multifile" and driver="dsm" with h5py
+import h5vfd                      # registers driver="multifile" and driver="dsm" with h5py,
+                                  # and their names for File.driver
 from mpi4py import MPI
 import h5py
 with h5py.File("out.h5", "w", driver="multifile", comm=MPI.COMM_WORLD, config="checksums=off") as f:

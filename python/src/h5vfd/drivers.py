@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import _libhdf5
+from . import _libhdf5, names
 from .errors import DriverError
 
 #: the drivers registered with h5py; each reads its configuration string (see the drivers' READMEs)
@@ -38,12 +38,18 @@ def _setter(name: str):
 
 
 def register() -> None:
-    """Register the drivers with h5py (done by `import h5vfd`; repeating it is harmless)."""
+    """Register the drivers with h5py, their names for `File.driver`, and what to do
+    with a multifile directory for h5py's error (done by `import h5vfd`; repeating it is
+    harmless)."""
     import h5py
+
+    from . import hints
 
     for name in DRIVERS:
         if name not in h5py.registered_drivers():
             h5py.register_driver(name, _setter(name))
+    names.teach_h5py()
+    hints.teach_h5py()
 
 
 def is_multifile(path: str | os.PathLike) -> bool:
@@ -55,11 +61,11 @@ def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  #
     """h5py.File, with the driver a multifile directory needs picked for it.
 
     A directory written by the multifile driver is opened with driver="multifile" (the
-    communicator: comm, else MPI.COMM_WORLD); read-only, it is read in place
-    (config="read=inplace": the directory stays as it is, where the driver's default
-    would reconstruct it into an ordinary file first). Anything else opens as h5py would
-    open it. A directory that is not a multifile directory is refused with the reason,
-    where h5py would say only IsADirectoryError.
+    communicator: comm, else MPI.COMM_WORLD); read-only, it is read in place, as the
+    driver does by default (the directory stays as it is; config="read=merge" would
+    replace it by the reconstructed file). Anything else opens as h5py would open it. A
+    directory that is not a multifile directory is refused with the reason, where h5py
+    would say only IsADirectoryError.
     """
     import h5py
 
@@ -71,8 +77,6 @@ def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  #
             from mpi4py import MPI
 
             comm = MPI.COMM_WORLD
-        if mode == "r":
-            kwargs.setdefault("config", "read=inplace")
         return h5py.File(path, mode, driver="multifile", comm=comm, **kwargs)
     if comm is not None:
         kwargs["comm"] = comm

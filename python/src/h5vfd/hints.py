@@ -1,0 +1,48 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""What h5py says about a multifile directory it cannot open: what to do instead.
+
+A multifile directory is one HDF5 file that only the multifile driver reads; h5py
+with another driver (its default, or HDF5_DRIVER unset) fails on it with HDF5's "Is a
+directory". Once h5vfd is imported that IsADirectoryError names the directory as
+multifile and points to h5vfd.open and h5vfd.is_multifile.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+
+from .drivers import is_multifile
+
+
+def message(path: str) -> str:
+    return (
+        f"{path}: a multifile directory (one HDF5 file, written by the multifile driver), which only that "
+        f"driver reads: open it with h5vfd.open({path!r}) (in place, nothing changed), or h5py.File(path, "
+        "driver='multifile', comm=...) after `import h5vfd`; h5vfd.merge makes it an ordinary HDF5 file. "
+        "h5vfd.is_multifile(path) tells such a directory from a file"
+    )
+
+
+def teach_h5py() -> None:
+    """Wrap h5py's file opening so that its IsADirectoryError on a multifile directory
+    carries message() (repeating it is harmless)."""
+    from h5py._hl import files
+
+    make_fid = files.make_fid
+    if getattr(make_fid, "_h5vfd", False):
+        return
+
+    @functools.wraps(make_fid)
+    def opened(name, *args, **kwargs):
+        try:
+            return make_fid(name, *args, **kwargs)
+        except IsADirectoryError as e:
+            path = os.fsdecode(name)
+            if is_multifile(path):
+                raise IsADirectoryError(errno.EISDIR, message(path)) from e
+            raise
+
+    opened._h5vfd = True
+    files.make_fid = opened
