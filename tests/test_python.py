@@ -7,13 +7,17 @@ driver on 4 ranks; the results must equal MPI-IO's (h5diff silent, and byte for 
 once merged), read back in place by another number of ranks and serially."""
 
 import os
+import re
+import sys
 
 import pytest
+import yaml
 
 from conftest import ROOT, Stacks, in_stack
 
 WORKLOAD = os.path.join(ROOT, "python", "examples", "workload.py")
 STACK_NAMES = Stacks().names()
+H5PY_FAILURES = os.path.join(ROOT, "tests", "data", "h5py_multifile_failures.yaml")
 
 
 def run(stack, script, tmp_path, timeout=600):
@@ -205,3 +209,35 @@ def test_h5py_names_the_drivers_once_h5vfd_is_imported(stack, tmp_path):
                  "driver dsm: dsm dsm"):  # fmt: skip
         assert line in lines, f"{line!r}: {lines}"
     assert lines.count("driver mpio: mpio mpio") == 2, lines
+
+
+def h5py_suite_failures(stack, driver, tmp_path):
+    """The node IDs of h5py's own tests that fail with HDF5_DRIVER=driver, and pytest's
+    summary line (pytest: the project's own, whose Python the stacks build h5py for)."""
+    work = tmp_path / driver
+    work.mkdir()
+    proc = in_stack(
+        stack,
+        f"export HDF5_DRIVER={driver} TMPDIR={work} PYTHONDONTWRITEBYTECODE=1\n"
+        f"{sys.executable} -m pytest --pyargs h5py -q -p no:cacheprovider -rfE",
+        cwd=work,
+        timeout=900,
+    )
+    summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    assert proc.returncode in (0, 1) and " passed" in summary, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return {m.group(1) for m in re.finditer(r"^(?:FAILED|ERROR) (\S+)", proc.stdout, re.M)}, summary
+
+
+def test_h5py_suite_with_multifile_fails_only_where_a_file_is_a_directory(tmp_path):
+    """h5py's suite with HDF5_DRIVER=multifile against the same with HDF5_DRIVER=mpio: the
+    tests that fail only with multifile are exactly those of tests/data (each with its
+    reason), on a twin (where the driver is built in and cannot be lost; see the data)."""
+    with open(H5PY_FAILURES) as f:
+        known = yaml.safe_load(f)["failures"]
+    assert all(isinstance(why, str) and why for why in known.values()), known
+    multifile, mf_summary = h5py_suite_failures("mpich-hdf5-1.14-multifile", "multifile", tmp_path)
+    mpio, mpio_summary = h5py_suite_failures("mpich-hdf5-1.14-multifile", "mpio", tmp_path)
+    assert int(re.search(r"(\d+) passed", mf_summary).group(1)) > 700, mf_summary
+    only = multifile - mpio
+    new, fixed = sorted(only - set(known)), sorted(set(known) - only)
+    assert not new and not fixed, f"new failures: {new}; passing now: {fixed}\n{mf_summary}\n{mpio_summary}"
