@@ -89,7 +89,7 @@ def test_mpi_finalize_waits_for_the_ranks_on_the_other_node(cluster):
     barrier over the job: the fence waits for the ranks on the other node
     (site-configs/slurm-cluster/mpi.conf). Where it ended on each node alone, a rank left
     MPI_Init before a rank on the other node had registered its message handlers, and that
-    rank died of a segmentation fault on the first message (under load, one run in 50)."""
+    rank died of a segmentation fault on the first message, now and then under load."""
     work = paths.sub("scratch")
     program = f"finalize_waits_{os.getpid()}"
     marker = os.path.join(work, f"{program}.marker")
