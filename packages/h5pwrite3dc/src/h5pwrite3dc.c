@@ -125,8 +125,7 @@ static hid_t make_fapl(const pw_options *o, MPI_Info info)
 }
 
 /* --chunk-cache, else HDF5's default cache, or (for_verify) none: --verify reads each
- * chunk once, and HDF5 reads cacheable chunks collectively through MPI derived datatypes
- * that only its built-in drivers understand (see the multifile driver's README) */
+ * chunk once, so a cache would only copy it */
 static hid_t make_dapl(const pw_options *o, int for_verify)
 {
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
