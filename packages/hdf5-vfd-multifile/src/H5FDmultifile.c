@@ -1422,11 +1422,38 @@ static herr_t write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t add
     return write_at(file, type, dxpl, addr, size, buf);
 }
 
-/* before a call's writes: with metadata among them, learn the other ranks' stamps */
-static herr_t before_writes(H5FD_multifile_t *f, bool metadata)
+/*
+ * A collective call that HDF5 carries out independently underneath: the application's
+ * transfer list says collective, HDF5's record of the call says independent (HDF5 breaks
+ * collective I/O for a type conversion with selection I/O off, an H5Dwrite_multi over a
+ * compact dataset, ...). The application may rely on the call's order against the
+ * collective calls before it, and HDF5 keeps it only by the MPI_Allreduce it makes at
+ * the start of every collective dataset call (which the driver does not see): the
+ * writes of an earlier call are complete before any rank goes on.
+ */
+static bool collective_made_independent(hid_t dxpl)
+{
+    H5FD_mpio_xfer_t asked = H5FD_MPIO_INDEPENDENT, made = H5FD_MPIO_INDEPENDENT;
+    herr_t           got   = -1;
+    if (dxpl == H5P_DEFAULT || H5CX_get_io_xfer_mode(&made) < 0 || made == H5FD_MPIO_COLLECTIVE)
+        return false;
+    H5E_BEGIN_TRY { got = H5Pget_dxpl_mpio(dxpl, &asked); }
+    H5E_END_TRY
+    return got >= 0 && asked == H5FD_MPIO_COLLECTIVE;
+}
+
+/*
+ * Before a call's writes, learn the other ranks' stamps (the last of each index) when
+ * no exchange of stamps orders them: with metadata among them (metadata is rewritten by
+ * other ranks between sync points), or in a collective call made independent (its
+ * writes must be stamped after every write of the calls before it, which are in the
+ * indexes already: see collective_made_independent). Stamps then follow the order of
+ * the program, not the clocks.
+ */
+static herr_t before_writes(H5FD_multifile_t *f, bool metadata, hid_t dxpl)
 {
     mf_err_t err;
-    if (f->mode != MODE_WRITE || f->size == 1 || !metadata || unordered())
+    if (f->mode != MODE_WRITE || f->size == 1 || unordered() || !(metadata || collective_made_independent(dxpl)))
         return 0;
     if (learn_stamps(f, err) < 0) {
         MF_ERROR("%s", err);
@@ -1446,7 +1473,7 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
         ret = -1;
     }
     if (ret >= 0)
-        ret = before_writes(f, type != H5FD_MEM_DRAW);
+        ret = before_writes(f, type != H5FD_MEM_DRAW, dxpl);
     if (ret >= 0)
         ret = vfd_types_are_bytes(btype, ftype)
                   ? write_at(_file, type, dxpl, addr, size, buf)
@@ -1471,7 +1498,7 @@ static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem
         metadata = metadata || types[i] != H5FD_MEM_DRAW;
     herr_t ret = coll ? sync_collective(f, 0) : 0;
     if (ret >= 0)
-        ret = before_writes(f, metadata);
+        ret = before_writes(f, metadata, dxpl);
     /* the entries are only read from: the cast serves the shared loop */
     if (ret >= 0)
         ret = for_each_vector_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
