@@ -151,6 +151,14 @@ def build_parser():
     p.add_argument("--ranks", type=int, help="ranks of every workload (default: 1..--max-ranks by seed)")
     p.add_argument("--max-ranks", type=int, default=8, help="the most ranks a seed picks (default 8)")
     p.add_argument("--ops", type=int, default=60, help="operations per workload (default 60)")
+    p.add_argument(
+        "--grammar",
+        type=int,
+        choices=[1, 2],
+        default=1,
+        help="h5fuzz's generator: 1 (default) or 2 (file types, filters, transfer variations, collective "
+        "reads, deletes, chunk caches, alignment, latest format; see packages/h5fuzz/README.md)",
+    )
     p.add_argument("--no-perturb", action="store_true", help="no slowed ranks and no clocks of their own")
     p.add_argument("--no-minimise", action="store_true", help="report failures without minimising them")
     p.add_argument("--keep", action="store_true", help="keep the files of passing cases too")

@@ -32,7 +32,7 @@ import re
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import yaml
 
@@ -63,13 +63,14 @@ class Case:
     ops: int = 60
     case: str = ""
     perturb: bool = True
+    grammar: int = 1  # h5fuzz --grammar: the same seed is another workload in another grammar
 
     def label(self):
         what = f"case {self.case}" if self.case else f"seed {self.seed}"
         return f"{self.stack} {self.variant} {what} ({self.ranks} ranks, {self.ops} operations)"
 
     def replay(self):
-        what = f"--case {self.case}" if self.case else f"--seed {self.seed} --ops {self.ops}"
+        what = f"--case {self.case}" if self.case else f"--seed {self.seed} --ops {self.ops} --grammar {self.grammar}"
         quiet = "" if self.perturb else " --no-perturb"
         return f"./h5stack fuzz --stack {self.stack} --driver {self.variant} {what} --ranks {self.ranks}{quiet}"
 
@@ -162,7 +163,7 @@ class Runner:
     def _fuzz_args(self, case):
         if case.case:
             return ["--case", case.case]
-        return ["--seed", str(case.seed), "--ops", str(case.ops)]
+        return ["--seed", str(case.seed), "--ops", str(case.ops), "--grammar", str(case.grammar)]
 
     def reference_command(self, case, path):
         """The MPI program that writes the reference and checks it against the model."""
@@ -306,12 +307,12 @@ class Runner:
         lo, hi = 1, case.ops  # hi fails
         while lo < hi:
             mid = (lo + hi) // 2
-            trial = Case(case.stack, case.variant, case.seed, case.ranks, mid, perturb=case.perturb)
+            trial = replace(case, ops=mid)
             if self.run(trial).ok:
                 lo = mid + 1
             else:
                 hi = mid
-        return Case(case.stack, case.variant, case.seed, case.ranks, hi, perturb=case.perturb)
+        return replace(case, ops=hi)
 
 
 class CaseFailed(Exception):
@@ -390,7 +391,16 @@ def regression_case(stack, variant, entry, perturb=True):
     if variant.startswith("dsm:") and entry.get("case") == "metadata":
         return None
     ops = entry.get("ops", 60)
-    return Case(stack, variant, entry.get("seed", 0), entry["ranks"], ops, case=entry.get("case", ""), perturb=perturb)
+    return Case(
+        stack,
+        variant,
+        entry.get("seed", 0),
+        entry["ranks"],
+        ops,
+        case=entry.get("case", ""),
+        perturb=perturb,
+        grammar=entry.get("grammar", 1),
+    )
 
 
 def _cases(args, pairs, entries=None):
@@ -409,7 +419,7 @@ def _cases(args, pairs, entries=None):
         s = seed + k
         ranks = args.ranks or 1 + s % args.max_ranks
         for stack, variant in pairs:
-            yield Case(stack, variant, s, ranks, args.ops, perturb=not args.no_perturb)
+            yield Case(stack, variant, s, ranks, args.ops, perturb=not args.no_perturb, grammar=args.grammar)
 
 
 def run(args):

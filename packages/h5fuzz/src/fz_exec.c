@@ -58,6 +58,40 @@ static hid_t space_of(const fz_object_t *o, uint64_t dim0, int with_max)
     return H5Screate_simple(o->nd, dims, with_max ? max : NULL);
 }
 
+/* the dataset's type in the file (enum fz_file_type) */
+static hid_t file_type(const fz_object_t *o)
+{
+    const hid_t t[FT_COUNT] = {H5T_STD_I32LE, H5T_STD_I32BE, H5T_STD_I64LE, H5T_IEEE_F64LE};
+    return o->ftype >= 0 && o->ftype < FT_COUNT ? t[o->ftype] : H5T_STD_I32LE;
+}
+
+/* open a dataset with its chunk cache (enum fz_cache) */
+static hid_t open_dataset(const fz_object_t *o, hid_t file)
+{
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    if (o->cache == CACHE_NONE)
+        H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, 1.0);
+    else if (o->cache == CACHE_LARGE) /* every chunk fits: HDF5 turns selection I/O off for reads */
+        H5Pset_chunk_cache(dapl, 10007, 64u << 20, 1.0);
+    hid_t d = H5Dopen2(file, o->name, dapl);
+    H5Pclose(dapl);
+    return d;
+}
+
+/* a transfer list: collective or not, with the operation's variations (enum fz_xfer) */
+static hid_t transfer_list(const fz_op_t *op)
+{
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    H5Pset_dxpl_mpio(dxpl, op->coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
+    if (op->xfer & XFER_SELECTION_OFF)
+        H5Pset_selection_io(dxpl, H5D_SELECTION_IO_MODE_OFF);
+    if (op->coll && (op->xfer & XFER_INDIVIDUAL))
+        H5Pset_dxpl_mpio_collective_opt(dxpl, H5FD_MPIO_INDIVIDUAL_IO);
+    if (op->coll && (op->xfer & (XFER_CHUNK_ONE | XFER_CHUNK_MULTI)))
+        H5Pset_dxpl_mpio_chunk_opt(dxpl, op->xfer & XFER_CHUNK_ONE ? H5FD_MPIO_CHUNK_ONE_IO : H5FD_MPIO_CHUNK_MULTI_IO);
+    return dxpl;
+}
+
 static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
 {
     hid_t   dcpl = H5Pcreate(H5P_DATASET_CREATE), space = space_of(o, o->dims[0], 1), d = -1;
@@ -66,14 +100,20 @@ static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
         H5Pset_chunk(dcpl, o->nd, chunk);
     else
         H5Pset_layout(dcpl, o->layout == LAYOUT_COMPACT ? H5D_COMPACT : H5D_CONTIGUOUS);
+    if (o->shuffle)
+        H5Pset_shuffle(dcpl);
     if (o->deflate)
         H5Pset_deflate(dcpl, 1);
+    if (o->fletcher32)
+        H5Pset_fletcher32(dcpl);
+    if (o->dense_attrs)
+        H5Pset_attr_phase_change(dcpl, 0, 0);
     if (o->fill_set)
         H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &o->fill);
     H5Pset_fill_time(dcpl, o->fill_time == FILL_ALLOC ? H5D_FILL_TIME_ALLOC
                            : o->fill_time == FILL_NEVER ? H5D_FILL_TIME_NEVER
                                                         : H5D_FILL_TIME_IFSET);
-    d = H5Dcreate2(file, o->name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    d = H5Dcreate2(file, o->name, file_type(o), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
     H5Sclose(space);
     if (d < 0)
@@ -132,27 +172,50 @@ static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_
     return fs;
 }
 
-static int do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+/* one dataset's part of a write: open dataset, selections and values (n of them) */
+typedef struct {
+    hid_t    d, fs, ms;
+    int32_t *v;
+} part_t;
+
+static int part_open(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c, part_t *w)
 {
     const fz_object_t *o = &p->obj[op->target];
-    int32_t           *v = NULL;
     hsize_t            k = 0;
-    hid_t              d = H5Dopen2(file, o->name, H5P_DEFAULT);
-    if (d < 0)
+    memset(w, 0, sizeof *w);
+    w->d = open_dataset(o, file);
+    if (w->d < 0)
         return fail(c, "H5Dopen2 %s failed", o->name);
-    hid_t   fs   = write_selection(p, o, op, c->rank, &v, &k);
+    w->fs        = write_selection(p, o, op, c->rank, &w->v, &k);
     hsize_t mdim = k ? k : 1;
-    hid_t   ms   = H5Screate_simple(1, &mdim, NULL), dxpl = H5Pcreate(H5P_DATASET_XFER);
+    w->ms        = H5Screate_simple(1, &mdim, NULL);
     if (!k)
-        H5Sselect_none(ms);
-    H5Pset_dxpl_mpio(dxpl, op->coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
-    herr_t rc = H5Dwrite(d, memtype(o), ms, fs, dxpl, v);
+        H5Sselect_none(w->ms);
+    return 0;
+}
+
+static void part_close(part_t *w)
+{
+    if (w->d >= 0) {
+        H5Sclose(w->ms);
+        H5Sclose(w->fs);
+        H5Dclose(w->d);
+    }
+    free(w->v);
+}
+
+static int do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+{
+    part_t w;
+    if (part_open(p, op, file, c, &w) < 0)
+        return -1;
+    hid_t  dxpl = transfer_list(op);
+    herr_t rc   = H5Dwrite(w.d, memtype(&p->obj[op->target]), w.ms, w.fs, dxpl, w.v);
     H5Pclose(dxpl);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    H5Dclose(d);
-    free(v);
-    return rc < 0 ? fail(c, "H5Dwrite %s (%s) failed", o->name, op->coll ? "collective" : "independent") : 0;
+    part_close(&w);
+    return rc < 0 ? fail(c, "H5Dwrite %s (%s, transfer variations %#x) failed", p->obj[op->target].name,
+                         op->coll ? "collective" : "independent", op->xfer)
+                  : 0;
 }
 
 /* an element's bytes as text: an integer (1, 2, 4 or 8 bytes), else hex */
@@ -186,8 +249,8 @@ static int all_zero(const uint8_t *e, size_t esize)
 /* read a region of first..first+count rows (elements of 1-D datasets) and compare it
  * with the model: the number of elements that differ from it; undefined elements are
  * not compared, only counted, with those that hold other bytes than zero (*odd) */
-static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uint64_t first, uint64_t count,
-                         fz_ctx_t *c, const char *when, uint64_t *odd)
+static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, hid_t dxpl, uint64_t first,
+                         uint64_t count, fz_ctx_t *c, const char *when, uint64_t *odd)
 {
     uint64_t row = 1;
     hsize_t  start[FZ_MAX_RANK] = {first}, cnt[FZ_MAX_RANK] = {count};
@@ -198,14 +261,17 @@ static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uin
     uint64_t n  = count * row;
     size_t   es = mo->esize;
     long     bad = 0;
-    if (!count)
-        return 0;
-    uint8_t *buf = malloc(n * es);
+    uint8_t *buf = malloc((n ? n : 1) * es);
     hid_t    fs  = H5Dget_space(d);
-    hsize_t  mdim = n;
+    hsize_t  mdim = n ? n : 1;
     hid_t    ms  = H5Screate_simple(1, &mdim, NULL);
-    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL);
-    herr_t rc = H5Dread(d, memtype(o), ms, fs, H5P_DEFAULT, buf);
+    if (n)
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL);
+    else { /* a collective read takes every rank, with nothing to read too */
+        H5Sselect_none(fs);
+        H5Sselect_none(ms);
+    }
+    herr_t rc = H5Dread(d, memtype(o), ms, fs, dxpl, buf);
     H5Sclose(ms);
     H5Sclose(fs);
     if (rc < 0) {
@@ -235,12 +301,18 @@ static int do_read(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, h
 {
     const fz_object_t *o = &p->obj[op->target];
     uint64_t           first, count;
-    MPI_Barrier(c->comm); /* every rank's writes are out */
-    hid_t d = H5Dopen2(file, o->name, H5P_DEFAULT);
+    if (op->barrier || p->grammar < 2)
+        MPI_Barrier(c->comm); /* every rank's writes are out */
+    hid_t d = open_dataset(o, file);
     if (d < 0)
         return fail(c, "H5Dopen2 %s failed", o->name);
     fz_read_region(o, op, c->rank, &first, &count);
-    long bad = read_compare(o, &m->obj[op->target], d, first, count, c, "during the session:", NULL);
+    if (!count && !op->coll)
+        return H5Dclose(d) < 0 ? -1 : 0;
+    hid_t dxpl = transfer_list(op);
+    long  bad  = read_compare(o, &m->obj[op->target], d, dxpl, first, count, c,
+                              op->coll ? "during the session (collective read):" : "during the session:", NULL);
+    H5Pclose(dxpl);
     H5Dclose(d);
     if (bad < 0)
         return -1;
@@ -285,9 +357,15 @@ static int run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hi
     const fz_object_t *o = &p->obj[op->target];
     switch (op->kind) {
         case OP_GROUP: {
-            hid_t g = H5Gcreate2(*file, o->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+            if (o->dense_attrs)
+                H5Pset_attr_phase_change(gcpl, 0, 0);
+            hid_t g = H5Gcreate2(*file, o->name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+            H5Pclose(gcpl);
             return g < 0 ? fail(c, "H5Gcreate2 %s failed", o->name) : H5Gclose(g);
         }
+        case OP_DELETE:
+            return H5Ldelete(*file, o->name, H5P_DEFAULT) < 0 ? fail(c, "H5Ldelete %s failed", o->name) : 0;
         case OP_DSET:
             return create_dataset(o, *file, c);
         case OP_WRITE:
@@ -330,6 +408,10 @@ static hid_t session_fapl(const fz_plan_t *p, hid_t fapl)
     }
     if (p->coll_md)
         H5Pset_coll_metadata_write(copy, 1);
+    if (p->align)
+        H5Pset_alignment(copy, 1, (hsize_t)p->align);
+    if (p->latest)
+        H5Pset_libver_bounds(copy, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
     return copy;
 }
 
@@ -351,18 +433,26 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
         c->fapl = driver_fapl;
         return -1;
     }
+    if (c->verbose && c->rank == 0)
+        printf("h5fuzz: grammar %d, sync points %d, collective metadata %d, alignment %d, latest format %d\n",
+               p->grammar, p->sync_bytes, p->coll_md, p->align, p->latest);
     for (size_t i = 0; i < p->nops && rc == 0; i++) {
         const fz_op_t *op = &p->ops[i];
         if (c->verbose && c->rank == 0) {
             const fz_object_t *o = &p->obj[op->target];
             printf("h5fuzz: op %zu: %s %s", i, fz_op_name(op->kind), o->name);
             if (op->kind == OP_DSET)
-                printf(" (%dD %" PRIu64 "x%" PRIu64 " layout %d chunk %" PRIu64 "x%" PRIu64 " deflate %d fill time %d "
-                       "fill %s)", o->nd, o->dims[0], o->dims[1], o->layout, o->chunk[0], o->chunk[1], o->deflate,
-                       o->fill_time, o->fill_set ? "set" : "default");
+                printf(" (%dD %" PRIu64 "x%" PRIu64 " layout %d chunk %" PRIu64 "x%" PRIu64 " deflate %d shuffle %d "
+                       "fletcher32 %d fill time %d fill %s file type %d cache %d)", o->nd, o->dims[0], o->dims[1],
+                       o->layout, o->chunk[0], o->chunk[1], o->deflate, o->shuffle, o->fletcher32, o->fill_time,
+                       o->fill_set ? "set" : "default", o->ftype, o->cache);
             if (op->kind == OP_WRITE)
-                printf(" (%s pattern %d shift %d block %" PRIu64 " skip %#x, %" PRIu64 " rows)",
-                       op->coll ? "collective" : "independent", op->pattern, op->shift, op->block, op->skip, op->dim0);
+                printf(" (%s pattern %d shift %d block %" PRIu64 " skip %#x, %" PRIu64 " rows, transfer %#x)",
+                       op->coll ? "collective" : "independent", op->pattern, op->shift, op->block, op->skip, op->dim0,
+                       op->xfer);
+            if (op->kind == OP_READ)
+                printf(" (%s, transfer %#x%s)", op->coll ? "collective" : "independent", op->xfer,
+                       op->barrier ? "" : ", no barrier");
             if (op->kind == OP_EXTEND)
                 printf(" (to %" PRIu64 " rows)", op->dim0);
             printf("\n");
@@ -405,7 +495,8 @@ static long verify_object(const fz_object_t *o, const fz_mobj_t *mo, hid_t file,
             bad++;
         }
         else {
-            long b = read_compare(o, mo, obj, 0, mo->dims[0], c, "after the session:", odd);
+            long b = mo->dims[0] ? read_compare(o, mo, obj, H5P_DEFAULT, 0, mo->dims[0], c, "after the session:", odd)
+                                 : 0;
             bad += b < 0 ? 1 : b;
         }
     }
@@ -439,6 +530,10 @@ int fz_verify(const fz_plan_t *p, fz_ctx_t *c, fz_verdict_t *v)
         return -1;
     }
     for (int k = 1; k < p->nobj; k++) {
+        if (!m.obj[k].exists && k % c->size == c->rank && H5Lexists(file, p->obj[k].name, H5P_DEFAULT) != 0) {
+            fprintf(stderr, "h5fuzz: %s was deleted and is still there\n", p->obj[k].name);
+            bad++;
+        }
         if (m.obj[k].exists && p->obj[k].is_dset)
             v->undefined[k] = fz_model_undefined(&m.obj[k]);
         if (k % c->size == c->rank && m.obj[k].exists)

@@ -27,8 +27,9 @@ static int      chance(rng_t *r, unsigned percent) { return below(r, 100) < perc
 
 const char *fz_op_name(int kind)
 {
-    static const char *names[] = {"group", "dataset", "write", "extend", "attribute", "read", "flush", "reopen"};
-    return kind >= 0 && kind <= OP_REOPEN ? names[kind] : "?";
+    static const char *names[] = {"group", "dataset", "write", "extend", "attribute", "read", "flush", "reopen",
+                                  "delete"};
+    return kind >= 0 && kind <= OP_DELETE ? names[kind] : "?";
 }
 
 uint64_t fz_elements(const fz_object_t *o, uint64_t dim0)
@@ -44,6 +45,8 @@ size_t fz_element_size(const fz_object_t *o)
     (void)o; /* every dataset holds int32 (H5T_NATIVE_INT32 in memory) */
     return sizeof(int32_t);
 }
+
+int fz_filtered(const fz_object_t *o) { return o->deflate || o->shuffle || o->fletcher32; }
 
 int32_t fz_value(const fz_op_t *op, uint64_t i) { return (int32_t)((mix(op->salt ^ (i * 0x100000001b3ULL)) >> 33) | 1); }
 
@@ -171,6 +174,9 @@ int fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op)
             mo->has_attr = 1;
             mo->attr     = op->value;
             return 0;
+        case OP_DELETE:
+            mo->exists = mo->has_attr = 0;
+            return 0;
         case OP_WRITE:
             for (uint64_t i = 0, n = fz_elements(o, op->dim0); i < n; i++)
                 if (fz_owner(p, o, op, i) >= 0) {
@@ -192,7 +198,19 @@ static void ordering_point(fz_plan_t *p)
         p->obj[i].last_owners = -1;
 }
 
-/* pick the creation properties of a new dataset */
+/* grammar 2's choices for a new dataset, from its own stream g */
+static void new_dataset_g2(fz_object_t *o, rng_t *g)
+{
+    o->ftype       = (int)below(g, FT_COUNT);
+    o->dense_attrs = chance(g, 20);
+    if (o->layout != LAYOUT_CHUNKED)
+        return;
+    o->shuffle    = chance(g, 20);
+    o->fletcher32 = chance(g, 15);
+    o->cache      = (int)below(g, 3);
+}
+
+/* pick the creation properties of a new dataset (r[0]; grammar 2 also r[1]) */
 static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
 {
     o->is_dset    = 1;
@@ -220,17 +238,31 @@ static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
     o->fill_set   = chance(r, 50);
     o->fill       = (int32_t)(next(r) >> 40) - 7;
     o->fill_time  = (int)below(r, 3);
-    if (o->deflate && o->fill_time == FILL_NEVER) /* HDF5 refuses fill time never with filters */
+    if (p->grammar >= 2)
+        new_dataset_g2(o, r + 1);
+    if (fz_filtered(o) && o->fill_time == FILL_NEVER) /* HDF5 refuses fill time never with filters */
         o->fill_time = FILL_ALLOC;
+    if (fz_filtered(o)) /* a conversion turns HDF5 1.14.6's collective write independent, which */
+        o->ftype = FT_I32LE; /* it refuses for filtered datasets ("filters in pipeline") */
 }
 
 /* a write: who writes which part, collective or not; a flush first when it would rewrite
  * what another rank wrote independently since the last ordering point */
+/* grammar 2: a collective transfer's property variations */
+static int xfer_bits(rng_t *g)
+{
+    int x = chance(g, 35) ? XFER_SELECTION_OFF : 0;
+    if (chance(g, 20))
+        x |= XFER_INDIVIDUAL;
+    int chunk = (int)below(g, 4);
+    return x | (chunk == 1 ? XFER_CHUNK_ONE : chunk == 2 ? XFER_CHUNK_MULTI : 0);
+}
+
 static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
 {
     fz_op_t op0 = {0};
     op0.pattern = o->layout == LAYOUT_COMPACT ? PAT_ALL : (int)below(r, 3);
-    op0.coll    = o->layout == LAYOUT_COMPACT || o->deflate ? 1 : chance(r, 50);
+    op0.coll    = o->layout == LAYOUT_COMPACT || fz_filtered(o) ? 1 : chance(r, 50);
     op0.shift   = (int)below(r, (uint64_t)p->ranks);
     op0.block   = op0.pattern == PAT_POINTS ? 2 + below(r, 40) : 1 + below(r, 300);
     op0.skip    = chance(r, 20) ? (uint32_t)next(r) : 0;
@@ -257,6 +289,8 @@ static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
     op->delay_rank = delay_rank;
     op->delay_us   = delay;
     op->dim0       = o->cur0;
+    if (p->grammar >= 2 && op->coll)
+        op->xfer = xfer_bits(r + 1);
     if (op->coll && op->pattern != PAT_ALL)
         ordering_point(p);
     else if (op->pattern != PAT_ALL)
@@ -287,8 +321,50 @@ static int group_for(const fz_plan_t *p, rng_t *r)
     return strlen(p->obj[g].name) > FZ_NAME - 32 ? 0 : g;
 }
 
+/* grammar 2's operations, before a step of grammar 1: 1 when one was planned */
+static int plan_step_g2(fz_plan_t *p, rng_t *r)
+{
+    rng_t *g = r + 1;
+    int    t = (int)below(g, (uint64_t)p->nobj);
+    if (chance(g, 4) && p->obj[t].is_dset && !p->obj[t].deleted) { /* a dataset removed; its space reused */
+        fz_op_t *op = push(p, OP_DELETE, r);
+        if (!op)
+            return -1;
+        op->target        = t;
+        p->obj[t].deleted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* a read during the session: independent after a barrier; grammar 2 also collective
+ * (not of filtered datasets: HDF5 1.14.6 hangs in a collective read of one without
+ * chunks), without a barrier when no independent write came since the last ordering
+ * point (a collective write returns once every rank's part is written) */
+static int plan_read(fz_plan_t *p, int t, rng_t *r)
+{
+    fz_op_t *op = push(p, OP_READ, r);
+    if (!op)
+        return -1;
+    op->target  = t;
+    op->salt    = next(r);
+    op->dim0    = p->obj[t].cur0;
+    op->barrier = 1;
+    if (p->grammar >= 2 && !fz_filtered(&p->obj[t]) && chance(r + 1, 50)) {
+        op->coll    = 1;
+        op->xfer    = xfer_bits(r + 1) & (XFER_SELECTION_OFF | XFER_INDIVIDUAL);
+        op->barrier = p->obj[t].last_owners >= 0 || chance(r + 1, 30);
+    }
+    return 0;
+}
+
 static int plan_step(fz_plan_t *p, rng_t *r)
 {
+    if (p->grammar >= 2) {
+        int done = plan_step_g2(p, r);
+        if (done)
+            return done < 0 ? -1 : 0;
+    }
     int      kind = (int)below(r, 100);
     int      t    = (int)below(r, (uint64_t)p->nobj);
     fz_op_t *op;
@@ -297,6 +373,8 @@ static int plan_step(fz_plan_t *p, rng_t *r)
         int          parent = group_for(p, r);
         o->parent = parent;
         snprintf(o->name, sizeof o->name, "%s/g%d", parent ? p->obj[parent].name : "", p->nobj);
+        if (p->grammar >= 2)
+            o->dense_attrs = chance(r + 1, 20);
         if (!(op = push(p, OP_GROUP, r)))
             return -1;
         op->target = p->nobj++;
@@ -314,6 +392,8 @@ static int plan_step(fz_plan_t *p, rng_t *r)
         return 0;
     }
     if (kind < 35) { /* an attribute on any object */
+        if (p->obj[t].deleted)
+            return 0;
         if (!(op = push(p, OP_ATTR, r)))
             return -1;
         op->target = t;
@@ -324,24 +404,19 @@ static int plan_step(fz_plan_t *p, rng_t *r)
         return (push(p, OP_FLUSH, r) ? (ordering_point(p), 0) : -1);
     if (kind < 45)
         return (push(p, OP_REOPEN, r) ? (ordering_point(p), 0) : -1);
-    if (!p->obj[t].is_dset)
+    if (!p->obj[t].is_dset || p->obj[t].deleted)
         return 0;
     if (kind < 52 && p->obj[t].layout == LAYOUT_CHUNKED && p->obj[t].maxdims[0] == 0)
         return plan_extend(p, &p->obj[t], t, r);
-    if (kind < 62) {
-        if (!(op = push(p, OP_READ, r)))
-            return -1;
-        op->target = t;
-        op->salt   = next(r);
-        op->dim0   = p->obj[t].cur0;
-        return 0;
-    }
+    if (kind < 62)
+        return plan_read(p, t, r);
     return plan_write(p, &p->obj[t], t, r);
 }
 
 static void plan_init(fz_plan_t *p, uint64_t seed, int ranks)
 {
     memset(p, 0, sizeof *p);
+    p->grammar = 1;
     p->seed  = seed;
     p->ranks = ranks;
     p->nobj  = 1;
@@ -349,15 +424,20 @@ static void plan_init(fz_plan_t *p, uint64_t seed, int ranks)
     p->obj[0].last_owners = -1;
 }
 
-int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops)
+int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
 {
-    rng_t r = {mix(seed) ^ 0x5eed};
+    rng_t r[2] = {{mix(seed) ^ 0x5eed}, {mix(seed) ^ 0x6a2}}; /* grammar 1's stream, grammar 2's */
     plan_init(p, seed, ranks);
+    p->grammar = grammar;
     /* frequent sync points: the same metadata rewritten by other ranks within an epoch */
-    p->sync_bytes = chance(&r, 60) ? 1024 << below(&r, 4) : 0;
-    p->coll_md    = chance(&r, 30);
+    p->sync_bytes = chance(r, 60) ? 1024 << below(r, 4) : 0;
+    p->coll_md    = chance(r, 30);
+    if (grammar >= 2) {
+        p->align       = chance(r + 1, 30) ? 512 << below(r + 1, 4) : 0;
+        p->latest      = chance(r + 1, 30);
+    }
     while (p->nops < nops)
-        if (plan_step(p, &r) < 0)
+        if (plan_step(p, r) < 0)
             return -1;
     return 0;
 }

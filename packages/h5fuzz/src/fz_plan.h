@@ -24,10 +24,26 @@
 #define FZ_MAX_OBJECTS 64
 #define FZ_MAX_RANK 8 /* dimensions the model carries (the workloads use 1 or 2) */
 
-enum fz_op_kind { OP_GROUP, OP_DSET, OP_WRITE, OP_EXTEND, OP_ATTR, OP_READ, OP_FLUSH, OP_REOPEN };
+enum fz_op_kind { OP_GROUP, OP_DSET, OP_WRITE, OP_EXTEND, OP_ATTR, OP_READ, OP_FLUSH, OP_REOPEN, OP_DELETE };
 enum fz_layout { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_COMPACT };
 enum fz_pattern { PAT_BLOCKS, PAT_CYCLIC, PAT_POINTS, PAT_ALL };
 enum fz_fill_time { FILL_IFSET, FILL_ALLOC, FILL_NEVER };
+/* the dataset's type in the file; every transfer uses native int32 in memory, so all but
+ * the first need conversion (the values fit every one exactly) */
+enum fz_file_type { FT_I32LE, FT_I32BE, FT_I64LE, FT_F64LE, FT_COUNT };
+/* a transfer's property variations (fz_op_t.xfer, bits) */
+enum fz_xfer {
+    XFER_SELECTION_OFF = 1, /* H5Pset_selection_io(OFF): HDF5 describes it by MPI datatypes */
+    XFER_INDIVIDUAL    = 2, /* H5Pset_dxpl_mpio_collective_opt(H5FD_MPIO_INDIVIDUAL_IO) */
+    XFER_CHUNK_ONE     = 4, /* H5Pset_dxpl_mpio_chunk_opt(H5FD_MPIO_CHUNK_ONE_IO) */
+    XFER_CHUNK_MULTI   = 8  /* H5Pset_dxpl_mpio_chunk_opt(H5FD_MPIO_CHUNK_MULTI_IO) */
+};
+/* the dataset's chunk cache (its access list) */
+enum fz_cache { CACHE_DEFAULT, CACHE_NONE, CACHE_LARGE };
+/* the grammars: 1 the first one (int32 in the file, no transfer variations, independent
+ * reads); 2 adds the features below, drawn from a second random stream so that a plan
+ * of grammar 1 is unchanged by them */
+#define FZ_GRAMMAR_LATEST 2
 
 typedef struct {
     int      kind;
@@ -42,6 +58,9 @@ typedef struct {
     int32_t  value;    /* OP_ATTR */
     int      delay_rank; /* a rank that sleeps delay_us before the operation (-1: none) */
     unsigned delay_us;
+    /* grammar 2 */
+    int      xfer;    /* OP_WRITE, OP_READ: enum fz_xfer bits */
+    int      barrier; /* OP_READ: a barrier first (always for independent reads) */
 } fz_op_t;
 
 typedef struct {
@@ -53,6 +72,8 @@ typedef struct {
     uint64_t dims[FZ_MAX_RANK], maxdims[FZ_MAX_RANK], chunk[FZ_MAX_RANK]; /* maxdims[0] == 0: unlimited */
     int      layout, deflate, fill_time, fill_set;
     int32_t  fill;
+    int      ftype, shuffle, fletcher32, cache, dense_attrs; /* grammar 2 (enums above) */
+    int      deleted; /* while planning: removed (H5Ldelete); no later operation names it */
     /* while planning */
     uint64_t cur0;       /* first dimension now */
     int64_t  last_owners; /* who owns what in independent writes since the last ordering point, -1 none */
@@ -86,6 +107,9 @@ typedef struct {
     int         ranks;
     int         sync_bytes; /* >0: metadata cache sync points after this many dirty bytes */
     int         coll_md;    /* metadata written collectively (H5Pset_coll_metadata_write) */
+    int         grammar;    /* 1 or 2 (FZ_GRAMMAR_LATEST) */
+    int         align;      /* grammar 2: H5Pset_alignment(fapl, 1, align) when > 0 */
+    int         latest;     /* grammar 2: H5Pset_libver_bounds(LATEST, LATEST) */
     fz_op_t    *ops;
     size_t      nops, cap;
     fz_object_t obj[FZ_MAX_OBJECTS]; /* obj[0] is the root group */
@@ -93,7 +117,7 @@ typedef struct {
 } fz_plan_t;
 
 /* a random workload of about nops operations; 0, or -1 (out of memory) */
-int  fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops);
+int  fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar);
 /* the regression workload "straddle": chunked datasets whose chunks straddle the
  * ranks' slabs, written independently, a flush after each */
 int  fz_plan_straddle(fz_plan_t *p, int ranks);
@@ -107,6 +131,8 @@ void fz_model_init(fz_model_t *m);
 int  fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op);
 void fz_model_free(fz_model_t *m);
 
+/* is the dataset filtered (writes must be collective in parallel HDF5)? */
+int fz_filtered(const fz_object_t *o);
 /* elements of a dataset whose first dimension is dim0 */
 uint64_t fz_elements(const fz_object_t *o, uint64_t dim0);
 /* the bytes of one element in memory (the memory type of every read and write) */

@@ -25,16 +25,20 @@
 typedef struct {
     const char *path, *driver, *config, *casename;
     uint64_t    seed;
-    long        ops, writer_ranks;
+    long        ops, writer_ranks, grammar;
     int         verify_only, no_verify, verbose;
 } options_t;
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: h5fuzz FILE [--seed S] [--ops K] [--case C] [--driver D] [--config STR]\n"
+    fprintf(to, "usage: h5fuzz FILE [--seed S] [--ops K] [--grammar G] [--case C] [--driver D] [--config STR]\n"
                 "              [--writer-ranks N] [--verify-only | --no-verify] [--verbose]\n"
                 "  --seed S          the workload (default 1); the same seed and writer ranks give the same\n"
                 "  --ops K           operations in the workload (default 60)\n"
+                "  --grammar G       the generator: 1 (default: int32, plain transfers, independent reads) or 2\n"
+                "                    (file types, filters, transfer variations, collective reads,\n"
+                "                    deletes, chunk caches, alignment, latest format); a seed means one\n"
+                "                    workload per grammar\n"
                 "  --case C          a fixed regression workload instead of a random one: straddle, metadata\n"
                 "  --driver D        mpio (default), default (HDF5_DRIVER), multifile, mpiposix, dsm, sec2\n"
                 "  --config STR      the driver's configuration (multifile options, dsm configuration)\n"
@@ -50,16 +54,18 @@ static int parse(int argc, char **argv, options_t *o)
         {"config", required_argument, 0, 'C'}, {"writer-ranks", required_argument, 0, 'w'},
         {"verify-only", no_argument, 0, 'V'},  {"no-verify", no_argument, 0, 'N'},
         {"verbose", no_argument, 0, 'v'},      {"help", no_argument, 0, 'h'},
+        {"grammar", required_argument, 0, 'g'},
         {0, 0, 0, 0}};
     char *end;
     int   c;
-    *o = (options_t){.driver = "mpio", .seed = 1, .ops = 60};
-    while ((c = getopt_long(argc, argv, "s:k:c:d:C:w:VNvh", opts, NULL)) != -1) {
+    *o = (options_t){.driver = "mpio", .seed = 1, .ops = 60, .grammar = 1};
+    while ((c = getopt_long(argc, argv, "s:k:c:d:C:w:g:VNvh", opts, NULL)) != -1) {
         switch (c) {
             case 's': o->seed = strtoull(optarg, &end, 0); if (*end || !*optarg) return -1; break;
             case 'k': o->ops = strtol(optarg, &end, 0); if (*end || o->ops < 1 || o->ops > 100000) return -1; break;
             case 'w': o->writer_ranks = strtol(optarg, &end, 0); if (*end || o->writer_ranks < 1 || o->writer_ranks > 1 << 20) return -1; break;
             case 'c': o->casename = optarg; if (strcmp(optarg, "straddle") && strcmp(optarg, "metadata")) return -1; break;
+            case 'g': o->grammar = strtol(optarg, &end, 0); if (*end || o->grammar < 1 || o->grammar > FZ_GRAMMAR_LATEST) return -1; break;
             case 'd': o->driver = optarg; break;
             case 'C': o->config = optarg; break;
             case 'V': o->verify_only = 1; break;
@@ -89,7 +95,7 @@ static int run(const options_t *o, fz_ctx_t *c)
 {
     fz_plan_t p;
     int       ranks = o->writer_ranks ? (int)o->writer_ranks : c->size;
-    int made = !o->casename                     ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops)
+    int made = !o->casename                     ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar)
                : !strcmp(o->casename, "straddle") ? fz_plan_straddle(&p, ranks)
                                                   : fz_plan_metadata(&p, ranks);
     if (made < 0) {
@@ -113,7 +119,7 @@ static int run(const options_t *o, fz_ctx_t *c)
         if (o->casename)
             snprintf(what, sizeof what, "case %s", o->casename);
         else
-            snprintf(what, sizeof what, "seed %" PRIu64, o->seed);
+            snprintf(what, sizeof what, "seed %" PRIu64 " (grammar %ld)", o->seed, o->grammar);
         if (rc < 0)
             fprintf(stderr, "h5fuzz: %s: %s\n", o->path, c->err);
         else
