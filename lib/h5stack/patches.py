@@ -62,9 +62,7 @@ def modified_files(root):
             + body + "#endif /* H5_HAVE_PARALLEL */\n"
         )  # fmt: skip
     headers = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.h"))) + sorted(glob.glob(os.path.join(COMMON, "*.h")))
-    for path in headers + [
-        os.path.join(PACKAGE, "include", "H5FDmultifile.h")
-    ]:
+    for path in headers + [os.path.join(PACKAGE, "include", "H5FDmultifile.h")]:
         files[f"src/{os.path.basename(path)}"] = HEADER + open(path).read()
 
     cmake = open(os.path.join(root, "src", "CMakeLists.txt")).read()
