@@ -45,8 +45,17 @@ def _cases():
         fixed = [e for e in entries if "case" in e and not (dsm and e["case"] == "metadata")]
         for e in fixed + ([seeds[i % len(seeds)]] if seeds else []):
             ranks = min(e["ranks"], 2) if dsm else e["ranks"]
-            case = fuzz.Case(stack, variant, e.get("seed", 0), ranks, e.get("ops", 60), case=e.get("case", ""))
-            cases.append(pytest.param(case, id=f"{stack}-{variant}-{e.get('case') or e['seed']}"))
+            case = fuzz.Case(
+                stack,
+                variant,
+                e.get("seed", 0),
+                ranks,
+                e.get("ops", 60),
+                case=e.get("case", ""),
+                grammar=e.get("grammar", 1),
+            )
+            what = e.get("case") or f"{e['seed']}g{case.grammar}"
+            cases.append(pytest.param(case, id=f"{stack}-{variant}-{what}"))
     return cases
 
 
