@@ -41,7 +41,10 @@ def _cases():
         # stamps: the metadata case is multifile's) with 2 clients beside 2 servers, which
         # busy-poll on this machine's 2 cores
         dsm = variant.startswith("dsm:")
-        seeds = [e for e in entries if "seed" in e]
+        # grammar 2 writes files in the latest format, which the 1.14 tools that the 2.x
+        # stacks borrow (no 2.x source with tools/ is reachable) cannot compare (h5diff
+        # exits 2): its seeds run on the 1.14 stacks
+        seeds = [e for e in entries if "seed" in e and not (e.get("grammar", 1) >= 2 and "-hdf5-2" in stack)]
         fixed = [e for e in entries if "case" in e and not (dsm and e["case"] == "metadata")]
         for e in fixed + ([seeds[i % len(seeds)]] if seeds else []):
             ranks = min(e["ranks"], 2) if dsm else e["ranks"]
