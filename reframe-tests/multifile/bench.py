@@ -35,8 +35,8 @@ from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 KERNELS = [
     "posix-fpp", "mpiio-coll", "mpiio-ind", "hdf5-mpio", "hdf5-subfiling", "hdf5-multifile",
-    "hdf5-multifile-plugin", "merge-serial", "copy-serial", "cp", "merge-parallel", "copy-parallel",
-    "read-merged", "read-inplace",
+    "hdf5-multifile-plugin", "hdf5-mpio-seloff", "hdf5-multifile-seloff", "merge-serial", "copy-serial", "cp",
+    "merge-parallel", "copy-parallel", "read-merged", "read-inplace",
 ]  # fmt: skip
 #: ratio name in h5mf-bench's output -> performance variable
 RATIOS = {
@@ -45,6 +45,8 @@ RATIOS = {
     "multifile/hdf5-mpio": "ratio_multifile_hdf5_mpio",
     "multifile/hdf5-subfiling": "ratio_multifile_hdf5_subfiling",
     "multifile plugin/linked": "ratio_plugin_linked",
+    "multifile selection-off/on": "ratio_multifile_selection_off_on",
+    "multifile/hdf5-mpio (selection off)": "ratio_multifile_hdf5_mpio_selection_off",
     "merge-serial/copy-serial": "ratio_merge_copy_serial",
     "merge-serial/cp": "ratio_merge_cp",
     "merge-parallel/merge-serial": "ratio_merge_parallel_serial",
