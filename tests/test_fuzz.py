@@ -125,6 +125,44 @@ def test_a_reference_that_differs_from_the_model_is_an_mpiio_fault(tmp_path):
     assert "--writer-ranks 2" in text and "FAILED" in text, text
 
 
+class BrokenReference(fuzz.Runner):
+    """A reference that HDF5 with MPI-IO cannot run: the program ends with exit 3 (as
+    h5fuzz does when an HDF5 call fails on a rank)."""
+
+    def reference_command(self, case, path):
+        return ["sh", "-c", "echo 'h5fuzz: rank 0: operation 7 failed: H5Dwrite /d1' >&2; exit 3"]
+
+
+def test_a_reference_that_cannot_run_leaves_its_variants_unjudged_and_is_reported_once(tmp_path):
+    """A workload HDF5 with MPI-IO cannot run is reported once, as such, with its replay;
+    its variants are not run (they meet the same HDF5) and not counted as their failures,
+    and the run exits non-zero."""
+    stack = next(s for s, v in _pairs() if v == "multifile")
+    runner, tally = BrokenReference(workroot=str(tmp_path)), fuzz.Tally()
+    reports = []
+    for variant in ("multifile", "multifile-linked"):
+        outcome = runner.run(fuzz.Case(stack, variant, 1, 2, 20, perturb=False))
+        assert not outcome.ok and "exit 3" in outcome.reference_failed, outcome
+        assert not any("--driver" in step for step in outcome.steps), outcome.steps
+        reports += tally.add(outcome)
+    assert len(reports) == 1 and reports[0].startswith(f"REFERENCE FAILS: {stack} seed 1 (grammar 1)"), reports
+    assert "operation 7 failed" in reports[0]
+    assert not tally.failures and len(tally.broken) == 1 and tally.unjudged == 2
+    assert "1 workload(s) the MPI-IO reference cannot run (2 case(s) not judged)" in tally.summary(1.0)
+
+
+def test_a_seed_in_two_grammars_has_two_references(runner):
+    """The same seed is another workload in another grammar: each gets its own reference."""
+    stack = next(s for s, v in _pairs() if v == "multifile")
+    env = fuzz.stack_env(runner.desc(stack))
+    refs = [
+        runner.reference(case, env, fuzz.Outcome(case, False))
+        for case in (fuzz.Case(stack, "multifile", 2, 2, 12, grammar=g, perturb=False) for g in (1, 2))
+    ]
+    assert refs[0].path != refs[1].path and not refs[0].failed and not refs[1].failed
+    assert "--grammar 1" in refs[0].command and "--grammar 2" in refs[1].command
+
+
 class WrongResult(fuzz.Runner):
     """A variant that leaves the file of another workload (seed + 1) in place of its own."""
 

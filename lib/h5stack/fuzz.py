@@ -85,6 +85,8 @@ class Outcome:
     steps: list = field(default_factory=list)
     mpiio_fault: str = ""  # the MPI-IO reference differs from the model (not the variant's fault)
     reference: str = ""  # the command that wrote the reference
+    #: HDF5 with MPI-IO cannot run the workload (exit, hang): the variant is not judged
+    reference_failed: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class Reference:
     #: out of the comparison of whole files
     undefined: tuple = ()
     fault: str = ""  # how the file differs from the model: an MPI-IO fault
+    failed: str = ""  # why HDF5 with MPI-IO could not run the workload (no file to judge by)
 
 
 def undefined_datasets(text):
@@ -172,25 +175,26 @@ class Runner:
     def reference(self, case, env, out):
         """The MPI-IO file of the workload, judged against the model (made once per stack
         and workload)."""
-        key = (case.stack, case.seed, case.ranks, case.ops, case.case)
-        if key in self._refs and os.path.exists(self._refs[key].path):
+        key = (case.stack, case.seed, case.ranks, case.ops, case.case, case.grammar)
+        if key in self._refs and (self._refs[key].failed or os.path.exists(self._refs[key].path)):
             return self._refs[key]
-        name = f"{case.case or case.seed}-{case.ranks}r-{case.ops}o"
+        name = f"{case.case or case.seed}-{case.ranks}r-{case.ops}o-g{case.grammar}"
         d = os.path.join(self.workroot, case.stack, "reference", name)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         ref = os.path.join(d, "ref.h5")
         cmd = self.reference_command(case, ref)
-        proc, text = self._run(out, env, cmd, d, expect_ok=False)
-        fault = ""
+        try:
+            proc, text = self._run(out, env, cmd, d, expect_ok=False)
+        except CaseFailed as e:  # a hang
+            self._refs[key] = Reference(ref, " ".join(cmd), failed=str(e))
+            return self._refs[key]
+        fault, failed = "", ""
         if proc.returncode == DIFFERS:
             fault = f"the MPI-IO file differs from the workload's model (not used as the reference):\n{text[-3000:]}"
         elif proc.returncode != 0:
-            raise CaseFailed(
-                f"the MPI-IO reference itself fails (exit {proc.returncode}: HDF5 with MPI-IO cannot run the "
-                f"workload, or the model is wrong):\n{text[-3000:]}"
-            )
-        self._refs[key] = Reference(ref, " ".join(cmd), undefined_datasets(text), fault)
+            failed = f"exit {proc.returncode} (HDF5 with MPI-IO cannot run the workload):\n{text[-3000:]}"
+        self._refs[key] = Reference(ref, " ".join(cmd), undefined_datasets(text), fault, failed)
         return self._refs[key]
 
     def _perturbed(self, case, env, clocks):
@@ -283,7 +287,9 @@ class Runner:
         out.workdir = work
         try:
             ref = self.reference(case, env, out)
-            out.mpiio_fault, out.reference = ref.fault, ref.command
+            out.mpiio_fault, out.reference, out.reference_failed = ref.fault, ref.command, ref.failed
+            if ref.failed:  # the variants meet the same HDF5: nothing to judge them by
+                raise CaseFailed(f"the MPI-IO reference fails: {ref.failed}")
             result = (
                 self._dsm(case, env, work, out)
                 if case.variant.startswith("dsm:")
@@ -348,6 +354,21 @@ def report_mpiio_fault(outcome):
             f"replay (the MPI-IO run alone, in ./h5stack env {case.stack}): {outcome.reference}",
             "the variants of this workload are judged against the model alone; the MPI-IO faults known so far: "
             "packages/h5fuzz/README.md",
+        ]
+    )
+
+
+def report_reference_failure(outcome):
+    """A workload that HDF5 with MPI-IO itself cannot run: HDF5's fault, MPI-IO's or the
+    generator's (a call HDF5 refuses); its variants are not judged."""
+    case = outcome.case
+    what = f"case {case.case}" if case.case else f"seed {case.seed} (grammar {case.grammar})"
+    return "\n".join(
+        [
+            f"REFERENCE FAILS: {case.stack} {what} ({case.ranks} ranks, {case.ops} operations): "
+            f"{outcome.reference_failed.rstrip()}",
+            f"replay (the MPI-IO run alone, in ./h5stack env {case.stack}): {outcome.reference}",
+            "its variants are not judged; the faults of HDF5 with MPI-IO known so far: packages/h5fuzz/README.md",
         ]
     )
 
@@ -439,7 +460,7 @@ def run(args):
         total = sum(1 for e in entries for s, v in pairs if regression_case(s, v, e))
     else:
         total = len(pairs) * (1 if args.case or args.seed is not None else args.seeds)
-    t0, done, ops, failures, seeds, faults = time.monotonic(), 0, 0, [], set(), set()
+    t0, tally = time.monotonic(), Tally()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=not os.isatty(2)) as bar:  # fmt: skip
         task = bar.add_task("fuzz", total=None if args.time else total)
@@ -448,16 +469,53 @@ def run(args):
                 break
             bar.update(task, description=case.label())
             outcome = runner.run(case)
-            done, ops, seeds = done + 1, ops + case.ops, seeds | {case.seed}
-            if outcome.mpiio_fault and outcome.reference not in faults:  # once per reference
-                faults.add(outcome.reference)
-                bar.console.print(report_mpiio_fault(outcome))
-            if not outcome.ok:
-                failures.append(outcome)
-                bar.console.print(report_failure(runner, outcome, minimise=not args.no_minimise))
-            elif not os.isatty(2):
+            for text in tally.add(outcome):
+                bar.console.print(text if text != FAILED else report_failure(runner, outcome, not args.no_minimise))
+            if outcome.ok and not os.isatty(2):
                 info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
             bar.advance(task)
-    info(f"fuzz: {len(seeds)} seed(s), {done} case(s), {ops} operations, {len(failures)} failure(s), "
-         f"{len(faults)} MPI-IO fault(s) in {fmt_seconds(time.monotonic() - t0)}")  # fmt: skip
-    return 1 if failures else 0
+    info(tally.summary(time.monotonic() - t0))
+    return 1 if tally.failures or tally.broken else 0
+
+
+FAILED = object()  # Tally.add's mark for a variant's failure (reported with its minimised replay)
+
+
+@dataclass
+class Tally:
+    """What a run found: variants that failed, MPI-IO references that differ from the model
+    and workloads HDF5 with MPI-IO cannot run (each reference reported once)."""
+
+    done: int = 0
+    ops: int = 0
+    seeds: set = field(default_factory=set)
+    failures: list = field(default_factory=list)
+    faults: set = field(default_factory=set)
+    broken: set = field(default_factory=set)
+    unjudged: int = 0
+
+    def add(self, outcome):
+        """Count the outcome; what to print about it (FAILED for a variant's failure)."""
+        case, reports = outcome.case, []
+        self.done, self.ops, self.seeds = self.done + 1, self.ops + case.ops, self.seeds | {case.seed}
+        if outcome.reference_failed:
+            self.unjudged += 1
+            if outcome.reference not in self.broken:
+                self.broken.add(outcome.reference)
+                reports.append(report_reference_failure(outcome))
+            return reports
+        if outcome.mpiio_fault and outcome.reference not in self.faults:
+            self.faults.add(outcome.reference)
+            reports.append(report_mpiio_fault(outcome))
+        if not outcome.ok:
+            self.failures.append(outcome)
+            reports.append(FAILED)
+        return reports
+
+    def summary(self, seconds):
+        return (
+            f"fuzz: {len(self.seeds)} seed(s), {self.done} case(s), {self.ops} operations, "
+            f"{len(self.failures)} failure(s), {len(self.faults)} MPI-IO fault(s), "
+            f"{len(self.broken)} workload(s) the MPI-IO reference cannot run ({self.unjudged} case(s) not judged) "
+            f"in {fmt_seconds(seconds)}"
+        )
