@@ -41,7 +41,7 @@ def _cases():
         # stamps: the metadata case is multifile's) with 2 clients beside 2 servers, which
         # busy-poll on this machine's 2 cores
         dsm = variant.startswith("dsm:")
-        # grammar 2 writes files in the latest format, which the 1.14 tools that the 2.x
+        # grammars 2 and 3 write files in the latest format, which the 1.14 tools that the 2.x
         # stacks borrow (no 2.x source with tools/ is reachable) cannot compare (h5diff
         # exits 2): its seeds run on the 1.14 stacks
         seeds = [e for e in entries if "seed" in e and not (e.get("grammar", 1) >= 2 and "-hdf5-2" in stack)]

@@ -3,6 +3,7 @@
  * fz_exec.c - running and verifying plans (see fz_exec.h).
  */
 #include "fz_exec.h"
+#include "fz_types.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -13,13 +14,6 @@
 #include <unistd.h>
 
 #define ATTR "a"
-
-/* the memory type of every read and write of a dataset (its elements: fz_element_size) */
-static hid_t memtype(const fz_object_t *o)
-{
-    (void)o;
-    return H5T_NATIVE_INT32;
-}
 
 static int fail(fz_ctx_t *c, const char *fmt, ...)
 {
@@ -52,17 +46,30 @@ static void abandon(fz_ctx_t *c, size_t op)
     MPI_Abort(c->comm, 3);
 }
 
+/* the dataset's dimensions with dim0 rows (o->nd of them) */
+static void dims_of(const fz_object_t *o, uint64_t dim0, hsize_t *dims)
+{
+    for (int k = 0; k < o->nd; k++)
+        dims[k] = k ? o->dims[k] : dim0;
+}
+
 static hid_t space_of(const fz_object_t *o, uint64_t dim0, int with_max)
 {
-    hsize_t dims[2] = {dim0, o->dims[1]}, max[2] = {o->maxdims[0] ? o->maxdims[0] : H5S_UNLIMITED, o->maxdims[1]};
+    hsize_t dims[FZ_MAX_RANK], max[FZ_MAX_RANK];
+    dims_of(o, dim0, dims);
+    for (int k = 0; k < o->nd; k++)
+        max[k] = k ? o->maxdims[k] : o->maxdims[0] ? o->maxdims[0] : H5S_UNLIMITED;
     return H5Screate_simple(o->nd, dims, with_max ? max : NULL);
 }
 
-/* the dataset's type in the file (enum fz_file_type) */
-static hid_t file_type(const fz_object_t *o)
+/* a transfer of the dataset's elements in memory: H5Dwrite or H5Dread */
+static herr_t transfer(const fz_object_t *o, int write, hid_t d, hid_t ms, hid_t fs, hid_t dxpl, void *buf)
 {
-    const hid_t t[FT_COUNT] = {H5T_STD_I32LE, H5T_STD_I32BE, H5T_STD_I64LE, H5T_IEEE_F64LE};
-    return o->ftype >= 0 && o->ftype < FT_COUNT ? t[o->ftype] : H5T_STD_I32LE;
+    hid_t  t  = fz_mem_type(o);
+    herr_t rc = t < 0 ? -1 : write ? H5Dwrite(d, t, ms, fs, dxpl, buf) : H5Dread(d, t, ms, fs, dxpl, buf);
+    if (t >= 0)
+        H5Tclose(t);
+    return rc;
 }
 
 /* open a dataset with its chunk cache (enum fz_cache) */
@@ -95,7 +102,11 @@ static hid_t transfer_list(const fz_op_t *op)
 static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
 {
     hid_t   dcpl = H5Pcreate(H5P_DATASET_CREATE), space = space_of(o, o->dims[0], 1), d = -1;
-    hsize_t chunk[2] = {o->chunk[0], o->chunk[1]};
+    hid_t   mt = fz_mem_type(o), ft = fz_file_type(o);
+    hsize_t chunk[FZ_MAX_RANK];
+    uint8_t fill[16] = {0};
+    for (int k = 0; k < o->nd; k++)
+        chunk[k] = o->chunk[k];
     if (o->layout == LAYOUT_CHUNKED)
         H5Pset_chunk(dcpl, o->nd, chunk);
     else
@@ -108,12 +119,16 @@ static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
         H5Pset_fletcher32(dcpl);
     if (o->dense_attrs)
         H5Pset_attr_phase_change(dcpl, 0, 0);
-    if (o->fill_set)
-        H5Pset_fill_value(dcpl, H5T_NATIVE_INT32, &o->fill);
+    if (o->fill_set) {
+        fz_element_bytes(o, o->fill, fill);
+        H5Pset_fill_value(dcpl, mt, fill);
+    }
     H5Pset_fill_time(dcpl, o->fill_time == FILL_ALLOC ? H5D_FILL_TIME_ALLOC
                            : o->fill_time == FILL_NEVER ? H5D_FILL_TIME_NEVER
                                                         : H5D_FILL_TIME_IFSET);
-    d = H5Dcreate2(file, o->name, file_type(o), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    d = H5Dcreate2(file, o->name, ft, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Tclose(mt);
+    H5Tclose(ft);
     H5Pclose(dcpl);
     H5Sclose(space);
     if (d < 0)
@@ -122,14 +137,28 @@ static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
     return 0;
 }
 
-/* this rank's part of a write: the file selection and the values in selection order */
+/* element i's coordinates (row-major) */
+static void coords_of(const fz_object_t *o, uint64_t i, hsize_t *at)
+{
+    for (int k = o->nd - 1; k > 0; k--) {
+        at[k] = i % o->dims[k];
+        i /= o->dims[k];
+    }
+    at[0] = i;
+}
+
+/* this rank's part of a write: the file selection and the elements' bytes in selection
+ * order; runs of the rank's elements within one line (the innermost dimension) are
+ * hyperslabs, points are points */
 static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, int rank,
-                             int32_t **vals, hsize_t *count)
+                             uint8_t **vals, hsize_t *count)
 {
     hid_t    fs   = space_of(o, op->dim0, 0);
-    uint64_t n    = fz_elements(o, op->dim0), cols = o->nd == 2 ? o->dims[1] : n;
-    int32_t *v    = malloc((n ? n : 1) * sizeof *v);
-    hsize_t *pts  = op->pattern == PAT_POINTS ? malloc((n ? n : 1) * 2 * sizeof *pts) : NULL;
+    uint64_t n    = fz_elements(o, op->dim0), line = o->nd > 1 ? fz_line(o) : n;
+    size_t   es   = fz_element_size(o);
+    int      nd   = o->nd;
+    uint8_t *v    = malloc((n ? n : 1) * es);
+    hsize_t *pts  = op->pattern == PAT_POINTS ? malloc((n ? n : 1) * (size_t)nd * sizeof *pts) : NULL;
     hsize_t  k    = 0;
     H5Sselect_none(fs);
     for (uint64_t i = 0; i < n;) {
@@ -138,34 +167,29 @@ static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_
             i++;
             continue;
         }
-        uint64_t j = i + 1; /* a run of this rank's elements within one row */
-        while (op->pattern != PAT_POINTS && op->pattern != PAT_ALL && j < n && j % cols != 0 &&
+        uint64_t j = i + 1; /* a run of this rank's elements within one line */
+        while (op->pattern != PAT_POINTS && op->pattern != PAT_ALL && j < n && j % line != 0 &&
                fz_owner(p, o, op, j) == rank)
             j++;
         if (op->pattern == PAT_ALL)
             j = n;
-        for (uint64_t e = i; e < j; e++)
-            v[k++] = fz_value(op, e);
-        if (op->pattern == PAT_POINTS) {
-            pts[2 * (k - 1)] = o->nd == 2 ? i / cols : i;
-            pts[2 * (k - 1) + 1] = i % cols;
-        }
+        if (op->pattern == PAT_POINTS)
+            coords_of(o, i, pts + (size_t)k * (size_t)nd);
         else if (op->pattern != PAT_ALL) {
-            hsize_t start[2] = {o->nd == 2 ? i / cols : i, i % cols}, cnt[2] = {1, j - i};
-            if (o->nd == 1)
-                cnt[0] = j - i;
+            hsize_t start[FZ_MAX_RANK], cnt[FZ_MAX_RANK];
+            coords_of(o, i, start);
+            for (int d = 0; d < nd; d++)
+                cnt[d] = d == nd - 1 ? j - i : 1;
             H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, cnt, NULL);
         }
+        for (uint64_t e = i; e < j; e++)
+            fz_element_bytes(o, fz_value(op, e), v + (k++) * es);
         i = j;
     }
     if (op->pattern == PAT_ALL)
         H5Sselect_all(fs);
-    else if (op->pattern == PAT_POINTS && k) {
-        if (o->nd == 1) /* coordinates are one per element in 1-D */
-            for (hsize_t e = 0; e < k; e++)
-                pts[e] = pts[2 * e];
+    else if (op->pattern == PAT_POINTS && k)
         H5Sselect_elements(fs, H5S_SELECT_SET, (size_t)k, pts);
-    }
     free(pts);
     *vals  = v;
     *count = k;
@@ -175,7 +199,7 @@ static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_
 /* one dataset's part of a write: open dataset, selections and values (n of them) */
 typedef struct {
     hid_t    d, fs, ms;
-    int32_t *v;
+    uint8_t *v;
 } part_t;
 
 static int part_open(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c, part_t *w)
@@ -210,7 +234,7 @@ static int do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t 
     if (part_open(p, op, file, c, &w) < 0)
         return -1;
     hid_t  dxpl = transfer_list(op);
-    herr_t rc   = H5Dwrite(w.d, memtype(&p->obj[op->target]), w.ms, w.fs, dxpl, w.v);
+    herr_t rc   = transfer(&p->obj[op->target], 1, w.d, w.ms, w.fs, dxpl, w.v);
     H5Pclose(dxpl);
     part_close(&w);
     return rc < 0 ? fail(c, "H5Dwrite %s (%s, transfer variations %#x) failed", p->obj[op->target].name,
@@ -271,7 +295,7 @@ static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, hid
         H5Sselect_none(fs);
         H5Sselect_none(ms);
     }
-    herr_t rc = H5Dread(d, memtype(o), ms, fs, dxpl, buf);
+    herr_t rc = transfer(o, 0, d, ms, fs, dxpl, buf);
     H5Sclose(ms);
     H5Sclose(fs);
     if (rc < 0) {
@@ -344,8 +368,9 @@ static int do_attr(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *
 static int do_extend(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
 {
     const fz_object_t *o    = &p->obj[op->target];
-    hsize_t            dims[2] = {op->dim0, o->dims[1]};
+    hsize_t            dims[FZ_MAX_RANK];
     hid_t              d    = H5Dopen2(file, o->name, H5P_DEFAULT);
+    dims_of(o, op->dim0, dims);
     herr_t             rc   = d < 0 ? -1 : H5Dset_extent(d, dims);
     if (d >= 0)
         H5Dclose(d);
@@ -388,6 +413,20 @@ static int run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hi
     }
 }
 
+/* a new dataset's properties (--verbose) */
+static void print_dataset(const fz_object_t *o)
+{
+    printf(" (%dD", o->nd);
+    for (int k = 0; k < o->nd; k++)
+        printf("%s%" PRIu64, k ? "x" : " ", o->dims[k]);
+    printf(" layout %d chunk", o->layout);
+    for (int k = 0; k < o->nd; k++)
+        printf("%s%" PRIu64, k ? "x" : " ", o->chunk[k]);
+    printf(" deflate %d shuffle %d fletcher32 %d fill time %d fill %s file type %d cache %d element %d converted %d)",
+           o->deflate, o->shuffle, o->fletcher32, o->fill_time, o->fill_set ? "set" : "default", o->ftype, o->cache,
+           o->mtype, o->fconv);
+}
+
 /* the plan's metadata settings on a copy of the driver's fapl */
 static hid_t session_fapl(const fz_plan_t *p, hid_t fapl)
 {
@@ -427,25 +466,26 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
         return -1;
     hid_t driver_fapl = c->fapl;
     c->fapl           = session_fapl(p, driver_fapl);
-    hid_t file = H5Fcreate(c->path, H5F_ACC_TRUNC, H5P_DEFAULT, c->fapl);
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (p->paged) /* paged aggregation; parallel HDF5 allows it without a page buffer */
+        H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 0, 1);
+    hid_t file = H5Fcreate(c->path, H5F_ACC_TRUNC, fcpl, c->fapl);
+    H5Pclose(fcpl);
     if (agree(c, file < 0 ? fail(c, "H5Fcreate %s failed", c->path) : 0) < 0) {
         H5Pclose(c->fapl);
         c->fapl = driver_fapl;
         return -1;
     }
     if (c->verbose && c->rank == 0)
-        printf("h5fuzz: grammar %d, sync points %d, collective metadata %d, alignment %d, latest format %d\n",
-               p->grammar, p->sync_bytes, p->coll_md, p->align, p->latest);
+        printf("h5fuzz: grammar %d, sync points %d, collective metadata %d, alignment %d, latest format %d, "
+               "paged %d\n", p->grammar, p->sync_bytes, p->coll_md, p->align, p->latest, p->paged);
     for (size_t i = 0; i < p->nops && rc == 0; i++) {
         const fz_op_t *op = &p->ops[i];
         if (c->verbose && c->rank == 0) {
             const fz_object_t *o = &p->obj[op->target];
             printf("h5fuzz: op %zu: %s %s", i, fz_op_name(op->kind), o->name);
             if (op->kind == OP_DSET)
-                printf(" (%dD %" PRIu64 "x%" PRIu64 " layout %d chunk %" PRIu64 "x%" PRIu64 " deflate %d shuffle %d "
-                       "fletcher32 %d fill time %d fill %s file type %d cache %d)", o->nd, o->dims[0], o->dims[1],
-                       o->layout, o->chunk[0], o->chunk[1], o->deflate, o->shuffle, o->fletcher32, o->fill_time,
-                       o->fill_set ? "set" : "default", o->ftype, o->cache);
+                print_dataset(o);
             if (op->kind == OP_WRITE)
                 printf(" (%s pattern %d shift %d block %" PRIu64 " skip %#x, %" PRIu64 " rows, transfer %#x)",
                        op->coll ? "collective" : "independent", op->pattern, op->shift, op->block, op->skip, op->dim0,

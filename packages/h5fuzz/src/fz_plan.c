@@ -40,11 +40,63 @@ uint64_t fz_elements(const fz_object_t *o, uint64_t dim0)
     return n;
 }
 
-size_t fz_element_size(const fz_object_t *o)
+/* the bytes of each memory type (enum fz_mem_type); the compound is packed: int32 a at 0,
+ * double b at 4, uint16 c at 12; the string is 8 bytes, null-terminated; the enum's base
+ * is a native int; the array holds 3 int16 */
+static const size_t esizes[MT_COUNT] = {4, 1, 2, 8, 4, 8, 14, 8, 4, 6};
+
+size_t fz_element_size(const fz_object_t *o) { return o->mtype > 0 && o->mtype < MT_COUNT ? esizes[o->mtype] : 4; }
+
+/* the enum's members in memory (fz_types.c names them; its file type has other values) */
+const int fz_enum_values[4] = {0, 1, -7, 100000};
+
+void fz_element_bytes(const fz_object_t *o, int32_t v, uint8_t *out)
 {
-    (void)o; /* every dataset holds int32 (H5T_NATIVE_INT32 in memory) */
-    return sizeof(int32_t);
+    union {
+        int8_t   i8;
+        uint16_t u16;
+        int16_t  a16[3];
+        int64_t  i64;
+        float    f32;
+        double   f64;
+        int      e;
+        char     s[8];
+    } u;
+    memset(&u, 0, sizeof u);
+    switch (o->mtype) {
+        case MT_I8: u.i8 = (int8_t)v; break;
+        case MT_U16: u.u16 = (uint16_t)v; break;
+        case MT_I64: u.i64 = (int64_t)v * 3; break;
+        case MT_F32: u.f32 = (float)(v & 0xffffff); break; /* exact in float */
+        case MT_F64: u.f64 = (double)v * 0.5; break;
+        case MT_ENUM: u.e = fz_enum_values[(v >> 3) & 3]; break;
+        case MT_ARRAY: u.a16[0] = (int16_t)v, u.a16[1] = (int16_t)(v >> 16), u.a16[2] = (int16_t)(v >> 8); break;
+        case MT_STRING:
+            for (int k = 0; k < 7; k++)
+                u.s[k] = (char)('a' + ((v >> (4 * k)) & 15));
+            break;
+        case MT_COMPOUND: {
+            double   b = (double)v * 0.25;
+            uint16_t c = (uint16_t)(v >> 7);
+            memcpy(out, &v, 4);
+            memcpy(out + 4, &b, 8);
+            memcpy(out + 12, &c, 2);
+            return;
+        }
+        default: memcpy(out, &v, 4); return;
+    }
+    memcpy(out, &u, fz_element_size(o));
 }
+
+uint64_t fz_row(const fz_object_t *o)
+{
+    uint64_t n = 1;
+    for (int k = 1; k < o->nd; k++)
+        n *= o->dims[k];
+    return n;
+}
+
+uint64_t fz_line(const fz_object_t *o) { return o->nd > 1 ? o->dims[o->nd - 1] : 0; }
 
 int fz_filtered(const fz_object_t *o) { return o->deflate || o->shuffle || o->fletcher32; }
 
@@ -54,12 +106,12 @@ int32_t fz_value(const fz_op_t *op, uint64_t i) { return (int32_t)((mix(op->salt
  * cyclic pattern), elements of 1-D ones */
 int fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64_t i)
 {
-    uint64_t n = op->dim0, k = o->nd == 1 ? i : i / o->dims[1];
+    uint64_t n = op->dim0, k = o->nd == 1 ? i : i / fz_row(o);
     int      owner;
     if (op->pattern == PAT_ALL)
         return 0;
     if (op->pattern == PAT_CYCLIC) {
-        k = o->nd == 1 ? i : i % o->dims[1];
+        k = o->nd == 1 ? i : i % fz_line(o);
         owner = (int)((k / op->block + (uint64_t)op->shift) % (uint64_t)p->ranks);
     }
     else
@@ -145,9 +197,11 @@ static int resize(fz_mobj_t *mo, const fz_object_t *o, uint64_t dim0)
     if (!v || !st)
         return -1;
     int     filled = o->fill_time == FILL_ALLOC || (o->fill_time == FILL_IFSET && o->fill_set);
-    int32_t fill   = o->fill_set ? o->fill : 0; /* HDF5's default fill value: zero bytes */
+    uint8_t fill[16] = {0}; /* HDF5's default fill value: zero bytes */
+    if (o->fill_set)
+        fz_element_bytes(o, o->fill, fill);
     for (uint64_t i = old; i < n; i++) {
-        memcpy(v + i * es, &fill, es);
+        memcpy(v + i * es, fill, es);
         st[i] = filled ? FZ_FILLED : FZ_UNDEFINED;
     }
     mo->nd    = o->nd;
@@ -180,8 +234,7 @@ int fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op)
         case OP_WRITE:
             for (uint64_t i = 0, n = fz_elements(o, op->dim0); i < n; i++)
                 if (fz_owner(p, o, op, i) >= 0) {
-                    int32_t value = fz_value(op, i);
-                    memcpy(mo->v + i * mo->esize, &value, mo->esize);
+                    fz_element_bytes(o, fz_value(op, i), mo->v + i * mo->esize);
                     mo->state[i] = FZ_WRITTEN;
                 }
             return 0;
@@ -210,7 +263,30 @@ static void new_dataset_g2(fz_object_t *o, rng_t *g)
     o->cache      = (int)below(g, 3);
 }
 
-/* pick the creation properties of a new dataset (r[0]; grammar 2 also r[1]) */
+/* grammar 3's choices for a new dataset, from its own stream g: the element type, a file
+ * type that converts (not for filtered datasets: HDF5 1.14.6 turns a collective write
+ * with a conversion independent and then refuses it), a third dimension for some
+ * 2-D datasets (the second split in two) */
+static void new_dataset_g3(fz_object_t *o, rng_t *g)
+{
+    o->mtype = (int)below(g, MT_COUNT);
+    o->fconv = !fz_filtered(o) && chance(g, 50);
+    if (o->mtype != MT_I32) /* grammar 2's file types are int32's */
+        o->ftype = FT_I32LE;
+    if (o->nd == 2 && chance(g, 40)) {
+        o->nd         = 3;
+        o->dims[2]    = 1 + below(g, 12);
+        o->dims[1]    = o->dims[1] / o->dims[2] ? o->dims[1] / o->dims[2] : 1;
+        o->maxdims[1] = o->dims[1];
+        o->maxdims[2] = o->dims[2];
+        if (o->layout == LAYOUT_CHUNKED) {
+            o->chunk[1] = 1 + below(g, o->dims[1]);
+            o->chunk[2] = 1 + below(g, o->dims[2]);
+        }
+    }
+}
+
+/* pick the creation properties of a new dataset (r[0]; grammar 2 also r[1], 3 r[2]) */
 static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
 {
     o->is_dset    = 1;
@@ -244,6 +320,8 @@ static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
         o->fill_time = FILL_ALLOC;
     if (fz_filtered(o)) /* a conversion turns HDF5 1.14.6's collective write independent, which */
         o->ftype = FT_I32LE; /* it refuses for filtered datasets ("filters in pipeline") */
+    if (p->grammar >= 3)
+        new_dataset_g3(o, r + 2);
 }
 
 /* a write: who writes which part, collective or not; a flush first when it would rewrite
@@ -268,8 +346,8 @@ static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
     op0.skip    = chance(r, 20) ? (uint32_t)next(r) : 0;
     op0.salt    = next(r);
     op0.dim0    = o->cur0;
-    if (op0.pattern == PAT_CYCLIC && (o->nd == 1 ? o->dims[0] : o->dims[1]) / op0.block > 400)
-        op0.block = (o->nd == 1 ? o->dims[0] : o->dims[1]) / 400 + 1; /* bounded number of pieces */
+    if (op0.pattern == PAT_CYCLIC && (o->nd == 1 ? o->dims[0] : fz_line(o)) / op0.block > 400)
+        op0.block = (o->nd == 1 ? o->dims[0] : fz_line(o)) / 400 + 1; /* bounded number of pieces */
     /* which rank owns which element: the shift, and the block length of the cyclic pattern */
     int64_t owners = op0.pattern == PAT_CYCLIC ? (int64_t)((op0.block << 16 | (uint64_t)op0.shift) << 1 | 1)
                                                 : (int64_t)op0.shift << 1;
@@ -426,7 +504,7 @@ static void plan_init(fz_plan_t *p, uint64_t seed, int ranks)
 
 int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
 {
-    rng_t r[2] = {{mix(seed) ^ 0x5eed}, {mix(seed) ^ 0x6a2}}; /* grammar 1's stream, grammar 2's */
+    rng_t r[3] = {{mix(seed) ^ 0x5eed}, {mix(seed) ^ 0x6a2}, {mix(seed) ^ 0x6a3}}; /* grammar 1's, 2's, 3's */
     plan_init(p, seed, ranks);
     p->grammar = grammar;
     /* frequent sync points: the same metadata rewritten by other ranks within an epoch */
@@ -436,6 +514,8 @@ int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int gramma
         p->align       = chance(r + 1, 30) ? 512 << below(r + 1, 4) : 0;
         p->latest      = chance(r + 1, 30);
     }
+    if (grammar >= 3)
+        p->paged = chance(r + 2, 25);
     while (p->nops < nops)
         if (plan_step(p, r) < 0)
             return -1;

@@ -22,7 +22,7 @@
 
 #define FZ_NAME 256
 #define FZ_MAX_OBJECTS 64
-#define FZ_MAX_RANK 8 /* dimensions the model carries (the workloads use 1 or 2) */
+#define FZ_MAX_RANK 8 /* dimensions the model carries (the workloads use 1 to 3) */
 
 enum fz_op_kind { OP_GROUP, OP_DSET, OP_WRITE, OP_EXTEND, OP_ATTR, OP_READ, OP_FLUSH, OP_REOPEN, OP_DELETE };
 enum fz_layout { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_COMPACT };
@@ -40,10 +40,18 @@ enum fz_xfer {
 };
 /* the dataset's chunk cache (its access list) */
 enum fz_cache { CACHE_DEFAULT, CACHE_NONE, CACHE_LARGE };
+/* grammar 3: the element in memory (enum fz_mem_type; grammars 1 and 2: MT_I32 with the
+ * file types above). Each has a file type equal to it and one that needs a conversion
+ * (fz_object_t.fconv): integers and floats of other sizes and byte orders, a compound
+ * with its members in another order, a longer space-padded string, an enum of another
+ * base type (its members converted by name), an array of big-endian elements */
+enum fz_mem_type { MT_I32, MT_I8, MT_U16, MT_I64, MT_F32, MT_F64, MT_COMPOUND, MT_STRING, MT_ENUM, MT_ARRAY, MT_COUNT };
 /* the grammars: 1 the first one (int32 in the file, no transfer variations, independent
- * reads); 2 adds the features below, drawn from a second random stream so that a plan
- * of grammar 1 is unchanged by them */
-#define FZ_GRAMMAR_LATEST 2
+ * reads); 2 adds file types, filters, transfer variations, collective reads, deletes,
+ * chunk caches, alignment and the latest format; 3 adds the element types above, three
+ * dimensions and paged file-space aggregation. Each draws from a random stream of its
+ * own, so that a plan of an earlier grammar is unchanged by the later ones */
+#define FZ_GRAMMAR_LATEST 3
 
 typedef struct {
     int      kind;
@@ -73,6 +81,7 @@ typedef struct {
     int      layout, deflate, fill_time, fill_set;
     int32_t  fill;
     int      ftype, shuffle, fletcher32, cache, dense_attrs; /* grammar 2 (enums above) */
+    int      mtype, fconv; /* grammar 3: enum fz_mem_type, and a file type that converts */
     int      deleted; /* while planning: removed (H5Ldelete); no later operation names it */
     /* while planning */
     uint64_t cur0;       /* first dimension now */
@@ -107,9 +116,10 @@ typedef struct {
     int         ranks;
     int         sync_bytes; /* >0: metadata cache sync points after this many dirty bytes */
     int         coll_md;    /* metadata written collectively (H5Pset_coll_metadata_write) */
-    int         grammar;    /* 1 or 2 (FZ_GRAMMAR_LATEST) */
+    int         grammar;    /* 1 to FZ_GRAMMAR_LATEST */
     int         align;      /* grammar 2: H5Pset_alignment(fapl, 1, align) when > 0 */
     int         latest;     /* grammar 2: H5Pset_libver_bounds(LATEST, LATEST) */
+    int         paged;      /* grammar 3: H5Pset_file_space_strategy(PAGE, not persistent) */
     fz_op_t    *ops;
     size_t      nops, cap;
     fz_object_t obj[FZ_MAX_OBJECTS]; /* obj[0] is the root group */
@@ -137,6 +147,15 @@ int fz_filtered(const fz_object_t *o);
 uint64_t fz_elements(const fz_object_t *o, uint64_t dim0);
 /* the bytes of one element in memory (the memory type of every read and write) */
 size_t fz_element_size(const fz_object_t *o);
+/* the bytes in memory of the element that stands for value v (exact in every file type
+ * of the dataset); out holds fz_element_size(o) bytes */
+void fz_element_bytes(const fz_object_t *o, int32_t v, uint8_t *out);
+/* the innermost dimension (a run of a hyperslab stays within one) and the elements of
+ * one row (every dimension but the first) */
+uint64_t fz_line(const fz_object_t *o);
+/* the values of the enum's four members in memory (MT_ENUM) */
+extern const int fz_enum_values[4];
+uint64_t fz_row(const fz_object_t *o);
 /* elements of a model object, and those of them the model leaves undefined */
 uint64_t fz_model_elements(const fz_mobj_t *mo);
 uint64_t fz_model_undefined(const fz_mobj_t *mo);

@@ -23,10 +23,20 @@ if [[ -z $(undefined s1.txt) || $(undefined s1.txt) != "$(undefined v1.txt)" ]];
     echo "the datasets with undefined elements differ or are missing:"; cat s1.txt v1.txt; exit 1
 fi
 run "$mpiexec" -n "$ranks" "$fuzz" straddle.h5 --case straddle
+# grammar 3 (element types, converted or not; 3-D; paged file space): written on RANKS,
+# verified on another number of ranks
+run "$mpiexec" -n "$ranks" "$fuzz" g3.h5 --seed 22 --ops 50 --grammar 3
+run "$mpiexec" -n "$other" "$fuzz" g3.h5 --seed 22 --ops 50 --grammar 3 --verify-only --writer-ranks "$ranks"
 # negative control: the model of seed 2 does not describe the file of seed 1
 rc=0
 "$mpiexec" -n 1 "$fuzz" s1.h5 --seed 2 --ops 50 --verify-only --writer-ranks "$ranks" > neg.txt 2>&1 || rc=$?
 if [[ $rc != 4 ]] || ! grep -q "FAILED" neg.txt; then
     cat neg.txt; echo "the verifier gave exit status $rc for the file of another seed, expected 4"; exit 1
+fi
+# ... and the same seed in grammar 2 is another workload, which that file is not
+rc=0
+"$mpiexec" -n 1 "$fuzz" g3.h5 --seed 22 --ops 50 --grammar 2 --verify-only --writer-ranks "$ranks" > neg3.txt 2>&1 || rc=$?
+if [[ $rc != 4 ]]; then
+    cat neg3.txt; echo "grammar 2's model of seed 22 gave exit status $rc for grammar 3's file, expected 4"; exit 1
 fi
 echo "model: ok ($ranks ranks)"
