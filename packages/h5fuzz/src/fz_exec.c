@@ -117,6 +117,10 @@ static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
         H5Pset_deflate(dcpl, 1);
     if (o->fletcher32)
         H5Pset_fletcher32(dcpl);
+    if (o->nbit)
+        H5Pset_nbit(dcpl);
+    if (o->scaleoffset)
+        H5Pset_scaleoffset(dcpl, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT);
     if (o->dense_attrs)
         H5Pset_attr_phase_change(dcpl, 0, 0);
     if (o->fill_set) {
@@ -422,8 +426,8 @@ static void print_dataset(const fz_object_t *o)
     printf(" layout %d chunk", o->layout);
     for (int k = 0; k < o->nd; k++)
         printf("%s%" PRIu64, k ? "x" : " ", o->chunk[k]);
-    printf(" deflate %d shuffle %d fletcher32 %d fill time %d fill %s file type %d cache %d element %d converted %d)",
-           o->deflate, o->shuffle, o->fletcher32, o->fill_time, o->fill_set ? "set" : "default", o->ftype, o->cache,
+    printf(" deflate %d shuffle %d fletcher32 %d nbit %d scaleoffset %d fill time %d fill %s file type %d cache %d "
+           "element %d converted %d)", o->deflate, o->shuffle, o->fletcher32, o->nbit, o->scaleoffset, o->fill_time, o->fill_set ? "set" : "default", o->ftype, o->cache,
            o->mtype, o->fconv);
 }
 

@@ -98,7 +98,7 @@ uint64_t fz_row(const fz_object_t *o)
 
 uint64_t fz_line(const fz_object_t *o) { return o->nd > 1 ? o->dims[o->nd - 1] : 0; }
 
-int fz_filtered(const fz_object_t *o) { return o->deflate || o->shuffle || o->fletcher32; }
+int fz_filtered(const fz_object_t *o) { return o->deflate || o->shuffle || o->fletcher32 || o->nbit || o->scaleoffset; }
 
 int32_t fz_value(const fz_op_t *op, uint64_t i) { return (int32_t)((mix(op->salt ^ (i * 0x100000001b3ULL)) >> 33) | 1); }
 
@@ -286,6 +286,23 @@ static void new_dataset_g3(fz_object_t *o, rng_t *g)
     }
 }
 
+/* grammar 4's choices, from its own stream g: nbit (not for strings and enums) and
+ * lossless scaleoffset (integers) on chunked datasets, which then are written without
+ * conversion, as every filtered one */
+static void new_dataset_g4(fz_object_t *o, rng_t *g)
+{
+    int integer = o->mtype == MT_I32 || o->mtype == MT_I8 || o->mtype == MT_U16 || o->mtype == MT_I64;
+    if (o->layout != LAYOUT_CHUNKED)
+        return;
+    o->nbit        = o->mtype != MT_STRING && o->mtype != MT_ENUM && chance(g, 25);
+    o->scaleoffset = integer && !o->nbit && chance(g, 25);
+    if (o->nbit || o->scaleoffset) {
+        o->fconv = 0;
+        if (o->fill_time == FILL_NEVER)
+            o->fill_time = FILL_ALLOC;
+    }
+}
+
 /* pick the creation properties of a new dataset (r[0]; grammar 2 also r[1], 3 r[2]) */
 static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
 {
@@ -322,6 +339,8 @@ static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
         o->ftype = FT_I32LE; /* it refuses for filtered datasets ("filters in pipeline") */
     if (p->grammar >= 3)
         new_dataset_g3(o, r + 2);
+    if (p->grammar >= 4)
+        new_dataset_g4(o, r + 3);
 }
 
 /* a write: who writes which part, collective or not; a flush first when it would rewrite
@@ -504,7 +523,7 @@ static void plan_init(fz_plan_t *p, uint64_t seed, int ranks)
 
 int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
 {
-    rng_t r[3] = {{mix(seed) ^ 0x5eed}, {mix(seed) ^ 0x6a2}, {mix(seed) ^ 0x6a3}}; /* grammar 1's, 2's, 3's */
+    rng_t r[4] = {{mix(seed) ^ 0x5eed}, {mix(seed) ^ 0x6a2}, {mix(seed) ^ 0x6a3}, {mix(seed) ^ 0x6a4}}; /* per grammar */
     plan_init(p, seed, ranks);
     p->grammar = grammar;
     /* frequent sync points: the same metadata rewritten by other ranks within an epoch */

@@ -49,9 +49,11 @@ enum fz_mem_type { MT_I32, MT_I8, MT_U16, MT_I64, MT_F32, MT_F64, MT_COMPOUND, M
 /* the grammars: 1 the first one (int32 in the file, no transfer variations, independent
  * reads); 2 adds file types, filters, transfer variations, collective reads, deletes,
  * chunk caches, alignment and the latest format; 3 adds the element types above, three
- * dimensions and paged file-space aggregation. Each draws from a random stream of its
- * own, so that a plan of an earlier grammar is unchanged by the later ones */
-#define FZ_GRAMMAR_LATEST 3
+ * dimensions and paged file-space aggregation; 4 adds nbit and scaleoffset, which HDF5
+ * 1.14.6 fails with its own MPI-IO driver (kept to reproduce that, and to try newer
+ * HDF5 versions). Each draws from a random stream of its own, so that a plan of an
+ * earlier grammar is unchanged by the later ones */
+#define FZ_GRAMMAR_LATEST 4
 
 typedef struct {
     int      kind;
@@ -82,6 +84,7 @@ typedef struct {
     int32_t  fill;
     int      ftype, shuffle, fletcher32, cache, dense_attrs; /* grammar 2 (enums above) */
     int      mtype, fconv; /* grammar 3: enum fz_mem_type, and a file type that converts */
+    int      nbit, scaleoffset; /* grammar 4: H5Pset_nbit, H5Pset_scaleoffset(H5Z_SO_INT) */
     int      deleted; /* while planning: removed (H5Ldelete); no later operation names it */
     /* while planning */
     uint64_t cur0;       /* first dimension now */
