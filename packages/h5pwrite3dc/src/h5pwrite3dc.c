@@ -447,19 +447,29 @@ static int prepare(int argc, char **argv, int provided, pw_options *o, char *err
     return 0;
 }
 
-/* the original's two hints, then the hints file; MPI_INFO_NULL on a bad file (reason printed) */
+/* the lowest rank that failed (each rank says whether it did), or -1 if none did */
+static int first_failed(int failed)
+{
+    int mine = failed ? g_rank : g_np, first = g_np;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, g_comm);
+    return first < g_np ? first : -1;
+}
+
+/* the original's two hints, then the hints file; MPI_INFO_NULL on every rank when a
+ * rank cannot read it (the reason printed by the first such rank) */
 static MPI_Info make_info(const pw_options *o, char *err, size_t len)
 {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "romio_cb_write", o->romio_cb_write);
     MPI_Info_set(info, "romio_ds_write", o->romio_ds_write);
-    if (o->hints_file && pw_hints_load(o->hints_file, info, err, len)) {
-        if (g_rank == 0)
-            fprintf(stderr, "h5pwrite3dc: %s\n", err);
-        MPI_Info_free(&info);
-        return MPI_INFO_NULL;
-    }
+    int first = first_failed(o->hints_file && pw_hints_load(o->hints_file, info, err, len));
+    if (first == 0 && g_rank == 0)
+        fprintf(stderr, "h5pwrite3dc: %s\n", err);
+    else if (first > 0 && g_rank == first)
+        fprintf(stderr, "h5pwrite3dc: rank %d: %s\n", g_rank, err);
+    if (first >= 0)
+        MPI_Info_free(&info); /* MPI_INFO_NULL */
     return info;
 }
 

@@ -5,10 +5,37 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* what st is, for a file that was expected to be a regular one */
+static const char *file_kind(const struct stat *st)
+{
+    return S_ISDIR(st->st_mode)    ? "is a directory"
+           : S_ISFIFO(st->st_mode) ? "is a FIFO, not a regular file"
+           : S_ISSOCK(st->st_mode) ? "is a socket, not a regular file"
+                                   : "is a device, not a regular file";
+}
+
+FILE *pw_open_input(const char *path, const char *what, char *err, size_t len)
+{
+    struct stat st;
+    /* O_NONBLOCK: a FIFO opens at once (no writer needed), to be refused below */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = NULL;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        snprintf(err, len, "%s: cannot open the %s: %s", path, what, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        snprintf(err, len, "%s: cannot open the %s: %s", path, what, file_kind(&st));
+    else if (!(f = fdopen(fd, "r")))
+        snprintf(err, len, "%s: cannot open the %s: %s", path, what, strerror(errno));
+    if (!f && fd >= 0)
+        close(fd);
+    return f;
+}
 
 int pw_check_creatable(const char *path, char *err, size_t len)
 {

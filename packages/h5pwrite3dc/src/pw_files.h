@@ -8,6 +8,10 @@
  * creation fail instead of clobbering its target. Results that replace a previous file
  * are written to a private temporary name (mkstemp) and renamed into place. The HDF5
  * file the user names is refused when a symbolic link stands at its name.
+ *
+ * The files it reads (the hints file, the parameter file) are opened only when they
+ * are regular files: a directory or a FIFO is refused with the reason, never read as
+ * an empty file or waited on.
  */
 #ifndef PW_FILES_H
 #define PW_FILES_H
@@ -29,5 +33,9 @@ int pw_create_new(const char *path, char *err, size_t len);
  * 0 or -1 with err (no partial file left at path) */
 int pw_write_replacing(const char *path, void (*write)(FILE *f, const void *arg), const void *arg, char *err,
                        size_t len);
+
+/* path opened for reading if it is a regular file; NULL with err = "<path>: cannot
+ * open the <what>: <reason>" (a directory, a FIFO, a device, or open(2)'s reason) */
+FILE *pw_open_input(const char *path, const char *what, char *err, size_t len);
 
 #endif

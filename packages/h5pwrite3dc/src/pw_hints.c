@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pw_files.h"
+
 int pw_hints_load(const char *path, MPI_Info info, char *err, size_t len)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, len, "%s: cannot open the hints file: %s", path, strerror(errno));
+    FILE *f = pw_open_input(path, "hints file", err, len);
+    if (!f)
         return 1;
-    }
     char line[4096];
     int lineno = 0, rc = 0;
     while (fgets(line, sizeof line, f)) {
@@ -49,6 +49,10 @@ int pw_hints_load(const char *path, MPI_Info info, char *err, size_t len)
             break;
         }
         MPI_Info_set(info, key, value);
+    }
+    if (!rc && ferror(f)) { /* a read error is not the end of the hints */
+        snprintf(err, len, "%s: cannot read the hints file: %s", path, strerror(errno));
+        rc = 1;
     }
     fclose(f);
     return rc;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pw_files.h"
+
 static const char USAGE[] =
     "usage: h5pwrite3dc FILE NSETS NDSETS [PARAMFILE] [options]\n"
     "\n"
@@ -96,9 +98,9 @@ static int copy_word(char *dst, size_t n, const char *src)
 /* the original's parameter file: g_N, ch_N, romio_cb_write, romio_ds_write, filling */
 static int read_paramfile(const char *path, pw_options *o, char *err, size_t len)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = pw_open_input(path, "parameter file", err, len);
     if (!f)
-        return fail(err, len, "%s: cannot open the parameter file: %s", path, strerror(errno));
+        return 1;
     char line[5][256];
     int n = 0;
     char buf[256];
@@ -108,7 +110,10 @@ static int read_paramfile(const char *path, pw_options *o, char *err, size_t len
             continue; /* blank line */
         strcpy(line[n++], word);
     }
+    int unread = ferror(f) ? errno : 0;
     fclose(f);
+    if (unread)
+        return fail(err, len, "%s: cannot read the parameter file: %s", path, strerror(unread));
     if (n < 5)
         return fail(err, len, "%s: the parameter file needs 5 lines (g_N, ch_N, romio_cb_write, romio_ds_write, "
                               "filling), found %d", path, n);

@@ -24,12 +24,14 @@ have_multifile() {
     [ -n "$lib" ] && nm -D --defined-only "$lib" 2>/dev/null | grep -q ' H5Pset_fapl_multifile$'
 }
 # expect_error "what the message says" ARGS...: non-zero exit and the message on stderr
+# (within 120 s: a run waiting on its input fails)
 expect_error() {
     local want=$1
     shift
-    "$mpiexec" -n 2 "$prog" "$@" >out.txt 2>err.txt
+    timeout 120 "$mpiexec" -n 2 "$prog" "$@" >out.txt 2>err.txt
     local rc=$?
     [ $rc -ne 0 ] || fail "exit 0 for: $* (stdout: $(cat out.txt))"
+    [ $rc -ne 124 ] || fail "still running after 120 s: $*"
     grep -qF -- "$want" err.txt || fail "for: $*: expected '$want' on stderr, got: $(cat err.txt)"
     echo "ok (exit $rc): $* -> $(grep -F -- "$want" err.txt | head -1)"
 }
@@ -56,6 +58,27 @@ usage_errors)
     [ ! -e f.h5 ] || fail "a refused run left f.h5 behind"
     # the original's ~2 GB per process warning (this run then fails to create its file)
     expect_error "more than ~2 GB per process" nodir/f.h5 40 1 --quiet
+    ;;
+inputs_not_files)
+    # a hints or parameter file that is not a readable regular file stops the run before
+    # it starts: the path and the reason, nothing written (a FIFO is not waited on)
+    mkdir adir && mkfifo fifo
+    for what in hints parameter; do # --hints FILE, then FILE as PARAMFILE
+        opt=()
+        [ $what = parameter ] || opt=(--hints)
+        expect_error "adir: cannot open the $what file: is a directory" f.h5 4 2 --size 8 --chunk 4 "${opt[@]}" adir
+        expect_error "fifo: cannot open the $what file: is a FIFO, not a regular file" f.h5 4 2 --size 8 --chunk 4 \
+            "${opt[@]}" fifo
+        # a regular file whose reading fails (what an unreadable file on a network file system gives)
+        expect_error "/proc/self/mem: cannot read the $what file: Input/output error" f.h5 4 2 --size 8 --chunk 4 \
+            "${opt[@]}" /proc/self/mem
+    done
+    if [ "$(id -u)" != 0 ]; then # root reads any file
+        echo "romio_cb_write enable" >locked.hints && chmod 000 locked.hints
+        expect_error "locked.hints: cannot open the hints file: Permission denied" f.h5 4 2 --size 8 --chunk 4 \
+            --hints locked.hints
+    fi
+    [ ! -e f.h5 ] || fail "a refused run wrote f.h5"
     ;;
 original_examples)
     # the original's usage examples, with small images
