@@ -108,6 +108,7 @@ static hid_t make_fapl(const pw_options *o, MPI_Info info)
         if (H5Pset_driver_by_name(fapl, o->driver, o->driver_config) < 0) {
             fprintf(stderr, "h5pwrite3dc: %s: no HDF5 driver named '%s' (a plugin must be on HDF5_PLUGIN_PATH)\n",
                     g_file, o->driver);
+            H5Pclose(fapl); /* its communicator freed while MPI is still there */
             abort_job();
         }
     }
@@ -400,6 +401,25 @@ static void json_body(FILE *j, const void *arg)
     fprintf(j, "\n}\n");
 }
 
+/* 1 if --driver names no driver HDF5 has or can load (a plugin on HDF5_PLUGIN_PATH):
+ * tried on a property list of its own before anything is opened, HDF5's reason
+ * printed by rank 0 */
+static int driver_missing(const pw_options *o)
+{
+    if (!strcmp(o->driver, "mpio") || !strcmp(o->driver, "subfiling"))
+        return 0;
+    hid_t probe = H5Pcreate(H5P_FILE_ACCESS);
+    herr_t set;
+    if (g_rank == 0)
+        set = H5Pset_driver_by_name(probe, o->driver, o->driver_config);
+    else {
+        H5E_BEGIN_TRY { set = H5Pset_driver_by_name(probe, o->driver, o->driver_config); }
+        H5E_END_TRY
+    }
+    H5Pclose(probe);
+    return set < 0;
+}
+
 /* options parsed and checked, the DSM clients coupled, room for the run: 0 to go on,
  * else the exit status (the reason printed; a DSM job stopped as a whole) */
 static int prepare(int argc, char **argv, int provided, pw_options *o, char *err, size_t len)
@@ -433,6 +453,9 @@ static int prepare(int argc, char **argv, int provided, pw_options *o, char *err
     if (!bad && (bad = any_failed(g_rank == 0 && !dsm_job && pw_check_not_a_link(o->file, err, len) < 0)) &&
         g_rank == 0)
         fprintf(stderr, "h5pwrite3dc: %s\n", err);
+    if (!bad && (bad = any_failed(driver_missing(o))) && g_rank == 0)
+        fprintf(stderr, "h5pwrite3dc: %s: no HDF5 driver named '%s' (a plugin must be on HDF5_PLUGIN_PATH)\n",
+                o->file, o->driver);
     if (!bad && !strcmp(o->driver, "subfiling") && provided < MPI_THREAD_MULTIPLE) {
         if (g_rank == 0)
             fprintf(stderr, "h5pwrite3dc: --driver subfiling needs MPI_THREAD_MULTIPLE, this MPI gives level %d\n",
@@ -550,6 +573,9 @@ int main(int argc, char **argv)
 {
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    /* HDF5 shuts down in MPI_Finalize (its MPI_COMM_SELF attribute), not at exit: after
+     * an MPI_Abort its exit handler would free communicators of an MPI already gone */
+    H5dont_atexit();
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_np);
 

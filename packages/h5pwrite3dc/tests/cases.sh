@@ -80,6 +80,20 @@ inputs_not_files)
     fi
     [ ! -e f.h5 ] || fail "a refused run wrote f.h5"
     ;;
+driver_missing)
+    # a driver HDF5 cannot find stops the run before it starts, on one rank as on several:
+    # the message once, exit 2 after MPI_Finalize (no MPI_Abort, no assertion of the MPI)
+    for np in 1 2; do
+        timeout 120 "$mpiexec" -n $np "$prog" f.h5 4 2 --size 8 --chunk 4 --driver nosuch >out.txt 2>err.txt
+        rc=$?
+        cat out.txt err.txt
+        [ $rc = 2 ] || fail "$np rank(s): exit $rc, expected 2"
+        [ "$(grep -c "f.h5: no HDF5 driver named 'nosuch'" err.txt)" = 1 ] || fail "$np rank(s): not said once"
+        ! grep -qE "Assertion|Abort|Internal error" out.txt err.txt || fail "$np rank(s): not a clean exit"
+        ! grep -q "^mpi-ranks:" out.txt || fail "$np rank(s): the run started"
+    done
+    [ ! -e f.h5 ] || fail "f.h5 written"
+    ;;
 original_examples)
     # the original's usage examples, with small images
     run "$mpiexec" -n 1 "$prog" f.h5 400 100 --size 64 --chunk 32 --verify --quiet >one.txt || fail "1 rank"
