@@ -10,7 +10,8 @@
  * them. After each file the clients close, the actions run (in the order given) before
  * the clients may open the next: summary (one line), list (the objects, h5dump -n
  * style, read through the driver), dump:<path> (the file's bytes to <path> on disk,
- * "{step}" replaced by the file's number; written to a temporary name and renamed).
+ * "{step}" replaced by the file's number; written to a temporary name, synced, renamed
+ * and its directory synced: after a crash the name holds the whole file or nothing).
  * Exit status: 0 after the clients disconnected, 1 on a failed action or transport,
  * 2 on bad arguments.
  */
@@ -112,6 +113,20 @@ static int action_list(h5dsm_host_t *host, const h5dsm_file_t *file)
     return ok ? 0 : -1;
 }
 
+/* fsync the directory that holds path (a new or renamed entry persists with it) */
+static int sync_parent(const char *path)
+{
+    char        dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
 static int action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char *pattern)
 {
     char path[4096], tmp[4200], step[32], err[1024];
@@ -143,12 +158,22 @@ static int action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char 
         done += n;
     }
     free(buf);
+    /* on stable storage before it gets its name: after a crash the name holds the whole
+     * file or nothing (a rename can reach the disk before the data it names) */
+    if (ok && (fflush(fp) != 0 || fsync(fileno(fp)) != 0)) {
+        fprintf(stderr, "h5dsm-server: %s: %s\n", tmp, strerror(errno));
+        ok = 0;
+    }
     if (fclose(fp) != 0 && ok) {
         fprintf(stderr, "h5dsm-server: %s: %s\n", tmp, strerror(errno));
         ok = 0;
     }
     if (ok && rename(tmp, path) != 0) {
         fprintf(stderr, "h5dsm-server: %s: cannot rename to %s: %s\n", tmp, path, strerror(errno));
+        ok = 0;
+    }
+    if (ok && sync_parent(path) != 0) { /* the new name itself */
+        fprintf(stderr, "h5dsm-server: %s: cannot sync its directory: %s\n", path, strerror(errno));
         ok = 0;
     }
     if (!ok)
