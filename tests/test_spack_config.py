@@ -2,7 +2,8 @@
 """The Spack scope of the `generic` system (`./h5stack spack-config`), without Spack:
 everything it names lies under $H5STACK_HOME, in prefixes that do not move when
 h5stack's Python environment is rebuilt, and every package is built for the pinned
-target, not for the build machine's own."""
+target, not for the build machine's own. It writes through no link planted in its
+output directory."""
 
 import os
 
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from h5stack import spackconfig
+from h5stack.ui import StepError
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +56,58 @@ def test_every_package_is_built_for_the_pinned_target(scope):
     with open(os.path.join(spackconfig.SITE_SCOPE, "debian-externals.yaml")) as f:
         target = yaml.safe_load(f)["target"]
     assert packages["all"]["require"] == [f"target={target}"]
+
+
+def test_no_planted_link_at_a_temporary_name_is_written_through(scope, tmp_path, monkeypatch):
+    """A link at a scope file's name is replaced by the file, links at <name>.tmp are
+    left alone: no link's target is written."""
+    home, _, _ = scope
+    monkeypatch.setenv("H5STACK_HOME", str(home))
+    out, victim = tmp_path / "out", tmp_path / "victim"
+    out.mkdir()
+    victim.write_text("precious")
+    for name in ("packages.yaml", "packages.yaml.tmp", "config.yaml.tmp"):
+        os.symlink(victim, out / name)
+    spackconfig.generate(str(out))
+    assert victim.read_text() == "precious"
+    for name in ("packages.yaml", "config.yaml"):
+        assert not (out / name).is_symlink() and yaml.safe_load((out / name).read_text())
+    assert (out / "packages.yaml").stat().st_mode & 0o777 == 0o666 & ~_umask()
+    left = ["config.yaml", "config.yaml.tmp", "mpi", "packages.yaml", "packages.yaml.tmp"]
+    assert sorted(p.name for p in out.iterdir()) == left  # no temporary file of its own left
+
+
+@pytest.mark.parametrize("planted", ["mpi", "mpi/mpich", "mpi/openmpi"])
+def test_a_link_where_a_directory_is_made_is_refused(scope, tmp_path, monkeypatch, planted):
+    """A link at mpi/ or at an MPI's prefix is refused by name, nothing written through it."""
+    home, _, _ = scope
+    monkeypatch.setenv("H5STACK_HOME", str(home))
+    out, victim = tmp_path / "out", tmp_path / "victim"
+    (out / "mpi").mkdir(parents=True)
+    victim.mkdir()
+    (out / planted).rmdir() if planted == "mpi" else None
+    os.symlink(victim, out / planted)
+    with pytest.raises(StepError, match=f"^{out / planted}: a symbolic link where spack-config makes a directory"):
+        spackconfig.generate(str(out))
+    assert list(victim.iterdir()) == []
+    assert os.readlink(out / planted) == str(victim)
+
+
+def test_an_existing_prefix_is_replaced_whole(scope, tmp_path, monkeypatch):
+    home, _, _ = scope
+    monkeypatch.setenv("H5STACK_HOME", str(home))
+    out = tmp_path / "out"
+    (out / "mpi" / "mpich" / "bin").mkdir(parents=True)
+    (out / "mpi" / "mpich" / "stale").write_text("")
+    spackconfig.generate(str(out))
+    prefix = out / "mpi" / "mpich"
+    assert sorted(p.name for p in prefix.iterdir()) == ["bin", "include", "lib"]
+    assert os.access(prefix / "bin" / "mpiexec", os.X_OK) and (prefix / "bin" / "mpicc").is_symlink()
+    assert prefix.stat().st_mode & 0o777 == 0o777 & ~_umask()
+    assert sorted(p.name for p in (out / "mpi").iterdir()) == ["mpich", "openmpi"]
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -2,9 +2,13 @@
 """Where h5stack's files are: the checkout and the cache ($H5STACK_HOME)."""
 
 import contextlib
+import errno
 import fcntl
 import os
 import sys
+import tempfile
+
+from .ui import StepError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 DEBIAN_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian.txt")
@@ -47,3 +51,54 @@ def locked(name):
             print(f"h5stack: waiting for another h5stack {name} in {home()} to finish", file=sys.stderr, flush=True)
             fcntl.flock(f, fcntl.LOCK_EX)
         yield
+
+
+def umask():
+    """The process's umask (read by setting it, then setting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def make_dir(path):
+    """path as a directory, made with its parents when missing. StepError naming path and
+    the reason when it cannot be one (a file there, or above it)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        raise StepError(f"{path}: not a directory") from None
+    except OSError as err:
+        reason = err.strerror
+        if err.errno == errno.ENOTDIR:
+            above = os.path.dirname(path)
+            while above and not os.path.lexists(above) and above != os.path.dirname(above):
+                above = os.path.dirname(above)
+            reason = f"{above} is not one" if above and not os.path.isdir(above) else reason
+        raise StepError(f"{path}: cannot make the directory: {reason}") from None
+    return path
+
+
+def replace_file(path, text):
+    """Make path a new file holding text: written to a private temporary file beside it
+    (mkstemp: O_EXCL, a name no one can have planted a link at), then renamed over path,
+    so a reader never sees half of it and a link at path is replaced, never written
+    through. The file gets the permissions open() would give it. StepError naming path
+    and the reason when it cannot be written."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise StepError(f"{path}: a directory, not a file")
+    where = make_dir(os.path.dirname(os.path.abspath(path)))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=os.path.basename(path) + ".", suffix=".tmp")
+    except OSError as err:
+        raise StepError(f"{path}: cannot write it: {err.strerror}") from None
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~umask())
+        os.replace(tmp, path)
+    except BaseException as err:
+        os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise StepError(f"{path}: cannot write it: {err.strerror}") from None
+        raise
+    return path
