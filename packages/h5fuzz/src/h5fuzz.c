@@ -16,8 +16,11 @@
 #include "fz_exec.h"
 #include "fz_plan.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,64 @@ static void usage(FILE *to)
                 "  --verify-only     only check FILE against the model; --no-verify: only write it\n");
 }
 
+static int rank0_g; /* every rank parses the command line, rank 0 says what is wrong */
+
+/* "h5fuzz: <what is wrong>" on stderr (rank 0); -1 */
+static int wrong(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (rank0_g) {
+        fputs("h5fuzz: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+    }
+    va_end(ap);
+    return -1;
+}
+
+/* text as a decimal integer of lo..hi (digits only: strtoull takes " -1" too): 0, or -1
+ * with the option, the text and what it should be said */
+static int number(const char *opt, const char *text, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+    char *end;
+    errno      = 0;
+    *v         = strtoull(text, &end, 10);
+    int digits = isdigit((unsigned char)*text) && !*end;
+    if (digits && !errno && *v >= lo && *v <= hi)
+        return 0;
+    if (digits && (errno == ERANGE || *v > hi))
+        return wrong("%s: '%s' is more than %" PRIu64, opt, text, hi);
+    return wrong("%s: '%s' is not a %s integer", opt, text, lo ? "positive" : "non-negative");
+}
+
+/* one option of getopt_long's: 0, 1 for --help, -1 when its value is wrong (said) */
+static int option(int c, options_t *o)
+{
+    uint64_t v = 0;
+    int      rc = 0;
+    switch (c) {
+        case 's': rc = number("--seed", optarg, 0, UINT64_MAX, &o->seed); break;
+        case 'k': rc = number("--ops", optarg, 1, 100000, &v); o->ops = (long)v; break;
+        case 'w': rc = number("--writer-ranks", optarg, 1, 1 << 20, &v); o->writer_ranks = (long)v; break;
+        case 'g': rc = number("--grammar", optarg, 1, FZ_GRAMMAR_LATEST, &v); o->grammar = (long)v; break;
+        case 'c':
+            o->casename = optarg;
+            if (strcmp(optarg, "straddle") && strcmp(optarg, "metadata"))
+                rc = wrong("--case: '%s' is not a case (straddle, metadata)", optarg);
+            break;
+        case 'd': o->driver = optarg; break;
+        case 'C': o->config = optarg; break;
+        case 'V': o->verify_only = 1; break;
+        case 'N': o->no_verify = 1; break;
+        case 'v': o->verbose = 1; break;
+        case 'h': return 1;
+        default: return -1; /* getopt said why (on rank 0) */
+    }
+    return rc;
+}
+
+/* 0, 1 for --help, -1 on bad arguments (what is wrong said by rank 0) */
 static int parse(int argc, char **argv, options_t *o)
 {
     static const struct option opts[] = {
@@ -59,27 +120,21 @@ static int parse(int argc, char **argv, options_t *o)
         {"verbose", no_argument, 0, 'v'},      {"help", no_argument, 0, 'h'},
         {"grammar", required_argument, 0, 'g'},
         {0, 0, 0, 0}};
-    char *end;
-    int   c;
-    *o = (options_t){.driver = "mpio", .seed = 1, .ops = 60, .grammar = 1};
-    while ((c = getopt_long(argc, argv, "s:k:c:d:C:w:g:VNvh", opts, NULL)) != -1) {
-        switch (c) {
-            case 's': o->seed = strtoull(optarg, &end, 0); if (*end || !*optarg) return -1; break;
-            case 'k': o->ops = strtol(optarg, &end, 0); if (*end || o->ops < 1 || o->ops > 100000) return -1; break;
-            case 'w': o->writer_ranks = strtol(optarg, &end, 0); if (*end || o->writer_ranks < 1 || o->writer_ranks > 1 << 20) return -1; break;
-            case 'c': o->casename = optarg; if (strcmp(optarg, "straddle") && strcmp(optarg, "metadata")) return -1; break;
-            case 'g': o->grammar = strtol(optarg, &end, 0); if (*end || o->grammar < 1 || o->grammar > FZ_GRAMMAR_LATEST) return -1; break;
-            case 'd': o->driver = optarg; break;
-            case 'C': o->config = optarg; break;
-            case 'V': o->verify_only = 1; break;
-            case 'N': o->no_verify = 1; break;
-            case 'v': o->verbose = 1; break;
-            case 'h': usage(stdout); exit(0);
-            default: return -1;
-        }
-    }
-    if (optind != argc - 1 || (o->verify_only && o->no_verify))
-        return -1;
+    int c, rc = 0;
+    *o     = (options_t){.driver = "mpio", .seed = 1, .ops = 60, .grammar = 1};
+    opterr = rank0_g;
+    while (rc == 0 && (c = getopt_long(argc, argv, "s:k:c:d:C:w:g:VNvh", opts, NULL)) != -1)
+        rc = option(c, o);
+    if (rc)
+        return rc;
+    if (optind >= argc)
+        return wrong("FILE missing");
+    if (optind < argc - 1)
+        return wrong("'%s': one FILE only (the first is '%s')", argv[optind + 1], argv[optind]);
+    if (!*argv[optind])
+        return wrong("FILE is empty");
+    if (o->verify_only && o->no_verify)
+        return wrong("--verify-only and --no-verify: one or the other");
     o->path = argv[optind];
     return 0;
 }
@@ -145,10 +200,14 @@ int main(int argc, char **argv)
     fz_ctx_t  c = {0};
     int       provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    if (parse(argc, argv, &o) < 0) {
-        usage(stderr);
+    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+    rank0_g    = c.rank == 0;
+    int parsed = parse(argc, argv, &o);
+    if (parsed) {
+        if (rank0_g)
+            usage(parsed > 0 ? stdout : stderr);
         MPI_Finalize();
-        return 2;
+        return parsed > 0 ? 0 : 2;
     }
     if (fz_driver_comm(o.driver, &c.comm, c.err, sizeof c.err) < 0) {
         fprintf(stderr, "h5fuzz: %s\n", c.err);
