@@ -1,6 +1,7 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`./h5stack report`: the performance page from real perflogs, rendered in headless
-Chromium (the plots must be drawn), and clear errors for missing or bad perflogs."""
+Chromium (the plots must be drawn), and clear errors for missing or bad perflogs and
+for a page that cannot be written."""
 
 import os
 import re
@@ -107,6 +108,30 @@ def test_the_report_is_never_written_through_a_planted_link(perflogs, tmp_path):
     assert victim.read_text() == "precious"
     assert not (tmp_path / "r.html").is_symlink() and "<html" in (tmp_path / "r.html").read_text()
     assert oct((tmp_path / "r.html").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("dir", "{tmp}/dir: a directory, not a file"),
+        ("file/r.html", "{tmp}/file: not a directory"),
+        ("file/sub/r.html", "{tmp}/file/sub: cannot make the directory: {tmp}/file is not one"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_one_line_naming_it(tmp_path, output, reason):
+    """A perflog of one value (no run needed); the page's path unusable: exit 1, one line."""
+    log = tmp_path / "perflogs" / "generic" / "default" / "multifile_bench.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        "2026-01-01T00:00:00|generic|default|env|2|1|multifile_bench %ranks=2|posix_fpp|1.0|MiB/s|0|null|null|pass\n"
+    )
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "file").write_text("")
+    proc = h5stack("report", "--perflogs", str(tmp_path / "perflogs"), "--output", str(tmp_path / output))
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert proc.stderr.splitlines() == [f"h5stack: error: {reason.format(tmp=tmp_path)}"], proc.stderr
+    assert sorted(p.name for p in (tmp_path / "dir").iterdir()) == [] and (tmp_path / "file").read_text() == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "file", "perflogs"]
 
 
 def _umask():

@@ -3,13 +3,16 @@
 everything it names lies under $H5STACK_HOME, in prefixes that do not move when
 h5stack's Python environment is rebuilt, and every package is built for the pinned
 target, not for the build machine's own. It writes through no link planted in its
-output directory."""
+output directory, and a path it cannot use ends in one line naming it."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 import yaml
 
+from conftest import ROOT
 from h5stack import spackconfig
 from h5stack.ui import StepError
 
@@ -105,6 +108,23 @@ def test_an_existing_prefix_is_replaced_whole(scope, tmp_path, monkeypatch):
     assert os.access(prefix / "bin" / "mpiexec", os.X_OK) and (prefix / "bin" / "mpicc").is_symlink()
     assert prefix.stat().st_mode & 0o777 == 0o777 & ~_umask()
     assert sorted(p.name for p in (out / "mpi").iterdir()) == ["mpich", "openmpi"]
+
+
+@pytest.mark.parametrize(
+    "where, reason", [("file", "not a directory"), ("file/sub", "cannot make the directory: {tmp}/file is not one")]
+)
+def test_an_output_that_cannot_be_a_directory_is_one_line_naming_it(tmp_path, where, reason):
+    (tmp_path / "file").write_text("")
+    output = tmp_path / where
+    # ./h5stack run by this Python environment (H5STACK_VENV: no bootstrap), its cache aside
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "h5stack"), "spack-config", "--output", str(output)],
+        env=dict(os.environ, H5STACK_VENV=sys.prefix, H5STACK_HOME=str(tmp_path / "home")),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert proc.stderr.splitlines() == [f"h5stack: error: {output}: {reason.format(tmp=tmp_path)}"], proc.stderr
+    assert (tmp_path / "file").read_text() == ""
 
 
 def _umask():

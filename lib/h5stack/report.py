@@ -17,7 +17,6 @@ and result. `./h5stack run` writes it after each run; `./h5stack report` rebuild
 import html
 import os
 import re
-import tempfile
 import time
 from collections import defaultdict
 
@@ -283,26 +282,10 @@ def write_report(perflogs=None, output=None):
     if not records:
         raise StepError(f"{perflogs}: no performance values in any perflog (run the performance checks first)")
     page, nfigs = render(records, problems, perflogs)
-    where = os.path.dirname(os.path.abspath(output))
-    os.makedirs(where, exist_ok=True)
-    # a private temporary file (mkstemp: O_EXCL, a name no one can plant a link at
-    # beforehand), renamed into place: the report never written through a link
-    fd, tmp = tempfile.mkstemp(dir=where, prefix=os.path.basename(output) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(page)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, output)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    # a private temporary file renamed into place: never written through a link, and
+    # a path that cannot take the page is named with the reason (StepError)
+    paths.replace_file(output, page)
     return output, nfigs, len(records)
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def run(args):

@@ -193,8 +193,7 @@ def _write_yaml(path, data, source):
 
 
 def run(args):
-    out_dir = os.path.abspath(args.output or paths.sub("spack", "generic"))
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = paths.make_dir(os.path.abspath(args.output or paths.sub("spack", "generic")))
     generate(out_dir)
     info(f"Spack configuration scope of this machine written to {out_dir}")
     print(out_dir)
