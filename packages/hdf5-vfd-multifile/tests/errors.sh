@@ -15,6 +15,14 @@ expect_fail() { # expect_fail "message part" command...
     if grep -qF -- "$want" <<<"$out"; then echo "ok: $* -> $want"
     else echo "FAIL (message): $*"; echo "$out" | tail -5; failures=$((failures + 1)); fi
 }
+expect_usage() { # expect_usage "message part" command...: exit status 2 and the message
+    local want=$1; shift
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [[ $rc == 2 ]] && grep -qF -- "$want" <<<"$out"; then echo "ok: $* -> exit 2, $want"
+    else echo "FAIL (exit $rc, expected 2): $*"; echo "$out" | tail -5; failures=$((failures + 1)); fi
+}
 "$mpiexec" -n 2 "$workload" good.h5 --driver multifile --datasets 4 > /dev/null || exit 1
 
 mkdir plain-dir && echo data > plain-dir/notes.txt
@@ -75,6 +83,20 @@ for out in good.h5/metafile ./good.h5/ good.h5/../good.h5 "$work/good.h5/0"; do
 done
 test "$(cat good.h5/metafile)" = "$meta_before" || { echo "FAIL: good.h5/metafile changed"; failures=$((failures + 1)); }
 "$h5mf" verify good.h5 > /dev/null || { echo "FAIL: good.h5 damaged by a refused merge"; failures=$((failures + 1)); }
+
+# an empty path is a usage error: not "/metafile", not a file made in the current directory
+for cmd in info verify merge; do
+    expect_usage "h5mf: DIR: the path is empty" "$h5mf" $cmd ""
+done
+expect_usage "h5mf: DIR: the path is empty" "$mpiexec" -n 2 "$h5mf" merge ""
+expect_usage "h5mf: -o FILE: the path is empty" "$h5mf" merge good.h5 -o ""
+# an output that cannot be a new file is refused before the merge starts, --force or not
+mkdir out-dir && echo data > a-file
+expect_fail "out-dir: is a directory (-o names the file to write)" "$h5mf" merge good.h5 -o out-dir --force
+expect_fail "no-dir/x.h5: cannot be created: no-dir: No such file or directory" "$h5mf" merge good.h5 -o no-dir/x.h5
+expect_fail "a-file/x.h5: cannot be created: a-file: Not a directory" "$h5mf" merge good.h5 -o a-file/x.h5
+[[ -z $(ls -A out-dir) && -z $(find . -name '.*h5mf-merge*') ]] ||
+    { echo "FAIL: a refused merge left files: $(find . -name '.*h5mf-merge*')"; failures=$((failures + 1)); }
 
 # info --json is JSON whatever the path holds (quotes, backslashes, newlines, bytes that
 # are not UTF-8: Python's surrogate escapes give the bytes back)

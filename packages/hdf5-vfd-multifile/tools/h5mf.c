@@ -276,24 +276,54 @@ static int inside(const char *dir, const char *out)
     return !strncmp(o, d, n) && (o[n] == '\0' || o[n] == '/');
 }
 
+/* the directory -o FILE goes into exists (else -1 with errno, its path in parent) */
+static int parent_dir(const char *out, char *parent, size_t n)
+{
+    struct stat st;
+    snprintf(parent, n, "%s", out);
+    char *slash = strrchr(parent, '/');
+    if (!slash)
+        snprintf(parent, n, ".");
+    else if (slash == parent)
+        parent[1] = '\0'; /* "/x": the root */
+    else
+        *slash = '\0';
+    if (stat(parent, &st) < 0)
+        return -1;
+    return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
+}
+
+/* -o FILE, checked before any work: not inside DIR, not a directory, in a directory
+ * that exists, not there already unless --force; 0, or 1 with the reason said */
+static int check_output(const char *dir, const char *out, int force)
+{
+    mf_err_t    err;
+    char        parent[PATH_MAX];
+    struct stat st;
+    if (inside(dir, out))
+        snprintf(err, sizeof err, "%s: inside the directory %s being merged: the output must be written elsewhere",
+                 out, dir);
+    else if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(err, sizeof err, "%s: is a directory (-o names the file to write)", out);
+    else if (!force && stat(out, &st) == 0)
+        snprintf(err, sizeof err, "%s: exists (use --force to overwrite it)", out);
+    else if (parent_dir(out, parent, sizeof parent) < 0)
+        snprintf(err, sizeof err, "%s: cannot be created: %s: %s", out, parent, strerror(errno));
+    else
+        return 0;
+    return fail(err);
+}
+
 static int cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet, int lines)
 {
     mf_dir_t    d;
     mf_err_t    err = "";
     char        tmp[PATH_MAX] = "";
     int         fd = -1, ok;
-    struct stat st;
     if (partial && !out)
         return fail("--partial needs -o FILE: the directory keeps the records after the last completed flush");
-    if (out && inside(dir, out)) {
-        snprintf(err, sizeof err, "%s: inside the directory %s being merged: the output must be written elsewhere",
-                 out, dir);
-        return fail(err);
-    }
-    if (out && !force && stat(out, &st) == 0) {
-        snprintf(err, sizeof err, "%s: exists (use --force to overwrite it)", out);
-        return fail(err);
-    }
+    if (out && check_output(dir, out, force))
+        return 1;
     double t_start = now();
     ok             = scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
     if (agree(ok, err))
@@ -411,6 +441,13 @@ int main(int argc, char **argv)
     const char *cmd = argv[optind], *dir = argv[optind + 1];
     struct stat st;
     int         known = !strcmp(cmd, "info") || !strcmp(cmd, "verify") || !strcmp(cmd, "merge");
+    const char *empty = known && !*dir ? "DIR" : out && !*out ? "-o FILE" : NULL;
+    if (empty) { /* not "/metafile", nor a file made in "." */
+        if (rank_g == 0)
+            fprintf(stderr, "h5mf: %s: the path is empty\n", empty);
+        MPI_Finalize();
+        return 2;
+    }
     if (known && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
         /* what a careless second merge, or a merge of the wrong path, finds */
         int hdf5 = S_ISREG(st.st_mode) && mf_is_hdf5(dir);
