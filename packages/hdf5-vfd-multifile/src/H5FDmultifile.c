@@ -70,6 +70,7 @@ typedef struct {
     int          data_fd, idx_fd;
     uint64_t     data_pos, idx_pos, nrec;
     uint32_t     epoch;
+    uint64_t     run_id; /* the write session's identity (the metafile's "run", mf_format.h) */
     mf_clock_t   clock;
     int64_t      hlc;   /* the last order stamp given or learned (see next_stamp) */
     mf_record_t  run;      /* this rank's last record, while writes may still extend it */
@@ -84,6 +85,7 @@ typedef struct {
     /* MODE_INPLACE */
     mf_dir_t     dir;
     int         *rank_fds;
+    uint8_t    **checked; /* per rank and record: its data checksum held when first read */
     /* where each rank's data is read from (not owned): rank_fds (INPLACE), or this rank's
      * data_fd and the other ranks' tails[r].data_fd as they are opened (WRITE) */
     int         *read_fds;
@@ -437,6 +439,11 @@ static void free_file(H5FD_multifile_t *f)
                 close(f->rank_fds[r]);
         free(f->rank_fds);
     }
+    if (f->checked) {
+        for (unsigned r = 0; r < f->dir.meta.ranks; r++)
+            free(f->checked[r]);
+        free(f->checked);
+    }
     if (f->mode == MODE_INPLACE)
         mf_dir_free(&f->dir);
     else
@@ -451,7 +458,7 @@ static void free_file(H5FD_multifile_t *f)
 }
 
 /* rank 0: make an empty multifile directory at path, honouring H5F_ACC_TRUNC/EXCL */
-static int create_dir(const char *path, unsigned flags, int nranks, mf_err_t err)
+static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run, mf_err_t err)
 {
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -489,7 +496,7 @@ static int create_dir(const char *path, unsigned flags, int nranks, mf_err_t err
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path, strerror(errno));
         return -1;
     }
-    mf_meta_t meta = {MF_META_VERSION, (uint32_t)nranks, MF_STATE_WRITING, 0, 0, 0};
+    mf_meta_t meta = {MF_META_VERSION, (uint32_t)nranks, MF_STATE_WRITING, 0, 0, 0, run};
     int       rc   = mf_meta_write(dirfd, path, &meta, 0, err);
     close(dirfd);
     return rc;
@@ -521,7 +528,7 @@ static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
     char              dpath[PATH_MAX], ipath[PATH_MAX];
     unsigned char     hdr[MF_INDEX_HEADER_SIZE];
     mf_index_header_t h = {MF_FORMAT_VERSION, (uint32_t)f->rank, (uint32_t)f->size, MF_RECORD_SIZE,
-                           f->opt.checksums ? MF_DATA_CRC32C : 0};
+                           f->opt.checksums ? MF_DATA_CRC32C : 0, MF_RUN_TAG(f->run_id)};
     if (open_dir(f, err) < 0)
         return -1;
     f->data_fd = open_rank_file(f, 0, O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
@@ -537,6 +544,16 @@ static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
     }
     f->idx_pos = MF_INDEX_HEADER_SIZE;
     return 0;
+}
+
+/* put the reconstructed file tmp in the place of the directory: 1 when it is there (a
+ * directory that could not be removed after it is reported on stderr), 0 (err) if not */
+static int replaced(const char *path, const char *tmp, mf_err_t err)
+{
+    int rc = mf_replace_dir(path, tmp, err);
+    if (rc > 0)
+        fprintf(stderr, "multifile: warning: %s\n", err);
+    return rc >= 0;
 }
 
 /* reconstruct a directory into a file that replaces it (serial: rank 0; parallel: all),
@@ -562,7 +579,7 @@ static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
                     ok = 0;
                 }
                 if (ok)
-                    ok = mf_replace_dir(f->path, tmp, err) == 0;
+                    ok = replaced(f->path, tmp, err);
                 else if (tmp[0])
                     unlink(tmp);
                 mf_dir_free(&d);
@@ -583,7 +600,8 @@ static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
         fd = mf_merge_create_output(&d, NULL, tmp, sizeof tmp, err);
         ok = fd >= 0;
     }
-    if (mf_agree(f->comm, ok, err) == 0) {
+    ok = mf_agree(f->comm, ok, err) == 0; /* every rank: rank 0 could not create the output */
+    if (ok) {
         MPI_Bcast(tmp, PATH_MAX, MPI_CHAR, 0, f->comm);
         if (f->rank != 0 && (fd = open(tmp, O_WRONLY)) < 0) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: %s", tmp, strerror(errno));
@@ -595,13 +613,12 @@ static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
             snprintf(err, MF_ERRMSG_SIZE, "%s: %s", tmp, strerror(errno));
             ok = 0;
         }
-        if (mf_agree(f->comm, ok, err) == 0) {
-            if (f->rank == 0)
-                ok = mf_replace_dir(f->path, tmp, err) == 0;
-        }
+        int all = mf_agree(f->comm, ok, err) == 0; /* every rank wrote its part */
+        if (f->rank == 0 && all)
+            ok = replaced(f->path, tmp, err);
         else if (f->rank == 0)
             unlink(tmp);
-        ok = ok && mf_agree(f->comm, ok, err) == 0;
+        ok = mf_agree(f->comm, all && ok, err) == 0; /* every rank takes part, whatever it found */
     }
     mf_dir_free(&d);
     return ok ? 0 : -1;
@@ -683,6 +700,7 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
     const mf_rank_records_t *own     = &d.ranks[f->rank];
     uint64_t                 eoa     = d.meta.eoa, records = d.records;
     f->mode          = MODE_WRITE;
+    f->run_id        = d.meta.run;
     f->epoch         = d.meta.committed;
     f->eof           = (haddr_t)d.size;
     f->nrec          = own->n;
@@ -701,7 +719,7 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
         if (r == f->rank)
             continue;
         /* the map below has the records loaded: the tail goes on after them */
-        ok = mf_tail_open(&f->tails[r], f->dir_fd, f->path, (unsigned)r, err) == 0;
+        ok = mf_tail_open(&f->tails[r], f->dir_fd, f->path, (unsigned)r, MF_RUN_TAG(f->run_id), err) == 0;
         if (ok)
             mf_tail_skip(&f->tails[r], d.ranks[r].n);
         f->read_fds[r] = f->tails[r].data_fd;
@@ -717,7 +735,7 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
         return -1;
     }
     if (f->rank == 0) {
-        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, MF_STATE_WRITING, f->epoch, eoa, records};
+        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, MF_STATE_WRITING, f->epoch, eoa, records, f->run_id};
         ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }
     return mf_agree(f->comm, ok, err);
@@ -732,7 +750,13 @@ static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
         return -1;
     }
     f->rank_fds = malloc(f->dir.meta.ranks * sizeof *f->rank_fds);
-    if (!f->rank_fds) {
+    f->checked  = calloc(f->dir.meta.ranks, sizeof *f->checked);
+    for (unsigned r = 0; f->checked && r < f->dir.meta.ranks; r++)
+        if (f->dir.ranks[r].checksums && !(f->checked[r] = calloc(f->dir.ranks[r].n + 1, 1))) {
+            free(f->rank_fds);
+            f->rank_fds = NULL;
+        }
+    if (!f->rank_fds || !f->checked) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
         return -1;
     }
@@ -743,10 +767,8 @@ static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
     for (unsigned r = 0; r < f->dir.meta.ranks; r++) {
         char p[PATH_MAX];
         mf_data_path(p, sizeof p, f->path, r);
-        if ((f->rank_fds[r] = open(p, O_RDONLY)) < 0) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", p, strerror(errno));
+        if ((f->rank_fds[r] = mf_open_regular(AT_FDCWD, p, p, err)) < 0)
             return -1;
-        }
     }
     return 0;
 }
@@ -813,9 +835,11 @@ static int open_alias(H5FD_multifile_t *f, const char *name)
 static int open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
 {
     int ok = 1;
-    f->mode = MODE_WRITE;
+    f->mode   = MODE_WRITE;
+    f->run_id = f->rank == 0 ? mf_new_run() : 0;
+    MPI_Bcast(&f->run_id, 1, MPI_UINT64_T, 0, f->comm);
     if (f->rank == 0)
-        ok = create_dir(name, flags, f->size, err) == 0;
+        ok = create_dir(name, flags, f->size, f->run_id, err) == 0;
     if (mf_agree(f->comm, ok, err) != 0 || mf_agree(f->comm, open_rank_files(f, err) == 0, err) != 0)
         return -1;
     ok = alloc_tails(f, err) == 0;
@@ -913,7 +937,8 @@ static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
     uint64_t records = 0; /* every record of the committed epochs: a reader must find them all */
     MPI_Reduce(&f->nrec, &records, 1, MPI_UINT64_T, MPI_SUM, 0, f->comm);
     if (f->rank == 0 && !dir_removed(f)) {
-        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, state, f->epoch + 1, (uint64_t)f->eoa, records};
+        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, state, f->epoch + 1, (uint64_t)f->eoa, records,
+                          f->run_id};
         ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }
     if (mf_agree(f->comm, ok, err) < 0)
@@ -1009,7 +1034,7 @@ static int open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
 {
     if (f->tails[r].idx_fd >= 0)
         return 0;
-    if (mf_tail_open(&f->tails[r], f->dir_fd, f->path, (unsigned)r, err) < 0)
+    if (mf_tail_open(&f->tails[r], f->dir_fd, f->path, (unsigned)r, MF_RUN_TAG(f->run_id), err) < 0)
         return -1;
     f->read_fds[r] = f->tails[r].data_fd;
     return 0;
@@ -1228,6 +1253,24 @@ static int read_ready(H5FD_multifile_t *f, haddr_t addr, size_t size)
     return 0;
 }
 
+/* MODE_INPLACE: the data checksum of every record whose bytes [addr, addr + size) are
+ * read from, each record once per open (its whole bytes: a checksum covers a record) */
+static int check_records(H5FD_multifile_t *f, haddr_t addr, size_t size, mf_err_t err)
+{
+    const mf_extents_t *map = &f->dir.map;
+    for (size_t i = mf_extents_find(map, addr); i < map->n && map->v[i].addr < addr + size; i++) {
+        const mf_key_t *k = &map->v[i].key;
+        if (k->rank == MF_HOLE_RANK || !f->checked[k->rank] || f->checked[k->rank][k->seq])
+            continue;
+        char p[PATH_MAX];
+        mf_data_path(p, sizeof p, f->path, (unsigned)k->rank);
+        if (mf_record_check(f->rank_fds[k->rank], p, &f->dir.ranks[k->rank].v[k->seq], k->seq, err) < 0)
+            return -1;
+        f->checked[k->rank][k->seq] = 1;
+    }
+    return 0;
+}
+
 /* the bytes at [addr, addr + size), whatever the mode, once read_ready said yes */
 static int read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf)
 {
@@ -1246,7 +1289,8 @@ static int read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf)
         return 0;
     }
     const mf_extents_t *map = f->mode == MODE_INPLACE ? &f->dir.map : &f->map;
-    if (read_map(map, f->read_fds, addr, size, buf, f->path, err) < 0) {
+    if ((f->mode == MODE_INPLACE && check_records(f, addr, size, err) < 0) ||
+        read_map(map, f->read_fds, addr, size, buf, f->path, err) < 0) {
         MF_ERROR("%s", err);
         return -1;
     }

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef MF_HAVE_ISAL
 #include <isa-l/crc.h>
@@ -111,15 +113,24 @@ int mf_record_decode(const unsigned char in[MF_RECORD_SIZE], mf_record_t *rec)
     return 0;
 }
 
-/* header layout: magic 0..7, version 8, rank 12, ranks 16, record_size 20, checksums 24, crc 28 */
+/* header layout: magic 0..7, version 8, rank 12, ranks 16, then versions 1-2:
+ * record_size 20, checksums 24; version 3: record_size 20 (16 bits), checksums 22
+ * (16 bits), run 24; crc 28 */
 void mf_index_header_encode(const mf_index_header_t *h, unsigned char out[MF_INDEX_HEADER_SIZE])
 {
     memcpy(out, MF_INDEX_MAGIC, 8);
     put_u32(out + 8, h->version);
     put_u32(out + 12, h->rank);
     put_u32(out + 16, h->ranks);
-    put_u32(out + 20, h->record_size);
-    put_u32(out + 24, h->checksums);
+    if (h->version >= 3) {
+        put_u16(out + 20, (uint16_t)h->record_size);
+        put_u16(out + 22, (uint16_t)h->checksums);
+        put_u32(out + 24, h->run);
+    }
+    else {
+        put_u32(out + 20, h->record_size);
+        put_u32(out + 24, h->checksums);
+    }
     put_u32(out + 28, mf_crc32(0, out, 28));
 }
 
@@ -137,8 +148,9 @@ int mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_inde
     h->version     = get_u32(in + 8);
     h->rank        = get_u32(in + 12);
     h->ranks       = get_u32(in + 16);
-    h->record_size = get_u32(in + 20);
-    h->checksums   = get_u32(in + 24);
+    h->record_size = h->version >= 3 ? get_u16(in + 20) : get_u32(in + 20);
+    h->checksums   = h->version >= 3 ? get_u16(in + 22) : get_u32(in + 24);
+    h->run         = h->version >= 3 ? get_u32(in + 24) : 0;
     if (h->checksums != 0 && h->checksums != MF_DATA_CRC32C) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: unknown data checksum kind %" PRIu32, path, h->checksums);
         return -1;
@@ -155,9 +167,10 @@ int mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_inde
 static int format_meta(char *buf, size_t n, const mf_meta_t *m)
 {
     int len = snprintf(buf, n,
-                       "%s %d\nranks %" PRIu32 "\nstate %s\ncommitted %" PRIu32 "\neoa %" PRIu64 "\nrecords %" PRIu64 "\n",
+                       "%s %d\nranks %" PRIu32 "\nstate %s\ncommitted %" PRIu32 "\neoa %" PRIu64 "\nrecords %" PRIu64
+                       "\nrun %016" PRIx64 "\n",
                        MF_METAFILE_MAGIC, MF_META_VERSION, m->ranks,
-                       m->state == MF_STATE_COMPLETE ? "complete" : "writing", m->committed, m->eoa, m->records);
+                       m->state == MF_STATE_COMPLETE ? "complete" : "writing", m->committed, m->eoa, m->records, m->run);
     if (len < 0 || (size_t)len >= n)
         return -1;
     int len2 = snprintf(buf + len, n - (size_t)len, "crc32 %08" PRIx32 "\n", mf_crc32(0, buf, (size_t)len));
@@ -192,10 +205,11 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
     unsigned    crc = 0;
     struct stat st;
     snprintf(path, sizeof path, "%s/%s", dir, MF_METAFILE_NAME);
-    int fd = open(path, O_RDONLY);
+    int fd = mf_open_regular(AT_FDCWD, path, path, err);
     if (fd < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: %s%s", path, strerror(errno),
-                 errno == ENOENT ? " (not a multifile directory, or its creation did not finish)" : "");
+        if (errno == ENOENT)
+            snprintf(err, MF_ERRMSG_SIZE, "%s: %s (not a multifile directory, or its creation did not finish)", path,
+                     strerror(ENOENT));
         return -1;
     }
     long long n = (fstat(fd, &st) == 0 && st.st_size < (off_t)sizeof text) ? mf_pread_all(fd, text, sizeof text - 1, 0)
@@ -214,23 +228,68 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
     char magic[32];
     memset(meta, 0, sizeof *meta);
     int fields = sscanf(text, "%31s %" SCNu32 " ranks %" SCNu32 " state %31s committed %" SCNu32 " eoa %" SCNu64
-                        " records %" SCNu64, magic, &meta->version, &meta->ranks, state, &meta->committed, &meta->eoa,
-                        &meta->records);
+                        " records %" SCNu64 " run %" SCNx64, magic, &meta->version, &meta->ranks, state, &meta->committed,
+                        &meta->eoa, &meta->records, &meta->run);
     if (fields < 6 || strcmp(magic, MF_METAFILE_MAGIC) != 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: not a multifile metafile", path);
         return -1;
     }
-    if (meta->version < 1 || meta->version > MF_META_VERSION || (meta->version >= 2 && fields != 7)) {
+    int want = meta->version >= 3 ? 8 : meta->version == 2 ? 7 : fields;
+    if (meta->version < 1 || meta->version > MF_META_VERSION || fields != want) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: metafile version %" PRIu32 "%s is not supported (this reads 1 to %d)", path,
-                 meta->version, meta->version >= 2 && fields != 7 ? " without its record count" : "", MF_META_VERSION);
+                 meta->version, fields != want ? " without all its fields" : "", MF_META_VERSION);
         return -1;
     }
+    if (meta->version < 3)
+        meta->run = 0;
     if (meta->ranks == 0 || (strcmp(state, "complete") != 0 && strcmp(state, "writing") != 0)) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: invalid ranks or state", path);
         return -1;
     }
     meta->state = strcmp(state, "complete") == 0 ? MF_STATE_COMPLETE : MF_STATE_WRITING;
     return 0;
+}
+
+uint64_t mf_new_run(void)
+{
+    uint64_t run = 0;
+    if (getrandom(&run, sizeof run, 0) != (ssize_t)sizeof run || run == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        run = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 16) ^ 1;
+    }
+    return run;
+}
+
+int mf_open_regular(int dirfd, const char *name, const char *path, mf_err_t err)
+{
+    struct stat st;
+    int         fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path, e == ELOOP ? "is a symbolic link (not followed)" : strerror(e));
+        errno = e;
+        return -1;
+    }
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path, strerror(e));
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: not a regular file (%s)", path,
+                 S_ISFIFO(st.st_mode)  ? "a FIFO"
+                 : S_ISDIR(st.st_mode) ? "a directory"
+                 : S_ISSOCK(st.st_mode) ? "a socket"
+                                        : "a device");
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
 }
 
 void mf_data_name(char *out, size_t n, unsigned rank) { snprintf(out, n, "%u", rank); }
@@ -277,7 +336,8 @@ int mf_is_hdf5_fd(int fd)
 
 int mf_is_hdf5(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    mf_err_t err;
+    int      fd = mf_open_regular(AT_FDCWD, path, path, err);
     if (fd < 0)
         return 0;
     int yes = mf_is_hdf5_fd(fd);

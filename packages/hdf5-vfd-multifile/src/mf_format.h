@@ -5,18 +5,23 @@
  *
  * A multifile "file" NAME is a directory holding
  *   metafile        text, written atomically (temporary file + rename) by rank 0:
- *                     h5stack-multifile 2
+ *                     h5stack-multifile 3
  *                     ranks <P>
  *                     state writing|complete
  *                     committed <C>      epochs 0..C-1 are complete (all ranks flushed)
  *                     eoa <bytes>        HDF5's end of address space at the last commit
  *                     records <N>        records of all ranks in epochs 0..C-1 (version 2):
  *                                        a reader that finds fewer or more refuses
+ *                     run <16 hex>       the write session's identity, drawn at creation
+ *                                        (version 3; 0: a directory created before it);
+ *                                        every index header carries its low 32 bits, so
+ *                                        files of another directory are refused
  *                     crc32 <8 hex digits of everything above>
  *   <r>             rank r's data: every byte rank r wrote, appended; a record of 64 KiB
  *                   or more starts at a position congruent to its file address modulo
  *                   4096 (index version 2), the bytes skipped are a hole
- *   <r>.offset      rank r's index: a 32-byte header, then one 48-byte record per
+ *   <r>.offset      rank r's index: a 32-byte header (version 3: the run's identity in
+ *                   place of the upper halves of record size and checksum kind), then one 48-byte record per
  *                   contiguous run of writes, appended (little-endian, see mf_record_t).
  *                   Index version 2: while its epoch lasts, the last record may be
  *                   rewritten in place, longer (a write continued it in the file and in
@@ -34,8 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MF_FORMAT_VERSION 2 /* of the index files written; version 1 is read too */
-#define MF_META_VERSION 2   /* of the metafile; version 1 has no record count */
+#define MF_FORMAT_VERSION 3 /* of the index files written; versions 1 and 2 are read too */
+#define MF_META_VERSION 3   /* of the metafile; version 1 has no record count, 2 no run */
 #define MF_METAFILE_NAME "metafile"
 #define MF_METAFILE_MAGIC "h5stack-multifile"
 #define MF_INDEX_MAGIC "H5MFIDX\0"
@@ -56,7 +61,11 @@ typedef struct {
     uint32_t   committed; /* number of complete epochs */
     uint64_t   eoa;       /* end of address space at the last commit */
     uint64_t   records;   /* records of the committed epochs, all ranks (version >= 2) */
+    uint64_t   run;       /* the write session's identity (version >= 3; 0: none) */
 } mf_meta_t;
+
+/* the part of a run's identity each index header carries */
+#define MF_RUN_TAG(run) ((uint32_t)((run) & 0xffffffffu))
 
 typedef struct {
     uint64_t addr;     /* logical file address */
@@ -75,6 +84,7 @@ typedef struct {
     uint32_t ranks;
     uint32_t record_size;
     uint32_t checksums; /* 0: none, MF_DATA_CRC32C: records carry a CRC-32C of their bytes */
+    uint32_t run;       /* MF_RUN_TAG of the metafile's run (version >= 3; 0 before) */
 } mf_index_header_t;
 
 /* errors: functions return 0 on success, -1 with a message "<path>: <reason>" in err */
@@ -98,6 +108,12 @@ int  mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_ind
  * written; read and validate */
 int mf_meta_write(int dirfd, const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err);
 int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err);
+/* a new run identity: random, never 0 */
+uint64_t mf_new_run(void);
+/* open a file of a directory for reading (dirfd, or AT_FDCWD and a path): a regular
+ * file only (a FIFO or device in its place would block or mislead the reader), never
+ * through a symbolic link; fd, or -1 with "<path>: <reason>" in err */
+int mf_open_regular(int dirfd, const char *name, const char *path, mf_err_t err);
 
 /* names of a rank's files in the directory (buffers of MF_NAME_SIZE), and their paths
  * (buffers of PATH_MAX) */

@@ -37,19 +37,20 @@ static int reread_record(int fd, uint64_t at, mf_record_t *rec)
     return -1;
 }
 
-int mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, mf_err_t err)
+int mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, uint32_t run, mf_err_t err)
 {
     char idx[MF_NAME_SIZE], data[MF_NAME_SIZE];
     memset(t, 0, sizeof *t);
     t->rank = rank;
+    t->run  = run;
     mf_index_path(t->idx_path, sizeof t->idx_path, dir, rank);
     mf_data_path(t->data_path, sizeof t->data_path, dir, rank);
     mf_index_name(idx, sizeof idx, rank);
     mf_data_name(data, sizeof data, rank);
-    t->idx_fd  = openat(dirfd, dirfd == AT_FDCWD ? t->idx_path : idx, O_RDONLY | O_CLOEXEC);
-    t->data_fd = t->idx_fd < 0 ? -1 : openat(dirfd, dirfd == AT_FDCWD ? t->data_path : data, O_RDONLY | O_CLOEXEC);
+    t->data_fd = -1;
+    t->idx_fd  = mf_open_regular(dirfd, dirfd == AT_FDCWD ? t->idx_path : idx, t->idx_path, err);
+    t->data_fd = t->idx_fd < 0 ? -1 : mf_open_regular(dirfd, dirfd == AT_FDCWD ? t->data_path : data, t->data_path, err);
     if (t->idx_fd < 0 || t->data_fd < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_fd < 0 ? t->idx_path : t->data_path, strerror(errno));
         mf_tail_close(t);
         return -1;
     }
@@ -151,6 +152,13 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
         if (t->hdr.rank != t->rank) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: index belongs to rank %" PRIu32 ", not %u", t->idx_path, t->hdr.rank,
                      t->rank);
+            return -1;
+        }
+        if (t->run && t->hdr.run != t->run) {
+            snprintf(err, MF_ERRMSG_SIZE,
+                     "%s: belongs to another run (run tag %08" PRIx32 ", the metafile's %08" PRIx32
+                     "): a file copied from another directory",
+                     t->idx_path, t->hdr.run, t->run);
             return -1;
         }
         t->have_header = 1;

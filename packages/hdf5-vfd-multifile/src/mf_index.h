@@ -13,6 +13,7 @@ typedef struct {
     int               idx_fd, data_fd;
     int               have_header;
     mf_index_header_t hdr;
+    uint32_t          run; /* MF_RUN_TAG the header must carry (0: none) */
     uint64_t          consumed; /* bytes of the index file already read */
     uint64_t          nrec;     /* records delivered so far (= next record number) */
     int               have_last;
@@ -23,8 +24,9 @@ typedef struct {
 typedef int (*mf_record_cb)(const mf_record_t *rec, uint64_t seq, void *arg);
 
 /* open rank's index and data files read-only, in the directory open as dirfd (or
- * AT_FDCWD: the directory dir); dir names them in messages */
-int  mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, mf_err_t err);
+ * AT_FDCWD: the directory dir); dir names them in messages; run: the MF_RUN_TAG the
+ * index header must carry (0: a directory without a run identity) */
+int  mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, uint32_t run, mf_err_t err);
 void mf_tail_close(mf_tail_t *t);
 
 /*

@@ -54,7 +54,8 @@ static int accounted(mf_dir_t *d, int load_mode, mf_err_t err)
     if (!*msg)
         return 0;
     if (load_mode == MF_LOAD_ANY) {
-        snprintf(d->problem, sizeof d->problem, "%s", msg);
+        if (!*d->problem) /* an unreadable rank's reason comes first */
+            snprintf(d->problem, sizeof d->problem, "%s", msg);
         return 0;
     }
     snprintf(err, MF_ERRMSG_SIZE, "%s", msg);
@@ -157,7 +158,7 @@ static int read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_
     mf_rank_records_t *rr = &d->ranks[r];
     struct stat        st;
     int                torn;
-    if (mf_tail_open(&t, AT_FDCWD, d->path, r, err) < 0)
+    if (mf_tail_open(&t, AT_FDCWD, d->path, r, MF_RUN_TAG(d->meta.run), err) < 0)
         return -1;
     reader_t x  = {d, r, 0, keep, pieces, t.data_path, ""};
     int      rc = fstat(t.data_fd, &st);
@@ -211,13 +212,24 @@ static int load_meta(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
     return 0;
 }
 
+/* a rank whose index or data file cannot be read: with MF_LOAD_ANY the directory is
+ * noted damaged (the first reason kept) and loading goes on; 0, or -1 to give up */
+static int unreadable(mf_dir_t *d, int load_mode, const mf_err_t why)
+{
+    if (load_mode != MF_LOAD_ANY)
+        return -1;
+    if (!*d->problem)
+        snprintf(d->problem, sizeof d->problem, "%s: damaged: %s", d->path, why);
+    return 0;
+}
+
 int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
 {
     mf_pieces_t p = {NULL, 0, 0};
     if (load_meta(d, path, load_mode, err) < 0)
         goto fail;
     for (unsigned r = 0; r < d->meta.ranks; r++)
-        if (read_rank(d, r, 1, &p, err) < 0)
+        if (read_rank(d, r, 1, &p, err) < 0 && unreadable(d, load_mode, err) < 0)
             goto fail;
     if (mf_extents_build(&d->map, p.v, p.n) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory (%zu records)", path, p.n);
@@ -253,7 +265,7 @@ int mf_dir_scan(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
         goto fail;
     }
     for (unsigned r = 0; r < d->meta.ranks; r++)
-        if (read_rank(d, r, 0, NULL, err) < 0)
+        if (read_rank(d, r, 0, NULL, err) < 0 && unreadable(d, load_mode, err) < 0)
             goto fail;
     finish_histogram(d);
     if (accounted(d, load_mode, err) < 0)
@@ -332,13 +344,35 @@ static int verify_record(const mf_record_t *rec, uint64_t seq, void *arg)
     return 0;
 }
 
+int mf_record_check(int fd, const char *data_path, const mf_record_t *rec, uint64_t seq, mf_err_t err)
+{
+    unsigned char buf[1 << 16];
+    uint32_t      crc = 0;
+    for (uint64_t at = rec->pos, end = rec->pos + rec->len; at < end;) {
+        size_t    want = end - at < sizeof buf ? (size_t)(end - at) : sizeof buf;
+        long long got  = mf_pread_all(fd, buf, want, at);
+        if (got != (long long)want)
+            return snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read record %" PRIu64 ": %s", data_path, seq,
+                            got < 0 ? strerror(errno) : "file too short"),
+                   -1;
+        crc = mf_data_crc(crc, buf, want);
+        at += want;
+    }
+    if (crc != rec->data_crc)
+        return snprintf(err, MF_ERRMSG_SIZE,
+                        "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64 " bytes): data checksum mismatch",
+                        data_path, seq, rec->addr, rec->len),
+               -1;
+    return 0;
+}
+
 /* check rank r's records: its index read as a stream (no record kept) */
 static int verify_rank(const mf_dir_t *d, unsigned r, unsigned char *buf, uint64_t *done, uint64_t total,
                        mf_progress_cb cb, void *arg, mf_err_t err)
 {
     mf_tail_t t;
     int       torn;
-    if (mf_tail_open(&t, AT_FDCWD, d->path, r, err) < 0)
+    if (mf_tail_open(&t, AT_FDCWD, d->path, r, MF_RUN_TAG(d->meta.run), err) < 0)
         return -1;
     verifier_t v   = {d, t.data_fd, t.data_path, buf, 0, 0, done, total, cb, arg, ""};
     int        ret = mf_tail_poll(&t, verify_record, &v, 1, &torn, err);
@@ -458,7 +492,7 @@ static int window_at(const mf_dir_t *d, uint64_t lo, uint64_t hi, uint64_t *end,
     for (unsigned r = 0; r < d->meta.ranks && ret == 0; r++) {
         mf_tail_t t;
         int       torn;
-        if ((ret = mf_tail_open(&t, AT_FDCWD, d->path, r, err)) < 0)
+        if ((ret = mf_tail_open(&t, AT_FDCWD, d->path, r, MF_RUN_TAG(d->meta.run), err)) < 0)
             break;
         w.r = r;
         ret = mf_tail_poll(&t, window_record, &w, 1, &torn, err);
@@ -483,7 +517,7 @@ static int continues(const mf_extent_t *a, const mf_extent_t *b)
 
 int mf_dir_extents(const mf_dir_t *d, uint64_t *n, mf_err_t err)
 {
-    if (!d->scanned) {
+    if (!d->scanned || *d->problem) { /* loaded whole, or damaged: no windows to resolve */
         *n = d->map.n;
         return 0;
     }
@@ -726,19 +760,34 @@ static void remove_stale_outputs(const char *parent, const char *base)
         closedir(d);
 }
 
-int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err)
+/* path's parent directory and last component, in copy (trailing slashes dropped) */
+static void split_path(const char *path, char copy[PATH_MAX], const char **parent, const char **base)
 {
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s", out_path ? out_path : d->path);
+    snprintf(copy, PATH_MAX, "%s", path);
     char *slash = strrchr(copy, '/');
     if (slash && slash[1] == '\0') { /* trailing slash */
         *slash = '\0';
         slash  = strrchr(copy, '/');
     }
-    const char *base = slash ? slash + 1 : copy;
+    *base = slash ? slash + 1 : copy;
     if (slash)
         *slash = '\0';
-    const char *parent = slash ? copy : ".";
+    *parent = slash ? (slash == copy ? "/" : copy) : ".";
+}
+
+void mf_remove_stale(const char *path)
+{
+    char        copy[PATH_MAX];
+    const char *parent, *base;
+    split_path(path, copy, &parent, &base);
+    remove_stale_outputs(parent, base);
+}
+
+int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err)
+{
+    char        copy[PATH_MAX];
+    const char *parent, *base;
+    split_path(out_path ? out_path : d->path, copy, &parent, &base);
     remove_stale_outputs(parent, base);
     snprintf(tmp_path, n, "%s/.%s.h5mf-merge.%ld", parent, base, (long)getpid());
     int fd = open(tmp_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -785,6 +834,15 @@ static void release_lock(int *fd)
     *fd = -1;
 }
 
+/* the reconstructed file replaced dir, but the old directory (now at old) stays */
+static void old_dir_left(const char *dir, const char *old, mf_err_t err)
+{
+    snprintf(err, MF_ERRMSG_SIZE,
+             "%s: replaced by the reconstructed file, but the old directory, now %s, could not be removed (%s): "
+             "remove it by hand",
+             dir, old, strerror(errno));
+}
+
 int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
 {
     /* never a file that is not HDF5 in the place of the directory */
@@ -799,11 +857,11 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     /* one atomic step where the file system can: swap the directory and the new file */
     if (syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
         release_lock(&held_lock_fd);
-        if (mf_rmtree(tmp_path) < 0) /* tmp_path now names the old directory */
-            snprintf(err, MF_ERRMSG_SIZE, "%s: replaced, but the old directory %s could not be removed: %s", dir,
-                     tmp_path, strerror(errno));
+        int left = mf_rmtree(tmp_path) < 0; /* tmp_path now names the old directory */
+        if (left)
+            old_dir_left(dir, tmp_path, err);
         release_lock(&dir_lock);
-        return 0;
+        return left;
     }
     /* else: move the directory aside, the file in, then remove the directory */
     char aside[PATH_MAX];
@@ -821,7 +879,9 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
         return -1;
     }
     release_lock(&held_lock_fd);
-    mf_rmtree(aside);
+    int left = mf_rmtree(aside) < 0;
+    if (left)
+        old_dir_left(dir, aside, err);
     release_lock(&dir_lock);
-    return 0;
+    return left;
 }

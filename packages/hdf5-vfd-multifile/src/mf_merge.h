@@ -87,12 +87,21 @@ uint64_t mf_verify_bytes(const mf_dir_t *d, unsigned part, unsigned nparts);
 int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
                   mf_err_t err);
 int mf_verify_part(const mf_dir_t *d, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg, mf_err_t err);
+/* check one record's data checksum against its bytes in fd (rank's data file data_path);
+ * 0, or -1 with the record, its address and the reason in err */
+int mf_record_check(int fd, const char *data_path, const mf_record_t *rec, uint64_t seq, mf_err_t err);
 
 /* create the output next to the directory: returns fd, fills tmp_path */
 int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err);
 
-/* atomically put tmp_path in the place of the directory `dir` (and remove the directory) */
+/* atomically put tmp_path in the place of the directory `dir` and remove the directory:
+ * 0; 1 when the file is in place but the old directory could not be removed (err says
+ * where it is); -1 (err) when nothing was replaced */
 int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err);
+
+/* remove what merges of path that died left beside it (outputs and swapped-out
+ * directories whose lock is free; see mf_merge.c) */
+void mf_remove_stale(const char *path);
 
 /* remove a directory tree; 0 or -1 */
 int mf_rmtree(const char *path);

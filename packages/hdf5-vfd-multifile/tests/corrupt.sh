@@ -61,10 +61,60 @@ expect_fail "data checksum mismatch" "$h5mf" merge data.h5
 expect_fail "data checksum mismatch" "$h5mf" merge data.h5 -o data.out
 expect_fail "data checksum mismatch" "$mpiexec" -n 1 "$reopen" --open-rdonly data.h5 read=merge
 expect_fail "data checksum mismatch" "$mpiexec" -n 2 "$reopen" --open-rdonly data.h5 read=merge
+# reading in place checks each record it reads from, whole, once per open
+expect_fail "data checksum mismatch" "$mpiexec" -n 1 "$workload" data.h5 --driver multifile --datasets 4 --check
+# (on 2 ranks the first rank to fail ends the job, sometimes before the other prints why)
+"$mpiexec" -n 2 "$workload" data.h5 --driver multifile --datasets 4 --check > /dev/null 2>&1 \
+    && fail "a damaged record was read in place on 2 ranks"
+# a hole punched into the data (zeros where the bytes were): the same
+cp -r good.h5 hole.h5
+fallocate --punch-hole --keep-size --offset 4096 --length 4096 hole.h5/0 2> /dev/null \
+    || python3 -c 'import sys; f=open(sys.argv[1],"r+b"); f.seek(4096); f.write(bytes(4096))' hole.h5/0
+expect_fail "data checksum mismatch" "$mpiexec" -n 1 "$workload" hole.h5 --driver multifile --datasets 4 --check
+"$mpiexec" -n 1 "$workload" good.h5 --driver multifile --datasets 4 --check > /dev/null || fail "the intact copy is refused in place"
 test -d data.h5 && test "$(cd data.h5 && sha256sum ./* | sha256sum)" = "$before" || fail "data.h5 was changed"
 test ! -e data.out || fail "data.out was written"
 "$h5mf" merge data.h5 -o data.out --no-verify -q > /dev/null && test -f data.out || fail "merge --no-verify"
 echo "ok: rank 1 wrote $records records; damaged copies refused"
+
+# another run's files of the same shape copied in: every index carries its run's tag
+"$mpiexec" -n 2 "$workload" other.h5 --driver multifile --datasets 4 > /dev/null || exit 1
+cp -r good.h5 foreign.h5 && cp other.h5/1 other.h5/1.offset foreign.h5/
+refused_everywhere foreign.h5 "belongs to another run"
+expect_fail "belongs to another run" "$mpiexec" -n 1 "$workload" foreign.h5 --driver multifile --datasets 4 --check
+grep -q "^run [0-9a-f]\{16\}$" good.h5/metafile || fail "the metafile names no run"
+
+# a reconstruction whose output cannot be created (a parent that refuses new entries):
+# every rank fails with the reason, none waits for the others
+mkdir ro && cp -r good.h5 ro/
+trap 'chattr -i "$work/ro" 2> /dev/null; chmod 755 "$work/ro" 2> /dev/null; rm -rf "$work"' EXIT
+chattr +i ro 2> /dev/null || chmod 555 ro
+if touch ro/probe 2> /dev/null; then
+    rm -f ro/probe; fail "no way to make a directory refuse new entries here (chattr +i, chmod 555)"
+else
+    for opt in read=merge read=parallel; do
+        out=$(timeout 60 "$mpiexec" -n 2 "$reopen" --open-rdonly ro/good.h5 $opt 2>&1); rc=$?
+        if [[ $rc == 124 ]]; then fail "$opt: hangs when the output cannot be created"
+        elif [[ $rc != 0 ]] && grep -q "cannot create" <<<"$out"; then echo "ok: $opt refused with the reason"
+        else fail "$opt: exit $rc"; echo "$out" | tail -3; fi
+    done
+    test -d ro/good.h5 || fail "ro/good.h5 was removed"
+fi
+chattr -i ro 2> /dev/null; chmod 755 ro
+
+# a FIFO (or a directory) in place of a file of the directory: refused at once, no hang
+for victim in metafile 1 1.offset; do
+    cp -r good.h5 fifo.h5 && rm fifo.h5/$victim && mkfifo fifo.h5/$victim
+    for cmd in "$h5mf info fifo.h5" "$h5mf verify fifo.h5" "$h5mf merge fifo.h5" \
+               "$mpiexec -n 1 $workload fifo.h5 --driver multifile --datasets 4 --check"; do
+        out=$(timeout 20 $cmd 2>&1); rc=$?
+        if [[ $rc == 124 ]]; then fail "$cmd: hangs on a FIFO in place of $victim"
+        elif [[ $cmd != *info* && $rc == 0 ]]; then fail "$cmd: exit 0 with a FIFO in place of $victim"
+        elif ! grep -q "not a regular file\|DAMAGED\|neither" <<<"$out"; then fail "$cmd ($victim): $out"
+        else echo "ok: $cmd with a FIFO in place of $victim"; fi
+    done
+    rm -rf fifo.h5
+done
 
 # a directory renamed while it is written: the writers go on in it
 mkdir moved && "$mpiexec" -n 2 "$rename" moved | grep -q "rename: ok" || fail "mf_rename"
@@ -86,7 +136,11 @@ zparent=$!
 python3 -c 'import fcntl, time
 f = open(".left.h5.h5mf-merge.1", "w"); fcntl.flock(f, fcntl.LOCK_EX); time.sleep(30)' > /dev/null 2>&1 &
 locker=$!
-sleep 1
+for _ in $(seq 300); do # both in place before the merge looks (python starts slowly under load)
+    [[ -e .left.h5.h5mf-merge.1 && $(ls -a | grep -c '^\.left\.h5\.h5mf-merge\.') -ge 4 ]] && break
+    sleep 0.1
+done
+sleep 0.5 # the lock is taken after the file is created
 "$h5mf" merge left.h5 -q > /dev/null || fail "merge of left.h5"
 leftover=$(ls -a | grep -c '^\.left\.h5\.h5mf-merge\.')
 test "$leftover" = 1 && test -e .left.h5.h5mf-merge.1 || { fail "leftovers: $(ls -a | grep h5mf-merge)"; }

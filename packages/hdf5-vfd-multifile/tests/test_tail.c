@@ -60,7 +60,7 @@ int main(void)
 {
     char              dir[] = "/tmp/mf-tail.XXXXXX", p[64];
     unsigned char     hb[MF_INDEX_HEADER_SIZE];
-    mf_index_header_t h = {MF_FORMAT_VERSION, 0, 1, MF_RECORD_SIZE, 0};
+    mf_index_header_t h = {MF_FORMAT_VERSION, 0, 1, MF_RECORD_SIZE, 0, 0};
     mf_tail_t         t;
     mf_err_t          err;
     int               torn;
@@ -78,7 +78,7 @@ int main(void)
     for (int i = 0; i < BEFORE; i++)
         put(&(mf_record_t){(uint64_t)i * 10, 1, 0, i, 0, 1, 0, 0}, MF_INDEX_HEADER_SIZE + (uint64_t)i * MF_RECORD_SIZE);
     put(&(mf_record_t){1000, 1, 0, 42, 0, 1, 0, 0}, MF_INDEX_HEADER_SIZE + BEFORE * MF_RECORD_SIZE); /* grows */
-    if (mf_tail_open(&t, AT_FDCWD, dir, 0, err) < 0 || mf_tail_poll(&t, grown, NULL, 0, &torn, err) < 0) {
+    if (mf_tail_open(&t, AT_FDCWD, dir, 0, 0, err) < 0 || mf_tail_poll(&t, grown, NULL, 0, &torn, err) < 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
