@@ -1,5 +1,5 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""The `h5stack` command line: setup, list, env, run, test, fuzz, report, patches,
+"""The `h5stack` command line: setup, list, env, run, test, fuzz, crash, report, patches,
 spack-config, slurm, cluster, containers.
 
 build_parser() uses the standard library only (it runs before the virtual
@@ -8,6 +8,7 @@ environment exists); each command imports what it needs when it runs.
 
 import argparse
 import os
+import re
 import sys
 
 from . import apt, bootstrap
@@ -172,6 +173,18 @@ def build_parser():
         "Slurm allocation the fuzzer runs in (ranks round-robin; srun's PMI from SLURM_MPI_TYPE)",
     )
 
+    p = sub.add_parser("crash", help="crash states of multifile writes and merges under power loss (strace)")
+    p.add_argument("--seeds", type=positive_int, default=2, help="h5fuzz workloads to record (default 2)")
+    p.add_argument("--time", type=float, metavar="SECONDS", help="stop after this long")
+    p.add_argument("--stack", default="mpich-hdf5-1.14", metavar="STACK", help="the stack (default mpich-hdf5-1.14)")
+    p.add_argument("--ops", type=positive_int, default=8, help="operations per workload (default 8)")
+    p.add_argument("--ranks", type=positive_int, default=1, help="ranks of the write session (default 1)")
+    p.add_argument("--first-seed", type=positive_int, default=1, help="the first h5fuzz seed (default 1)")
+    p.add_argument("--no-merge", action="store_true", help="the write sessions only, not `h5mf merge`")
+    p.add_argument("--workload", metavar="KIND:SEED:OPS:RANKS", help="one workload, e.g. write:3:8:1 (a replay)")
+    p.add_argument("--point", type=positive_int, help="with --workload and --state: one crash point")
+    p.add_argument("--state", metavar="eN|rN", help="with --point: the crash state (enumerated N, or random seed N)")
+
     p = sub.add_parser("test", help="run the project's own test suite")
     p.add_argument(
         "--full",
@@ -318,6 +331,26 @@ def cmd_fuzz(args):
     return fuzz.run(args)
 
 
+def cmd_crash(args):
+    from . import crash
+
+    if args.time is not None and not 0 < args.time < float("inf"):
+        raise StepError(f"--time must be a positive number of seconds, not {args.time}")
+    if (args.point is None) != (args.state is None) or (args.point and not args.workload):
+        raise StepError("--point and --state go together, with --workload")
+    if args.state and not re.fullmatch(r"[er]\d+", args.state):
+        raise StepError(f"--state {args.state}: eN (the N-th enumerated state) or rN (random, seed N)")
+    opts = crash.Options(
+        stack=args.stack, seeds=args.seeds, seconds=args.time or 0.0, ops=args.ops, ranks=args.ranks,
+        first_seed=args.first_seed, merge=not args.no_merge, workload=args.workload or "",
+        point=args.point or 0, state=args.state or "",
+    )  # fmt: skip
+    try:
+        return crash.run(opts, say=info)
+    except (ValueError, RuntimeError) as e:
+        raise StepError(str(e)) from None
+
+
 def cmd_test(args):
     from . import testsuite
 
@@ -337,6 +370,7 @@ COMMANDS = {
     "cluster": cmd_cluster,
     "containers": cmd_containers,
     "fuzz": cmd_fuzz,
+    "crash": cmd_crash,
     "test": cmd_test,
 }
 
