@@ -115,6 +115,50 @@ EOF
     assert "is_hdf5 True False" in out, out  # merged in place: an ordinary file now
 
 
+def test_a_switch_takes_only_true_or_false(tmp_path):
+    """force="no" is not False: every switch of h5vfd's functions refuses anything but a
+    bool with a TypeError naming it, as do processes (an int) and progress (a function)
+    and the drivers' config (a string), before h5mf runs: nothing is overwritten."""
+    script = f"""
+        mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile
+        echo precious > merged.h5
+        python3 - <<'EOF'
+import h5py, h5vfd
+from mpi4py import MPI
+calls = {{
+    "verify partial": lambda: h5vfd.verify("mf.h5", partial="no"),
+    "verify processes": lambda: h5vfd.verify("mf.h5", processes=True),
+    "merge partial": lambda: h5vfd.merge("mf.h5", "merged.h5", partial="no"),
+    "merge force": lambda: h5vfd.merge("mf.h5", "merged.h5", force="no"),
+    "merge verify": lambda: h5vfd.merge("mf.h5", "merged.h5", force=True, verify=0),
+    "merge processes": lambda: h5vfd.merge("mf.h5", "merged.h5", force=True, processes="2"),
+    "merge progress": lambda: h5vfd.merge("mf.h5", "merged.h5", force=True, progress="yes"),
+    "driver config": lambda: h5py.File("x.h5", "w", driver="multifile", comm=MPI.COMM_WORLD, config=True),
+}}
+for name, call in calls.items():
+    try:
+        call()
+        print(name, "accepted")
+    except Exception as e:
+        print(name, type(e).__name__, e)
+EOF
+        python3 -c "print('merged.h5:', open('merged.h5', 'rb').read(8))"
+    """
+    out = run("mpich-hdf5-1.14", script, tmp_path)
+    for name, expected in (
+        ("verify partial", "partial must be True or False, not 'no'"),
+        ("verify processes", "processes must be an int, not True"),
+        ("merge partial", "partial must be True or False, not 'no'"),
+        ("merge force", "force must be True or False, not 'no'"),
+        ("merge verify", "verify must be True or False, not 0"),
+        ("merge processes", "processes must be an int, not '2'"),
+        ("merge progress", "progress must be a function or None, not 'yes'"),
+        ("driver config", "config must be a string or None, not True"),
+    ):
+        assert f"{name} TypeError {expected}\n" in out, out
+    assert "merged.h5: b'precious'" in out and not (tmp_path / "x.h5").exists(), out
+
+
 @pytest.mark.parametrize("bad", ["-", "nothing"])
 def test_a_driver_that_cannot_load_says_where_it_looked(tmp_path, bad):
     """driver='multifile' with the plugin path wrong: DriverError naming HDF5_PLUGIN_PATH."""

@@ -21,6 +21,8 @@ DRIVERS = ("multifile", "dsm")
 
 def _setter(name: str):
     def set_fapl(plist, comm=None, config: str | None = None) -> None:
+        if config is not None and not isinstance(config, str):
+            raise TypeError(f"config must be a string or None, not {config!r}")
         lib = _libhdf5.library()
         arg = config.encode() if config else None
         if lib.H5Pset_driver_by_name(plist.id, name.encode(), arg) < 0:

@@ -81,7 +81,16 @@ def _environment() -> dict[str, str]:
     }
 
 
+def _switch(name: str, value: object) -> bool:
+    """A parameter that is a switch: True or False only (the string "no" is true)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
 def _command(args: list[str], processes: int) -> list[str]:
+    if isinstance(processes, bool) or not isinstance(processes, int):
+        raise TypeError(f"processes must be an int, not {processes!r}")
     if processes < 1:
         raise ValueError(f"processes must be at least 1, not {processes}")
     launch = ["mpiexec", "-n", str(processes)] if processes > 1 else []
@@ -109,8 +118,10 @@ def info(path: str | os.PathLike) -> MultifileInfo:
 
 
 def verify(path: str | os.PathLike, partial: bool = False, processes: int = 1) -> str:
-    """Check the metafile, every index record and every data checksum: the tool's summary."""
-    return _run(["verify", os.fspath(path), *(["--partial"] if partial else [])], processes).strip()
+    """Check the metafile, every index record and every data checksum: the tool's summary.
+    partial (True or False only): accept a directory whose writer did not close it (its
+    completed flushes)."""
+    return _run(["verify", os.fspath(path), *(["--partial"] if _switch("partial", partial) else [])], processes).strip()
 
 
 def merge(
@@ -125,10 +136,15 @@ def merge(
     """Reconstruct the ordinary HDF5 file: into output (the directory kept), or in place of
     the directory (atomically). partial: use every completed flush of a directory whose
     writer did not close it (needs output). progress(phase, done, total) is called as the
-    work goes on; without it a progress bar is shown when stderr is a terminal."""
+    work goes on; without it a progress bar is shown when stderr is a terminal. The
+    switches (partial, force, verify) take True or False only: TypeError otherwise."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a function or None, not {progress!r}")
     args = ["merge", os.fspath(path)]
     args += ["-o", os.fspath(output)] if output is not None else []
-    args += (["--partial"] if partial else []) + (["--force"] if force else []) + ([] if verify else ["--no-verify"])
+    args += ["--partial"] if _switch("partial", partial) else []
+    args += ["--force"] if _switch("force", force) else []
+    args += [] if _switch("verify", verify) else ["--no-verify"]
     bar = None
     if progress is None and sys.stderr.isatty():
         bar, progress = _terminal_bar()
