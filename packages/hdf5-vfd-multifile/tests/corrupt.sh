@@ -147,6 +147,23 @@ test "$leftover" = 1 && test -e .left.h5.h5mf-merge.1 || { fail "leftovers: $(ls
 kill "$zparent" "$locker" 2>/dev/null
 echo "ok: leftovers of dead merges removed, a live one kept"
 
+# a merge killed right after its swap: the old directory stays under the output's name;
+# the next merge of the same path (nothing left to do) removes it
+cp -r good.h5 .left.h5.h5mf-merge.999997
+"$h5mf" merge left.h5 | grep -q "already merged" || fail "a second merge of left.h5"
+test ! -e .left.h5.h5mf-merge.999997 || fail "the swapped-out directory of a killed merge stays"
+
+# a merge that cannot remove the old directory says so and exits non-zero (the file is in place)
+cp -r good.h5 keep.h5 && chattr +i keep.h5/0 2> /dev/null
+if lsattr -d keep.h5/0 2> /dev/null | grep -q -- '-i-'; then
+    out=$("$h5mf" merge keep.h5 2>&1); rc=$?
+    chattr -i "$work"/.keep.h5.h5mf-merge.*/0 2> /dev/null
+    [[ $rc != 0 ]] && grep -q "could not be removed" <<<"$out" && test -f keep.h5 \
+        && echo "ok: an old directory that cannot be removed is reported" || fail "merge of keep.h5: exit $rc: $out"
+else
+    fail "chattr +i is not available here: the case of an old directory that cannot be removed is untested"
+fi
+
 # h5mf on an ordinary HDF5 file
 for cmd in info verify merge; do
     out=$("$h5mf" "$cmd" left.h5 2>&1) || fail "h5mf $cmd on an HDF5 file: exit $?"

@@ -451,6 +451,8 @@ int main(int argc, char **argv)
     if (known && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
         /* what a careless second merge, or a merge of the wrong path, finds */
         int hdf5 = S_ISREG(st.st_mode) && mf_is_hdf5(dir);
+        if (hdf5 && rank_g == 0 && !strcmp(cmd, "merge")) /* what a merge killed after its swap left */
+            mf_remove_stale(dir);
         if (rank_g == 0)
             fprintf(hdf5 ? stdout : stderr, "%s%s: %s\n", hdf5 ? "" : "h5mf: ", dir,
                     hdf5 ? "an ordinary HDF5 file, already merged: nothing to do"
