@@ -5,6 +5,10 @@ A multifile directory is one HDF5 file that only the multifile driver reads; h5p
 with another driver (its default, or HDF5_DRIVER unset) fails on it with HDF5's "Is a
 directory". Once h5vfd is imported that IsADirectoryError names the directory as
 multifile and points to h5vfd.open and h5vfd.is_multifile.
+
+Mode "a" on a multifile directory the driver cannot open read-write (e.g. written by
+another number of ranks) fails with the driver's reason for that, not with h5py's
+fallback's "exists (H5F_ACC_EXCL)".
 """
 
 from __future__ import annotations
@@ -35,13 +39,21 @@ def teach_h5py() -> None:
         return
 
     @functools.wraps(make_fid)
-    def opened(name, *args, **kwargs):
+    def opened(name, mode, *args, **kwargs):
         try:
-            return make_fid(name, *args, **kwargs)
+            return make_fid(name, mode, *args, **kwargs)
         except IsADirectoryError as e:
             path = os.fsdecode(name)
             if is_multifile(path):
                 raise IsADirectoryError(errno.EISDIR, message(path)) from e
+            raise
+        except OSError as e:
+            # mode "a": h5py opens read-write and, when that fails, creates the file
+            # exclusively; on an existing multifile directory the second error ("exists")
+            # hides the reason of the first, which is the one to give
+            first = e.__context__
+            if mode == "a" and isinstance(first, OSError) and is_multifile(os.fsdecode(name)):
+                raise first from None
             raise
 
     opened._h5vfd = True
