@@ -458,7 +458,7 @@ static void free_file(H5FD_multifile_t *f)
 }
 
 /* rank 0: make an empty multifile directory at path, honouring H5F_ACC_TRUNC/EXCL */
-static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run, mf_err_t err)
+static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sync, mf_err_t err)
 {
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -489,6 +489,10 @@ static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run
     }
     if (mkdir(path, 0755) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create the directory: %s", path, strerror(errno));
+        return -1;
+    }
+    if (do_sync && mf_sync_parent(path) < 0) { /* with sync=on the directory itself survives a power loss */
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot sync the directory that holds it: %s", path, strerror(errno));
         return -1;
     }
     int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -839,7 +843,7 @@ static int open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf
     f->run_id = f->rank == 0 ? mf_new_run() : 0;
     MPI_Bcast(&f->run_id, 1, MPI_UINT64_T, 0, f->comm);
     if (f->rank == 0)
-        ok = create_dir(name, flags, f->size, f->run_id, err) == 0;
+        ok = create_dir(name, flags, f->size, f->run_id, f->opt.sync, err) == 0;
     if (mf_agree(f->comm, ok, err) != 0 || mf_agree(f->comm, open_rank_files(f, err) == 0, err) != 0)
         return -1;
     ok = alloc_tails(f, err) == 0;

@@ -165,7 +165,12 @@ static int read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_
     if (rc < 0)
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t.data_path, strerror(errno));
     rr->data_size = rc == 0 ? (uint64_t)st.st_size : 0;
-    if (rc == 0 && (rc = mf_tail_poll(&t, read_record, &x, 1, &torn, err)) < 0 && *x.msg)
+    /* a directory whose writer did not finish may end in records of the epoch in progress
+     * that a crash left with holes (writes after the last sync persist in any order): the
+     * first bad record ends its index there, and the count of committed records
+     * (accounted) tells whether a committed one is missing. A complete one has none. */
+    int strict = d->meta.state == MF_STATE_COMPLETE;
+    if (rc == 0 && (rc = mf_tail_poll(&t, read_record, &x, strict, &torn, err)) < 0 && *x.msg)
         snprintf(err, MF_ERRMSG_SIZE, "%s", x.msg);
     if (rc == 0 && t.have_header && t.hdr.ranks != d->meta.ranks) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: written by %" PRIu32 " ranks, the metafile says %" PRIu32, t.idx_path,
@@ -856,6 +861,14 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
         flock(dir_lock, LOCK_EX); /* once swapped out, it is this merge's until removed */
     /* one atomic step where the file system can: swap the directory and the new file */
     if (syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+        /* the exchange on disk before the old directory's files go: a crash between must
+         * leave the old directory whole under its name, or the new file there */
+        if (mf_sync_parent(dir) < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: replaced, but its directory could not be synced (%s): the old "
+                     "directory is kept as %s", dir, strerror(errno), tmp_path);
+            release_lock(&dir_lock);
+            return 1;
+        }
         release_lock(&held_lock_fd);
         int left = mf_rmtree(tmp_path) < 0; /* tmp_path now names the old directory */
         if (left)
@@ -879,6 +892,12 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
         return -1;
     }
     release_lock(&held_lock_fd);
+    if (mf_sync_parent(dir) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: replaced, but its directory could not be synced (%s): the old directory "
+                 "is kept as %s", dir, strerror(errno), aside);
+        release_lock(&dir_lock);
+        return 1;
+    }
     int left = mf_rmtree(aside) < 0;
     if (left)
         old_dir_left(dir, aside, err);
