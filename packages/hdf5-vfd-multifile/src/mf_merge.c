@@ -151,6 +151,13 @@ static int read_record(const mf_record_t *rec, uint64_t seq, void *arg)
     return 0;
 }
 
+/* whether a bad record followed by more is damage: in a complete directory, yes; one
+ * whose writer did not finish may end in records of the epoch in progress that a crash
+ * left with holes (writes after the last sync persist in any order), so there the first
+ * bad record ends the index, and the count of committed records (accounted) tells
+ * whether a committed one is missing. Every pass over the indexes reads them alike. */
+static int index_strict(const mf_dir_t *d) { return d->meta.state == MF_STATE_COMPLETE; }
+
 /* read rank r's index: counts and checks (and with keep, its records and pieces) */
 static int read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_err_t err)
 {
@@ -165,12 +172,7 @@ static int read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_
     if (rc < 0)
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t.data_path, strerror(errno));
     rr->data_size = rc == 0 ? (uint64_t)st.st_size : 0;
-    /* a directory whose writer did not finish may end in records of the epoch in progress
-     * that a crash left with holes (writes after the last sync persist in any order): the
-     * first bad record ends its index there, and the count of committed records
-     * (accounted) tells whether a committed one is missing. A complete one has none. */
-    int strict = d->meta.state == MF_STATE_COMPLETE;
-    if (rc == 0 && (rc = mf_tail_poll(&t, read_record, &x, strict, &torn, err)) < 0 && *x.msg)
+    if (rc == 0 && (rc = mf_tail_poll(&t, read_record, &x, index_strict(d), &torn, err)) < 0 && *x.msg)
         snprintf(err, MF_ERRMSG_SIZE, "%s", x.msg);
     if (rc == 0 && t.have_header && t.hdr.ranks != d->meta.ranks) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: written by %" PRIu32 " ranks, the metafile says %" PRIu32, t.idx_path,
@@ -380,7 +382,7 @@ static int verify_rank(const mf_dir_t *d, unsigned r, unsigned char *buf, uint64
     if (mf_tail_open(&t, AT_FDCWD, d->path, r, MF_RUN_TAG(d->meta.run), err) < 0)
         return -1;
     verifier_t v   = {d, t.data_fd, t.data_path, buf, 0, 0, done, total, cb, arg, ""};
-    int        ret = mf_tail_poll(&t, verify_record, &v, 1, &torn, err);
+    int        ret = mf_tail_poll(&t, verify_record, &v, index_strict(d), &torn, err);
     if (ret < 0 && *v.msg)
         snprintf(err, MF_ERRMSG_SIZE, "%s", v.msg);
     mf_tail_close(&t);
@@ -500,7 +502,7 @@ static int window_at(const mf_dir_t *d, uint64_t lo, uint64_t hi, uint64_t *end,
         if ((ret = mf_tail_open(&t, AT_FDCWD, d->path, r, MF_RUN_TAG(d->meta.run), err)) < 0)
             break;
         w.r = r;
-        ret = mf_tail_poll(&t, window_record, &w, 1, &torn, err);
+        ret = mf_tail_poll(&t, window_record, &w, index_strict(d), &torn, err);
         mf_tail_close(&t);
     }
     mf_extents_init(map);
