@@ -169,8 +169,10 @@ static int format_meta(char *buf, size_t n, const mf_meta_t *m)
     int len = snprintf(buf, n,
                        "%s %d\nranks %" PRIu32 "\nstate %s\ncommitted %" PRIu32 "\neoa %" PRIu64 "\nrecords %" PRIu64
                        "\nrun %016" PRIx64 "\n",
-                       MF_METAFILE_MAGIC, MF_META_VERSION, m->ranks,
+                       MF_METAFILE_MAGIC, m->run ? MF_META_VERSION : 2, m->ranks,
                        m->state == MF_STATE_COMPLETE ? "complete" : "writing", m->committed, m->eoa, m->records, m->run);
+    if (!m->run && len > 0) /* a directory of version 2 continued: version 2 still, no run line */
+        len = (int)(strstr(buf, "run ") - buf);
     if (len < 0 || (size_t)len >= n)
         return -1;
     int len2 = snprintf(buf + len, n - (size_t)len, "crc32 %08" PRIx32 "\n", mf_crc32(0, buf, (size_t)len));
@@ -237,11 +239,19 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
     int want = meta->version >= 3 ? 8 : meta->version == 2 ? 7 : fields;
     if (meta->version < 1 || meta->version > MF_META_VERSION || fields != want) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: metafile version %" PRIu32 "%s is not supported (this reads 1 to %d)", path,
-                 meta->version, fields != want ? " without all its fields" : "", MF_META_VERSION);
+                 meta->version, fields != want ? " with other fields than its version has" : "", MF_META_VERSION);
         return -1;
     }
     if (meta->version < 3)
         meta->run = 0;
+    else if (meta->run == 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: metafile version 3 without a run identity (corrupt)", path);
+        return -1;
+    }
+    if (meta->eoa > (1ULL << 62)) { /* the drivers' largest address */
+        snprintf(err, MF_ERRMSG_SIZE, "%s: end of address space %" PRIu64 " out of range (corrupt)", path, meta->eoa);
+        return -1;
+    }
     if (meta->ranks == 0 || (strcmp(state, "complete") != 0 && strcmp(state, "writing") != 0)) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: invalid ranks or state", path);
         return -1;

@@ -154,7 +154,7 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
                      t->rank);
             return -1;
         }
-        if (t->run && t->hdr.run != t->run) {
+        if (t->hdr.run != t->run) { /* 0 on both sides for directories of versions 1 and 2 */
             snprintf(err, MF_ERRMSG_SIZE,
                      "%s: belongs to another run (run tag %08" PRIx32 ", the metafile's %08" PRIx32
                      "): a file copied from another directory",

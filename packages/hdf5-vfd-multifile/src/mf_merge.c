@@ -264,7 +264,7 @@ int mf_dir_scan(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
     d->scanned        = 1;
     d->window_records = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES;
     d->size           = d->meta.eoa;
-    d->bucket       = (d->size + MF_HIST - 1) / MF_HIST;
+    d->bucket       = d->size / MF_HIST + 1; /* never 0, whatever the size */
     d->hist_records = calloc(MF_HIST, sizeof *d->hist_records);
     d->hist_data    = calloc(MF_HIST, sizeof *d->hist_data);
     if (!d->hist_records || !d->hist_data) {
@@ -741,6 +741,8 @@ int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts,
  */
 static int held_lock_fd = -1; /* this process's lock on its output (a dup, kept past close) */
 
+static int rm_multifile_dir(const char *path);
+
 static void remove_stale_outputs(const char *parent, const char *base)
 {
     char           prefix[PATH_MAX], path[PATH_MAX];
@@ -759,7 +761,7 @@ static void remove_stale_outputs(const char *parent, const char *base)
             if (!S_ISDIR(st.st_mode))
                 unlink(path);
             else if (mf_is_multifile(path))
-                mf_rmtree(path);
+                rm_multifile_dir(path);
         }
         close(fd);
     }
@@ -830,6 +832,30 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 int mf_rmtree(const char *path) { return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
+/* remove a multifile directory with its metafile last: a removal cut short leaves one
+ * still recognised as a multifile directory (removed by the next merge beside it) */
+static int rm_multifile_dir(const char *path)
+{
+    char           p[PATH_MAX];
+    int            rc = 0;
+    DIR           *d  = opendir(path);
+    struct dirent *e;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, MF_METAFILE_NAME))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        if (unlinkat(dirfd(d), e->d_name, 0) < 0 && (errno != EISDIR || mf_rmtree(p) < 0))
+            rc = -1;
+    }
+    closedir(d);
+    snprintf(p, sizeof p, "%s/%s", path, MF_METAFILE_NAME);
+    if (rc < 0 || (unlink(p) < 0 && errno != ENOENT))
+        return -1;
+    return rmdir(path);
+}
+
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
@@ -872,7 +898,7 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
             return 1;
         }
         release_lock(&held_lock_fd);
-        int left = mf_rmtree(tmp_path) < 0; /* tmp_path now names the old directory */
+        int left = rm_multifile_dir(tmp_path) < 0; /* tmp_path now names the old directory */
         if (left)
             old_dir_left(dir, tmp_path, err);
         release_lock(&dir_lock);
@@ -900,7 +926,7 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
         release_lock(&dir_lock);
         return 1;
     }
-    int left = mf_rmtree(aside) < 0;
+    int left = rm_multifile_dir(aside) < 0;
     if (left)
         old_dir_left(dir, aside, err);
     release_lock(&dir_lock);

@@ -102,6 +102,41 @@ else
 fi
 chattr -i ro 2> /dev/null; chmod 755 ro
 
+# ... also when the metafile is made to look older (version 2: no run), or says run 0
+metafile_set() { # metafile_set DIR PYTHON-EXPR-ON-LINES: rewrite the metafile, its crc32 fixed
+    python3 - "$1/metafile" "$2" <<'PY'
+import sys, zlib
+p, expr = sys.argv[1], sys.argv[2]
+lines = [l for l in open(p).read().splitlines() if not l.startswith("crc32 ")]
+lines = eval(expr, {"lines": lines})
+text = "\n".join(lines) + "\n"
+open(p, "w").write(text + "crc32 %08x\n" % zlib.crc32(text.encode()))
+PY
+}
+cp -r foreign.h5 older.h5 && metafile_set older.h5 '[l.replace("multifile 3", "multifile 2") for l in lines if not l.startswith("run ")]'
+expect_fail "belongs to another run" "$h5mf" verify older.h5
+expect_fail "belongs to another run" "$h5mf" merge older.h5 -o older.out
+cp -r foreign.h5 run0.h5 && metafile_set run0.h5 '[("run " + "0" * 16) if l.startswith("run ") else l for l in lines]'
+expect_fail "without a run identity" "$h5mf" verify run0.h5
+# an end of address space out of range: refused, no arithmetic fault
+cp -r good.h5 eoa.h5 && metafile_set eoa.h5 '["eoa 18446744073709551615" if l.startswith("eoa ") else l for l in lines]'
+for cmd in info verify merge; do expect_fail "out of range" "$h5mf" $cmd eoa.h5; done
+
+# a merge killed while it removes the old directory (after the swap): the next merge of
+# the same path removes what is left (the metafile goes last)
+cp -r good.h5 killed.h5
+strace -f -o /dev/null -e trace=unlinkat -e inject=unlinkat:signal=KILL:when=2 "$h5mf" merge killed.h5 -q \
+    > /dev/null 2>&1
+test -f killed.h5 || fail "the killed merge did not swap killed.h5"
+"$h5mf" merge killed.h5 > /dev/null || fail "the second merge of killed.h5"
+test -z "$(ls -a | grep '^\.killed\.h5\.h5mf-merge\.')" || fail "left after a merge killed in its removal: $(ls -a | grep killed)"
+
+# -o naming a device or FIFO is refused, even with --force (never replaced by the file)
+mkfifo out.fifo && mknod out.dev c 1 3
+expect_fail "not a regular file" "$h5mf" merge good.h5 -o out.fifo --force
+expect_fail "not a regular file" "$h5mf" merge good.h5 -o out.dev --force
+test -p out.fifo && test -c out.dev || fail "a FIFO or device named by -o was replaced"
+
 # a FIFO (or a directory) in place of a file of the directory: refused at once, no hang
 for victim in metafile 1 1.offset; do
     cp -r good.h5 fifo.h5 && rm fifo.h5/$victim && mkfifo fifo.h5/$victim

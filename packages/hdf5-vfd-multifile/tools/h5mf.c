@@ -293,8 +293,9 @@ static int parent_dir(const char *out, char *parent, size_t n)
     return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
 }
 
-/* -o FILE, checked before any work: not inside DIR, not a directory, in a directory
- * that exists, not there already unless --force; 0, or 1 with the reason said */
+/* -o FILE, checked before any work: not inside DIR, not a directory, device, FIFO or
+ * socket, in a directory that exists, not there already unless --force; 0, or 1 with
+ * the reason said */
 static int check_output(const char *dir, const char *out, int force)
 {
     mf_err_t    err;
@@ -305,6 +306,8 @@ static int check_output(const char *dir, const char *out, int force)
                  out, dir);
     else if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
         snprintf(err, sizeof err, "%s: is a directory (-o names the file to write)", out);
+    else if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) /* even with --force */
+        snprintf(err, sizeof err, "%s: not a regular file (a device, FIFO or socket is never replaced)", out);
     else if (!force && stat(out, &st) == 0)
         snprintf(err, sizeof err, "%s: exists (use --force to overwrite it)", out);
     else if (parent_dir(out, parent, sizeof parent) < 0)
