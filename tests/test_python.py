@@ -241,7 +241,7 @@ def test_the_readme_example_runs_under_mpiexec(stack, tmp_path):
     (Open MPI's launcher variables must not reach it: it would take itself for a rank)."""
     (tmp_path / "example.py").write_text(readme_example())
     out = run(stack, "mpiexec -n 4 python3 example.py\nh5dump -d x merged.h5", tmp_path)
-    assert "MultifileInfo(path='out.h5', format=2, ranks=4, state='complete'" in out, out
+    assert "MultifileInfo(path='out.h5', format=3, ranks=4, state='complete'" in out, out
     assert "(0): 0, 1, 2, 3" in out, out
 
 
