@@ -136,6 +136,10 @@ mkfifo out.fifo && mknod out.dev c 1 3
 expect_fail "not a regular file" "$h5mf" merge good.h5 -o out.fifo --force
 expect_fail "not a regular file" "$h5mf" merge good.h5 -o out.dev --force
 test -p out.fifo && test -c out.dev || fail "a FIFO or device named by -o was replaced"
+# a dangling link named by -o exists: replaced only with --force
+ln -s nowhere out.link
+expect_fail "exists" "$h5mf" merge good.h5 -o out.link
+test -L out.link || fail "a dangling link named by -o was replaced without --force"
 
 # a FIFO (or a directory) in place of a file of the directory: refused at once, no hang
 for victim in metafile 1 1.offset; do

@@ -308,7 +308,7 @@ static int check_output(const char *dir, const char *out, int force)
         snprintf(err, sizeof err, "%s: is a directory (-o names the file to write)", out);
     else if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) /* even with --force */
         snprintf(err, sizeof err, "%s: not a regular file (a device, FIFO or socket is never replaced)", out);
-    else if (!force && stat(out, &st) == 0)
+    else if (!force && lstat(out, &st) == 0) /* a link too, even one that points nowhere */
         snprintf(err, sizeof err, "%s: exists (use --force to overwrite it)", out);
     else if (parent_dir(out, parent, sizeof parent) < 0)
         snprintf(err, sizeof err, "%s: cannot be created: %s: %s", out, parent, strerror(errno));
