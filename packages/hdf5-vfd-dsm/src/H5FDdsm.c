@@ -21,12 +21,12 @@
 #include "dsm_driver.h"
 #include "dsm_link.h"
 #include "vfd_datatype.h"
+#include "vfd_driver.h"
 #include "vfd_mpihandle.h"
 
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,58 +61,12 @@ typedef struct {
 } dsm_options_t;
 #define DSM_OPTIONS_MAGIC 0x44534d31u /* "DSM1" */
 
-/*
- * HDF5's record of the transfer mode of the current call, which its built-in MPI drivers
- * read: HDF5 switches a call to collective there (chunk fills at allocation, collective
- * metadata writes) while the transfer property list a driver receives still says
- * independent. Exported by libhdf5 1.14 and 2.x, declared in its private headers only.
- */
-H5_DLL herr_t H5CX_get_io_xfer_mode(H5FD_mpio_xfer_t *io_xfer_mode);
-/* and the MPI datatypes of a collective raw-data transfer (see vfd_datatype.h) */
-H5_DLL herr_t H5CX_get_mpi_coll_datatypes(MPI_Datatype *btype, MPI_Datatype *ftype);
-
-static hid_t      H5FD_DSM_g           = H5I_INVALID_HID;
-static hid_t      dsm_err_class_g      = H5I_INVALID_HID;
-static hid_t      dsm_err_major_g      = H5I_INVALID_HID;
-static hid_t      dsm_err_minor_g      = H5I_INVALID_HID;
-static int        dsm_initialized_mpi_g = 0;
 static dsm_link_t client_link_g;          /* this process's connection as a client */
 static int        client_linked_g = 0;
 static int        file_open_g     = 0;    /* the DSM holds one file at a time */
 static dsm_link_t *host_link_g    = NULL; /* set by the host while its action runs */
 static char        host_name_g[DSM_NAME_MAX];
 static uint64_t    host_size_g = 0;
-
-/* ---------------------------------------------------------------- errors */
-
-static void dsm_push(const char *func, int line, const char *fmt, ...)
-{
-    char    msg[DSM_ERR_SIZE + 64];
-    va_list ap;
-    if (dsm_err_class_g == H5I_INVALID_HID) {
-        dsm_err_class_g = H5Eregister_class("dsm", "h5stack DSM VFD", "1.0");
-        dsm_err_major_g = H5Ecreate_msg(dsm_err_class_g, H5E_MAJOR, "DSM driver");
-        dsm_err_minor_g = H5Ecreate_msg(dsm_err_class_g, H5E_MINOR, "operation failed");
-    }
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    H5Epush2(H5E_DEFAULT, __FILE__, func, (unsigned)line, dsm_err_class_g, dsm_err_major_g, dsm_err_minor_g,
-             "dsm: %s", msg);
-}
-#define DSM_ERROR(...) dsm_push(__func__, __LINE__, __VA_ARGS__)
-
-/* a public function of the driver failed: print the stack as HDF5's own API functions
- * do (when automatic printing is on), then clear it */
-static herr_t api_fail(void)
-{
-    H5E_auto2_t func = NULL;
-    void       *data = NULL;
-    if (H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0 && func)
-        H5Eprint2(H5E_DEFAULT, stderr);
-    H5Eclear2(H5E_DEFAULT);
-    return -1;
-}
 
 /* ---------------------------------------------------------------- class */
 
@@ -121,7 +75,6 @@ static void   *dsm_fapl_get(H5FD_t *file);
 static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr);
 static herr_t  dsm_close(H5FD_t *file);
 static int     dsm_cmp(const H5FD_t *f1, const H5FD_t *f2);
-static herr_t  dsm_query(const H5FD_t *file, unsigned long *flags);
 static haddr_t dsm_get_eoa(const H5FD_t *file, H5FD_mem_t type);
 static herr_t  dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
 static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type);
@@ -155,7 +108,7 @@ static const H5FD_class_t H5FD_dsm_g = {
     dsm_open,              /* open                 */
     dsm_close,             /* close                */
     dsm_cmp,               /* cmp                  */
-    dsm_query,             /* query                */
+    vfd_query,             /* query                */
     NULL,                  /* get_type_map         */
     NULL,                  /* alloc                */
     NULL,                  /* free                 */
@@ -177,6 +130,24 @@ static const H5FD_class_t H5FD_dsm_g = {
     dsm_ctl,               /* ctl                  */
     H5FD_FLMAP_DICHOTOMY   /* fl_map               */
 };
+
+/* the driver's registration, error class and MPI initialisation (vfd_driver.h) */
+static vfd_driver_t dsm_driver_g = VFD_DRIVER_INIT(&H5FD_dsm_g, "dsm", "h5stack DSM VFD", "DSM driver");
+#define DSM_ERROR(...) VFD_ERROR(&dsm_driver_g, __VA_ARGS__)
+
+/* a public function of the driver failed: print the stack as HDF5's own API functions
+ * do (when automatic printing is on), then clear it */
+static herr_t api_fail(void)
+{
+    H5E_auto2_t func = NULL;
+    void       *data = NULL;
+    if (H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0 && func)
+        H5Eprint2(H5E_DEFAULT, stderr);
+    H5Eclear2(H5E_DEFAULT);
+    return -1;
+}
+
+/* ---------------------------------------------------------------- plugin entry points */
 
 H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
 const void *H5PLget_plugin_info(void) { return &H5FD_dsm_g; }
@@ -250,25 +221,7 @@ static void get_options(hid_t fapl_id, dsm_options_t *o)
 
 /* ---------------------------------------------------------------- public API */
 
-hid_t H5FD_dsm_init(void)
-{
-    if (H5FD_DSM_g != H5I_INVALID_HID && H5Iis_valid(H5FD_DSM_g) > 0)
-        return H5FD_DSM_g;
-    if (H5FDis_driver_registered_by_value(H5FD_DSM_VALUE) > 0) {
-        /* registered already (e.g. loaded as a plugin): find its ID through a fapl */
-        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-        if (fapl >= 0 && H5Pset_driver_by_value(fapl, H5FD_DSM_VALUE, NULL) >= 0)
-            H5FD_DSM_g = H5Pget_driver(fapl);
-        if (fapl >= 0) {
-            if (H5FD_DSM_g >= 0)
-                H5Iinc_ref(H5FD_DSM_g);
-            H5Pclose(fapl);
-        }
-    }
-    else
-        H5FD_DSM_g = H5FDregister(&H5FD_dsm_g);
-    return H5FD_DSM_g;
-}
+hid_t H5FD_dsm_init(void) { return vfd_register(&dsm_driver_g); }
 
 herr_t H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
 {
@@ -367,21 +320,7 @@ void dsm_driver_set_host(dsm_link_t *link, const char *name, uint64_t size)
     host_size_g = size;
 }
 
-static herr_t dsm_term(void)
-{
-    int finalized = 0;
-    if (dsm_err_class_g != H5I_INVALID_HID) {
-        H5Eclose_msg(dsm_err_minor_g);
-        H5Eclose_msg(dsm_err_major_g);
-        H5Eunregister_class(dsm_err_class_g);
-        dsm_err_class_g = H5I_INVALID_HID;
-    }
-    H5FD_DSM_g = H5I_INVALID_HID;
-    if (dsm_initialized_mpi_g && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
-        MPI_Finalize();
-    dsm_initialized_mpi_g = 0;
-    return 0;
-}
+static herr_t dsm_term(void) { return vfd_terminate(&dsm_driver_g); }
 
 static void *dsm_fapl_get(H5FD_t *file)
 {
@@ -396,11 +335,7 @@ static void free_file(H5FD_dsm_t *f)
 {
     if (!f)
         return;
-    vfd_mpi_handle_close(&f->mpi_handle);
-    if (f->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&f->comm);
-    if (f->info != MPI_INFO_NULL)
-        MPI_Info_free(&f->info);
+    vfd_comm_free(&f->mpi_handle, &f->comm, &f->info);
     free(f->name);
     free(f);
 }
@@ -484,7 +419,7 @@ static int client_link(H5FD_dsm_t *f, const dsm_options_t *o, char *err, size_t 
                      "configuration (HDF5_DRIVER_CONFIG), or call H5FD_dsm_mpmd_clients() in an MPMD job");
             ok = 0;
         }
-        if (dsm_agree(f->comm, ok, err, len) < 0)
+        if (vfd_agree(f->comm, ok, err, len) < 0)
             return -1;
         if (dsm_link_connect(&client_link_g, f->comm, o->contact, o->timeout, err, len) < 0) {
             char why[DSM_ERR_SIZE];
@@ -502,7 +437,7 @@ static int client_link(H5FD_dsm_t *f, const dsm_options_t *o, char *err, size_t 
         ok = 0, snprintf(err, len, "every client rank of the DSM must open the file, in the same order");
     else if (file_open_g)
         ok = 0, snprintf(err, len, "the DSM holds one file at a time: close the open one first");
-    return dsm_agree(f->comm, ok, err, len);
+    return vfd_agree(f->comm, ok, err, len);
 }
 
 /* ask server 0 for the file; every client gets its answer; 0, or -1 with err */
@@ -517,7 +452,7 @@ static int client_ask_open(H5FD_dsm_t *f, const char *name, unsigned flags, char
     dsm_msg_t ask = msg;
     if (f->link->rank == 0)
         ok = dsm_link_ask(f->link, &ask, &msg, err, len) == 0;
-    if (dsm_agree(f->link->local, ok, err, len) < 0)
+    if (vfd_agree(f->link->local, ok, err, len) < 0)
         return -1;
     MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, f->link->local);
     if (msg.type != DSM_MSG_GRANT) {
@@ -537,20 +472,14 @@ static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t
     H5FD_dsm_t   *f = NULL;
     dsm_options_t o;
     char          err[DSM_ERR_SIZE] = "";
-    int           initialized       = 0;
 
     if (!name || !*name || strlen(name) >= DSM_NAME_MAX || maxaddr == 0) {
         DSM_ERROR("invalid file name (empty or longer than %d characters) or maximum address", DSM_NAME_MAX - 1);
         return NULL;
     }
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-        int provided;
-        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
-            DSM_ERROR("%s: cannot initialise MPI", name);
-            return NULL;
-        }
-        dsm_initialized_mpi_g = 1;
+    if (vfd_ensure_mpi(&dsm_driver_g) < 0) {
+        DSM_ERROR("%s: cannot initialise MPI", name);
+        return NULL;
     }
     if (!(f = calloc(1, sizeof *f)) || !(f->name = strdup(name))) {
         free(f);
@@ -586,7 +515,7 @@ static herr_t dsm_close(H5FD_t *_file)
         snprintf(msg.name, sizeof msg.name, "%s", f->name);
         if (f->link->rank == 0)
             ok = dsm_link_send(f->link, &msg, err, sizeof err) == 0;
-        ok          = dsm_agree(f->link->local, ok, err, sizeof err) == 0;
+        ok          = vfd_agree(f->link->local, ok, err, sizeof err) == 0;
         file_open_g = 0;
     }
     if (!ok)
@@ -598,15 +527,6 @@ static herr_t dsm_close(H5FD_t *_file)
 static int dsm_cmp(const H5FD_t *f1, const H5FD_t *f2)
 {
     return strcmp(((const H5FD_dsm_t *)f1)->name, ((const H5FD_dsm_t *)f2)->name);
-}
-
-static herr_t dsm_query(const H5FD_t *file, unsigned long *flags)
-{
-    (void)file; /* called on the class too (file == NULL) */
-    if (flags)
-        *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_HAS_MPI |
-                 H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
-    return 0;
 }
 
 static haddr_t dsm_get_eoa(const H5FD_t *file, H5FD_mem_t type)
@@ -639,21 +559,6 @@ static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type)
 {
     (void)type;
     return ((const H5FD_dsm_t *)file)->eof;
-}
-
-/*
- * The MPI datatypes of this call, where HDF5's MPI-IO driver takes them: a collective
- * raw-data transfer outside the vector callbacks carries a buffer and a file datatype
- * in HDF5's API context (both MPI_BYTE, `size` then counting bytes, unless HDF5 built
- * derived types for it: selection I/O off, by the application or by HDF5 for the call).
- */
-static int call_datatypes(H5FD_mem_t type, MPI_Datatype *btype, MPI_Datatype *ftype)
-{
-    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
-    *btype = *ftype = MPI_BYTE;
-    if (type != H5FD_MEM_DRAW || H5CX_get_io_xfer_mode(&mode) < 0 || mode != H5FD_MPIO_COLLECTIVE)
-        return 0;
-    return H5CX_get_mpi_coll_datatypes(btype, ftype) < 0 ? -1 : 0;
 }
 
 /*
@@ -713,7 +618,7 @@ static herr_t transfer(H5FD_dsm_t *f, H5FD_mem_t type, bool writing, haddr_t add
     MPI_Datatype btype, ftype;
     vfd_piece_fn piece = writing ? put_piece : get_piece;
     char         err[VFD_ERR_SIZE];
-    if (call_datatypes(type, &btype, &ftype) < 0) {
+    if (vfd_call_datatypes(type, &btype, &ftype) < 0) {
         DSM_ERROR("%s: cannot get the MPI datatypes of a collective transfer from HDF5", f->name);
         return -1;
     }
@@ -729,14 +634,6 @@ static herr_t dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
 {
     (void)dxpl;
     return transfer((H5FD_dsm_t *)_file, type, false, addr, size, buf);
-}
-
-/* Is the current call collective? Then every rank of the file makes it (HDF5's rule for
- * its MPI-IO driver, which calls MPI_File_set_view / *_all in it). */
-static bool collective_call(void)
-{
-    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
-    return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
 }
 
 /*
@@ -763,7 +660,7 @@ static herr_t sync_collective(H5FD_dsm_t *f, herr_t status)
 static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
     H5FD_dsm_t *f    = (H5FD_dsm_t *)_file;
-    bool        coll = collective_call();
+    bool        coll = vfd_collective_call();
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
     (void)dxpl;
     if (ret >= 0)
@@ -771,42 +668,37 @@ static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr
     return coll ? sync_collective(f, ret) : ret;
 }
 
-/* vectors: a size of 0 ends its array, the previous size then holds for the remaining
- * entries (HDF5's compact convention); the memory types do not matter here */
-static herr_t each_entry(H5FD_dsm_t *f, bool writing, uint32_t count, haddr_t addrs[], size_t sizes[], void *bufs[])
+/* vector entries (vfd_each_entry): plain byte ranges, whatever their memory types */
+static herr_t get_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
-    size_t size       = 0;
-    bool   fixed_size = false;
-    herr_t ret        = 0;
-    for (uint32_t i = 0; i < count && ret >= 0; i++) {
-        if (!fixed_size && (i == 0 || sizes[i] != 0))
-            size = sizes[i];
-        else
-            fixed_size = true;
-        ret = writing ? put_piece(f, addrs[i], bufs[i], size) : get_piece(f, addrs[i], bufs[i], size);
-    }
-    return complete(f, ret);
+    (void)type;
+    (void)dxpl;
+    return get_piece(file, addr, buf, size);
+}
+
+static herr_t put_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    (void)type;
+    (void)dxpl;
+    return put_piece(file, addr, buf, size);
 }
 
 static herr_t dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                               size_t sizes[], void *bufs[])
 {
-    (void)dxpl;
-    (void)types;
-    return each_entry((H5FD_dsm_t *)file, false, count, addrs, sizes, bufs);
+    H5FD_dsm_t *f = (H5FD_dsm_t *)file;
+    return complete(f, vfd_each_entry(get_entry, file, dxpl, count, types, addrs, sizes, bufs));
 }
 
 static herr_t dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                                size_t sizes[], const void *bufs[])
 {
     H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
-    bool        coll = collective_call();
+    bool        coll = vfd_collective_call();
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
-    (void)dxpl;
-    (void)types;
     /* the entries are only read from: the cast serves the shared loop */
     if (ret >= 0)
-        ret = each_entry(f, true, count, addrs, sizes, (void **)bufs);
+        ret = complete(f, vfd_each_entry(put_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs));
     return coll ? sync_collective(f, ret) : ret;
 }
 
@@ -823,28 +715,7 @@ static herr_t dsm_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 static herr_t dsm_ctl(H5FD_t *_file, uint64_t op_code, uint64_t flags, const void *input, void **output)
 {
     H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
+    vfd_comm_t  c = {f->comm, f->info, f->rank, f->size};
     (void)input;
-    switch (op_code) {
-        case H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE:
-            **((MPI_Comm **)output) = f->comm;
-            return 0;
-        case H5FD_CTL_GET_MPI_INFO_OPCODE:
-            **((MPI_Info **)output) = f->info;
-            return 0;
-        case H5FD_CTL_GET_MPI_RANK_OPCODE:
-            **((int **)output) = f->rank;
-            return 0;
-        case H5FD_CTL_GET_MPI_SIZE_OPCODE:
-            **((int **)output) = f->size;
-            return 0;
-        case H5FD_CTL_GET_MPI_FILE_SYNC_OPCODE:
-            **((bool **)output) = false;
-            return 0;
-        default:
-            if (flags & H5FD_CTL_FAIL_IF_UNKNOWN_FLAG) {
-                DSM_ERROR("%s: unknown ctl operation %" PRIu64, f->name, op_code);
-                return -1;
-            }
-            return 0;
-    }
+    return vfd_ctl(&dsm_driver_g, f->name, &c, op_code, flags, output);
 }

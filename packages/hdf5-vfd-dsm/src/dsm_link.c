@@ -4,6 +4,7 @@
 
 #include "dsm_couple.h"
 #include "dsm_files.h"
+#include "vfd_driver.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -21,19 +22,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int dsm_agree(MPI_Comm comm, int ok, char *err, size_t len)
-{
-    int rank, size, mine, first;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    mine = ok ? size : rank;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == size)
-        return 0;
-    MPI_Bcast(err, (int)len, MPI_CHAR, first, comm);
-    return -1;
 }
 
 static void init(dsm_link_t *l)
@@ -112,7 +100,7 @@ int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *
             ok = 0;
         }
     }
-    if (dsm_agree(l->local, ok, err, len) < 0)
+    if (vfd_agree(l->local, ok, err, len) < 0)
         return -1;
     MPI_Comm_set_errhandler(l->local, MPI_ERRORS_RETURN);
     int rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, l->local, &l->inter);
@@ -120,7 +108,7 @@ int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *
         MPI_Close_port(port);
         unlink(contact); /* one connection per contact file: a later client must not find a stale port */
     }
-    if (dsm_agree(l->local, rc == MPI_SUCCESS, err, len) < 0) {
+    if (vfd_agree(l->local, rc == MPI_SUCCESS, err, len) < 0) {
         if (rc != MPI_SUCCESS)
             snprintf(err, len, "MPI_Comm_accept failed");
         return -1;
@@ -172,11 +160,11 @@ int dsm_link_connect(dsm_link_t *l, MPI_Comm comm, const char *contact, double t
     MPI_Comm_size(l->local, &l->nclients);
     char port[MPI_MAX_PORT_NAME] = "";
     int  ok                      = l->rank != 0 || read_contact(contact, timeout, port, err, len) == 0;
-    if (dsm_agree(l->local, ok, err, len) < 0)
+    if (vfd_agree(l->local, ok, err, len) < 0)
         return -1;
     MPI_Comm_set_errhandler(l->local, MPI_ERRORS_RETURN);
     int rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, l->local, &l->inter);
-    if (dsm_agree(l->local, rc == MPI_SUCCESS, err, len) < 0) {
+    if (vfd_agree(l->local, rc == MPI_SUCCESS, err, len) < 0) {
         if (rc != MPI_SUCCESS)
             snprintf(err, len, "%s: MPI_Comm_connect to '%s' failed (is the server still running?)", contact, port);
         return -1;

@@ -86,9 +86,4 @@ void dsm_idle_wait(MPI_Request *req);
 /* Server 0 -> client 0. */
 int dsm_link_reply(dsm_link_t *link, const dsm_msg_t *msg);
 
-/* the outcome of a collective step among the clients (or servers): every rank passes
- * its status and message; all get the message of the lowest failing rank; 0 when all
- * succeeded */
-int dsm_agree(MPI_Comm comm, int ok, char *err, size_t len);
-
 #endif

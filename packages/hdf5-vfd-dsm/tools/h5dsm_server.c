@@ -18,6 +18,7 @@
 #include "H5FDdsm.h"
 #include "dsm_distribution.h"
 #include "dsm_files.h"
+#include "vfd_path.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -113,20 +114,6 @@ static int action_list(h5dsm_host_t *host, const h5dsm_file_t *file)
     return ok ? 0 : -1;
 }
 
-/* fsync the directory that holds path (a new or renamed entry persists with it) */
-static int sync_parent(const char *path)
-{
-    char        dir[4096];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 static int action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char *pattern)
 {
     char path[4096], tmp[4200], step[32], err[1024];
@@ -172,7 +159,7 @@ static int action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char 
         fprintf(stderr, "h5dsm-server: %s: cannot rename to %s: %s\n", tmp, path, strerror(errno));
         ok = 0;
     }
-    if (ok && sync_parent(path) != 0) { /* the new name itself */
+    if (ok && vfd_sync_parent(path) != 0) { /* the new name itself */
         fprintf(stderr, "h5dsm-server: %s: cannot sync its directory: %s\n", path, strerror(errno));
         ok = 0;
     }

@@ -29,7 +29,9 @@
 #include "mf_merge.h"
 #include "mf_options.h"
 #include "vfd_datatype.h"
+#include "vfd_driver.h"
 #include "vfd_mpihandle.h"
+#include "vfd_path.h"
 
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
@@ -37,7 +39,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,22 +96,6 @@ VFD_MPI_HANDLE_FIRST(H5FD_multifile_t, mpi_handle);
 /* no later write extends this rank's last record (see extend_run) */
 static void close_run(H5FD_multifile_t *f) { f->run_open = false; }
 
-/*
- * HDF5's record of the transfer mode of the current call, which its built-in MPI drivers
- * read: HDF5 switches a call to collective there (chunk fills at allocation, collective
- * metadata writes) while the transfer property list a driver receives still says
- * independent. Exported by libhdf5 1.14 and 2.x, declared in its private headers only.
- */
-H5_DLL herr_t H5CX_get_io_xfer_mode(H5FD_mpio_xfer_t *io_xfer_mode);
-/* and the MPI datatypes of a collective raw-data transfer (see vfd_datatype.h) */
-H5_DLL herr_t H5CX_get_mpi_coll_datatypes(MPI_Datatype *btype, MPI_Datatype *ftype);
-
-static hid_t H5FD_MULTIFILE_g     = H5I_INVALID_HID;
-static hid_t mf_err_class_g       = H5I_INVALID_HID;
-static hid_t mf_err_major_g       = H5I_INVALID_HID;
-static hid_t mf_err_minor_g       = H5I_INVALID_HID;
-static int   mf_initialized_mpi_g = 0;
-
 /* the files this process has open (not ALIAS): HDF5 asks a driver to open a file
  * again before it looks for it among its open files */
 static H5FD_multifile_t **open_files_g = NULL;
@@ -147,42 +132,6 @@ static H5FD_multifile_t *find_open(dev_t dev, ino_t ino)
     return NULL;
 }
 
-/* ---------------------------------------------------------------- errors */
-
-static void mf_push(const char *func, int line, const char *fmt, ...)
-{
-    char    msg[MF_ERRMSG_SIZE + 64];
-    va_list ap;
-    if (mf_err_class_g == H5I_INVALID_HID) {
-        mf_err_class_g = H5Eregister_class("multifile", "h5stack multifile VFD", "1.0");
-        mf_err_major_g = H5Ecreate_msg(mf_err_class_g, H5E_MAJOR, "multifile driver");
-        mf_err_minor_g = H5Ecreate_msg(mf_err_class_g, H5E_MINOR, "operation failed");
-    }
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    H5Epush2(H5E_DEFAULT, __FILE__, func, (unsigned)line, mf_err_class_g, mf_err_major_g, mf_err_minor_g,
-             "multifile: %s", msg);
-}
-#define MF_ERROR(...) mf_push(__func__, __LINE__, __VA_ARGS__)
-
-/*
- * Make a collective outcome: every rank passes its status and message; all get the
- * message of the lowest failing rank. Returns 0 when every rank succeeded.
- */
-static int mf_agree(MPI_Comm comm, int ok, char *msg)
-{
-    int rank, size, mine, first;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    mine = ok ? size : rank;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == size)
-        return 0;
-    MPI_Bcast(msg, MF_ERRMSG_SIZE, MPI_CHAR, first, comm);
-    return -1;
-}
-
 /* ---------------------------------------------------------------- class callbacks */
 
 static herr_t   mf_term(void);
@@ -190,7 +139,6 @@ static void    *mf_fapl_get(H5FD_t *file);
 static H5FD_t  *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr);
 static herr_t   mf_close(H5FD_t *file);
 static int      mf_cmp(const H5FD_t *f1, const H5FD_t *f2);
-static herr_t   mf_query(const H5FD_t *file, unsigned long *flags);
 static haddr_t  mf_get_eoa(const H5FD_t *file, H5FD_mem_t type);
 static herr_t   mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
 static haddr_t  mf_get_eof(const H5FD_t *file, H5FD_mem_t type);
@@ -226,7 +174,7 @@ static const H5FD_class_t H5FD_multifile_g = {
     mf_open,                     /* open                 */
     mf_close,                    /* close                */
     mf_cmp,                      /* cmp                  */
-    mf_query,                    /* query                */
+    vfd_query,                   /* query                */
     NULL,                        /* get_type_map         */
     NULL,                        /* alloc                */
     NULL,                        /* free                 */
@@ -249,6 +197,14 @@ static const H5FD_class_t H5FD_multifile_g = {
     H5FD_FLMAP_DICHOTOMY         /* fl_map               */
 };
 
+/* the driver's registration, error class and MPI initialisation (vfd_driver.h) */
+static vfd_driver_t mf_driver_g =
+    VFD_DRIVER_INIT(&H5FD_multifile_g, "multifile", "h5stack multifile VFD", "multifile driver");
+#define MF_ERROR(...) VFD_ERROR(&mf_driver_g, __VA_ARGS__)
+
+/* all ranks' outcome, the message of the lowest failing rank in msg (vfd_agree) */
+static int mf_agree(MPI_Comm comm, int ok, mf_err_t msg) { return vfd_agree(comm, ok, msg, MF_ERRMSG_SIZE); }
+
 /* ---------------------------------------------------------------- plugin entry points */
 
 #ifndef H5_MULTIFILE_BUILTIN /* not inside libhdf5 (the patch): plugins are looked up by these names */
@@ -258,25 +214,7 @@ const void *H5PLget_plugin_info(void) { return &H5FD_multifile_g; }
 
 /* ---------------------------------------------------------------- public API */
 
-hid_t H5FD_multifile_init(void)
-{
-    if (H5FD_MULTIFILE_g != H5I_INVALID_HID && H5Iis_valid(H5FD_MULTIFILE_g) > 0)
-        return H5FD_MULTIFILE_g;
-    if (H5FDis_driver_registered_by_value(H5FD_MULTIFILE_VALUE) > 0) {
-        /* registered already (e.g. loaded as a plugin): find its ID through a fapl */
-        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-        if (fapl >= 0 && H5Pset_driver_by_value(fapl, H5FD_MULTIFILE_VALUE, NULL) >= 0)
-            H5FD_MULTIFILE_g = H5Pget_driver(fapl);
-        if (fapl >= 0) {
-            if (H5FD_MULTIFILE_g >= 0)
-                H5Iinc_ref(H5FD_MULTIFILE_g);
-            H5Pclose(fapl);
-        }
-    }
-    else
-        H5FD_MULTIFILE_g = H5FDregister(&H5FD_multifile_g);
-    return H5FD_MULTIFILE_g;
-}
+hid_t H5FD_multifile_init(void) { return vfd_register(&mf_driver_g); }
 
 static herr_t set_options(hid_t fapl_id, const mf_options_t *opt)
 {
@@ -360,21 +298,7 @@ herr_t H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode)
 
 /* ---------------------------------------------------------------- helpers */
 
-static herr_t mf_term(void)
-{
-    int finalized = 0;
-    if (mf_err_class_g != H5I_INVALID_HID) {
-        H5Eclose_msg(mf_err_minor_g);
-        H5Eclose_msg(mf_err_major_g);
-        H5Eunregister_class(mf_err_class_g);
-        mf_err_class_g = H5I_INVALID_HID;
-    }
-    H5FD_MULTIFILE_g = H5I_INVALID_HID;
-    if (mf_initialized_mpi_g && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
-        MPI_Finalize();
-    mf_initialized_mpi_g = 0;
-    return 0;
-}
+static herr_t mf_term(void) { return vfd_terminate(&mf_driver_g); }
 
 static void *mf_fapl_get(H5FD_t *_file)
 {
@@ -396,20 +320,6 @@ static void fapl_comm(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
     H5E_END_TRY
     if (got < 0 || *comm == MPI_COMM_NULL)
         MPI_Comm_dup(MPI_COMM_WORLD, comm);
-}
-
-/* a serial program gets MPI initialised by the driver, as HDF5's mpio/subfiling do */
-static int ensure_mpi(void)
-{
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-        int provided;
-        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
-            return -1;
-        mf_initialized_mpi_g = 1;
-    }
-    return 0;
 }
 
 static void free_file(H5FD_multifile_t *f)
@@ -448,11 +358,7 @@ static void free_file(H5FD_multifile_t *f)
         mf_dir_free(&f->dir);
     else
         mf_extents_free(&f->map);
-    vfd_mpi_handle_close(&f->mpi_handle);
-    if (f->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&f->comm);
-    if (f->info != MPI_INFO_NULL)
-        MPI_Info_free(&f->info);
+    vfd_comm_free(&f->mpi_handle, &f->comm, &f->info);
     free(f->path);
     free(f);
 }
@@ -491,7 +397,7 @@ static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create the directory: %s", path, strerror(errno));
         return -1;
     }
-    if (do_sync && mf_sync_parent(path) < 0) { /* with sync=on the directory itself survives a power loss */
+    if (do_sync && vfd_sync_parent(path) < 0) { /* with sync=on the directory itself survives a power loss */
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot sync the directory that holds it: %s", path, strerror(errno));
         return -1;
     }
@@ -897,7 +803,7 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
         MF_ERROR("invalid file name or maximum address");
         return NULL;
     }
-    if (ensure_mpi() < 0) {
+    if (vfd_ensure_mpi(&mf_driver_g) < 0) {
         MF_ERROR("%s: cannot initialise MPI", name);
         return NULL;
     }
@@ -973,15 +879,6 @@ static int mf_cmp(const H5FD_t *f1, const H5FD_t *f2)
         return a->dev < b->dev ? -1 : 1;
     if (a->ino != b->ino)
         return a->ino < b->ino ? -1 : 1;
-    return 0;
-}
-
-static herr_t mf_query(const H5FD_t *file, unsigned long *flags)
-{
-    (void)file; /* called on the class too (file == NULL) */
-    if (flags)
-        *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_HAS_MPI |
-                 H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
     return 0;
 }
 
@@ -1109,13 +1006,7 @@ static bool unordered(void)
 
 /* Is the current call collective? Then every rank of the file makes it (HDF5's rule for
  * its MPI-IO driver, which calls MPI_File_set_view / *_all in it). */
-static bool collective_call(void)
-{
-    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
-    if (unordered())
-        return false;
-    return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
-}
+static bool collective_call(void) { return !unordered() && vfd_collective_call(); }
 
 /*
  * The start and the end of a collective write, on every rank: the ranks exchange the
@@ -1168,21 +1059,6 @@ static int read_map(const mf_extents_t *map, const int *fds, haddr_t addr, size_
     return 0;
 }
 
-/*
- * The MPI datatypes of this call, where HDF5's MPI-IO driver takes them: a collective
- * raw-data transfer outside the vector callbacks carries a buffer and a file datatype
- * in HDF5's API context (both MPI_BYTE, `size` then counting bytes, unless HDF5 built
- * derived types for it: selection I/O off, by the application or by HDF5 for the call).
- */
-static int call_datatypes(H5FD_mem_t type, MPI_Datatype *btype, MPI_Datatype *ftype)
-{
-    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
-    *btype = *ftype = MPI_BYTE;
-    if (type != H5FD_MEM_DRAW || H5CX_get_io_xfer_mode(&mode) < 0 || mode != H5FD_MPIO_COLLECTIVE)
-        return 0;
-    return H5CX_get_mpi_coll_datatypes(btype, ftype) < 0 ? -1 : 0;
-}
-
 /* one piece of a transfer described by MPI datatypes */
 typedef struct {
     H5FD_multifile_t *f;
@@ -1223,7 +1099,7 @@ static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     MPI_Datatype      btype, ftype;
     (void)dxpl;
-    if (call_datatypes(type, &btype, &ftype) < 0) {
+    if (vfd_call_datatypes(type, &btype, &ftype) < 0) {
         MF_ERROR("%s: cannot get the MPI datatypes of a collective read from HDF5", f->path);
         return -1;
     }
@@ -1440,31 +1316,6 @@ static haddr_t mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)
     return ((const H5FD_multifile_t *)_file)->eof;
 }
 
-/* vectors: a size of 0 / a type of H5FD_MEM_NOLIST ends its array; the previous
- * entry then holds for all remaining elements (HDF5's compact convention) */
-typedef herr_t (*mf_io_fn)(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
-
-static herr_t for_each_vector_entry(mf_io_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[],
-                                    haddr_t addrs[], size_t sizes[], void *bufs[])
-{
-    size_t     size = 0;
-    H5FD_mem_t type = H5FD_MEM_DEFAULT;
-    bool       fixed_size = false, fixed_type = false;
-    for (uint32_t i = 0; i < count; i++) {
-        if (!fixed_size && (i == 0 || sizes[i] != 0))
-            size = sizes[i];
-        else
-            fixed_size = true;
-        if (!fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
-            type = types[i];
-        else
-            fixed_type = true;
-        if (io(file, type, dxpl, addrs[i], size, bufs[i]) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 static herr_t write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     return write_at(file, type, dxpl, addr, size, buf);
@@ -1516,7 +1367,7 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
     bool              coll = collective_call();
     herr_t            ret  = coll ? sync_collective(f, 0) : 0;
     MPI_Datatype      btype = MPI_BYTE, ftype = MPI_BYTE;
-    if (ret >= 0 && call_datatypes(type, &btype, &ftype) < 0) {
+    if (ret >= 0 && vfd_call_datatypes(type, &btype, &ftype) < 0) {
         MF_ERROR("%s: cannot get the MPI datatypes of a collective write from HDF5", f->path);
         ret = -1;
     }
@@ -1533,7 +1384,7 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
 static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                              size_t sizes[], void *bufs[])
 {
-    return for_each_vector_entry(read_at, file, dxpl, count, types, addrs, sizes, bufs);
+    return vfd_each_entry(read_at, file, dxpl, count, types, addrs, sizes, bufs);
 }
 
 static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
@@ -1549,7 +1400,7 @@ static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem
         ret = before_writes(f, metadata, dxpl);
     /* the entries are only read from: the cast serves the shared loop */
     if (ret >= 0)
-        ret = for_each_vector_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
+        ret = vfd_each_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
     return coll ? sync_collective(f, ret) : ret;
 }
 
@@ -1618,7 +1469,7 @@ static herr_t mf_delete(const char *name, hid_t fapl_id)
     mf_err_t err  = "";
     int      rank = 0, ok = 1;
     struct stat st;
-    if (ensure_mpi() < 0) {
+    if (vfd_ensure_mpi(&mf_driver_g) < 0) {
         MF_ERROR("%s: cannot initialise MPI", name);
         return -1;
     }
@@ -1652,28 +1503,7 @@ static herr_t mf_delete(const char *name, hid_t fapl_id)
 static herr_t mf_ctl(H5FD_t *_file, uint64_t op_code, uint64_t flags, const void *input, void **output)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
+    vfd_comm_t        c = {f->comm, f->info, f->rank, f->size};
     (void)input;
-    switch (op_code) {
-        case H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE:
-            **((MPI_Comm **)output) = f->comm;
-            return 0;
-        case H5FD_CTL_GET_MPI_INFO_OPCODE:
-            **((MPI_Info **)output) = f->info;
-            return 0;
-        case H5FD_CTL_GET_MPI_RANK_OPCODE:
-            **((int **)output) = f->rank;
-            return 0;
-        case H5FD_CTL_GET_MPI_SIZE_OPCODE:
-            **((int **)output) = f->size;
-            return 0;
-        case H5FD_CTL_GET_MPI_FILE_SYNC_OPCODE:
-            **((bool **)output) = false;
-            return 0;
-        default:
-            if (flags & H5FD_CTL_FAIL_IF_UNKNOWN_FLAG) {
-                MF_ERROR("%s: unknown ctl operation %" PRIu64, f->path, op_code);
-                return -1;
-            }
-            return 0;
-    }
+    return vfd_ctl(&mf_driver_g, f->path, &c, op_code, flags, output);
 }

@@ -260,28 +260,6 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
     return 0;
 }
 
-int mf_sync_parent(const char *path)
-{
-    char   dir[PATH_MAX];
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/')
-        n--;
-    while (n > 0 && path[n - 1] != '/')
-        n--;
-    while (n > 1 && path[n - 1] == '/')
-        n--;
-    if (n == 0) /* a name in the working directory */
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)n, path);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 uint64_t mf_new_run(void)
 {
     uint64_t run = 0;

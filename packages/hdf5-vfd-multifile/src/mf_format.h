@@ -108,9 +108,6 @@ int  mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_ind
  * written; read and validate */
 int mf_meta_write(int dirfd, const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err);
 int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err);
-/* fsync the directory that holds path (trailing slashes ignored), so that a new entry
- * or a rename there persists; 0 or -1 (errno) */
-int mf_sync_parent(const char *path);
 /* a new run identity: random, never 0 */
 uint64_t mf_new_run(void);
 /* open a file of a directory for reading (dirfd, or AT_FDCWD and a path): a regular

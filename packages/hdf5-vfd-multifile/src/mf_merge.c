@@ -8,6 +8,7 @@
 #include "mf_merge.h"
 
 #include "mf_index.h"
+#include "vfd_path.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -769,26 +770,11 @@ static void remove_stale_outputs(const char *parent, const char *base)
         closedir(d);
 }
 
-/* path's parent directory and last component, in copy (trailing slashes dropped) */
-static void split_path(const char *path, char copy[PATH_MAX], const char **parent, const char **base)
-{
-    snprintf(copy, PATH_MAX, "%s", path);
-    char *slash = strrchr(copy, '/');
-    if (slash && slash[1] == '\0') { /* trailing slash */
-        *slash = '\0';
-        slash  = strrchr(copy, '/');
-    }
-    *base = slash ? slash + 1 : copy;
-    if (slash)
-        *slash = '\0';
-    *parent = slash ? (slash == copy ? "/" : copy) : ".";
-}
-
 void mf_remove_stale(const char *path)
 {
     char        copy[PATH_MAX];
     const char *parent, *base;
-    split_path(path, copy, &parent, &base);
+    vfd_split_path(path, copy, &parent, &base);
     remove_stale_outputs(parent, base);
 }
 
@@ -796,7 +782,7 @@ int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_pa
 {
     char        copy[PATH_MAX];
     const char *parent, *base;
-    split_path(out_path ? out_path : d->path, copy, &parent, &base);
+    vfd_split_path(out_path ? out_path : d->path, copy, &parent, &base);
     remove_stale_outputs(parent, base);
     snprintf(tmp_path, n, "%s/.%s.h5mf-merge.%ld", parent, base, (long)getpid());
     int fd = open(tmp_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -891,7 +877,7 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     if (syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
         /* the exchange on disk before the old directory's files go: a crash between must
          * leave the old directory whole under its name, or the new file there */
-        if (mf_sync_parent(dir) < 0) {
+        if (vfd_sync_parent(dir) < 0) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: replaced, but its directory could not be synced (%s): the old "
                      "directory is kept as %s", dir, strerror(errno), tmp_path);
             release_lock(&dir_lock);
@@ -920,7 +906,7 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
         return -1;
     }
     release_lock(&held_lock_fd);
-    if (mf_sync_parent(dir) < 0) {
+    if (vfd_sync_parent(dir) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: replaced, but its directory could not be synced (%s): the old directory "
                  "is kept as %s", dir, strerror(errno), aside);
         release_lock(&dir_lock);

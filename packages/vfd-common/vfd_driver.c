@@ -1,0 +1,169 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
+/* vfd_driver.c - what the MPI drivers do toward HDF5 the same way (see vfd_driver.h) */
+#include "vfd_driver.h"
+
+#include "vfd_mpihandle.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+hid_t vfd_register(vfd_driver_t *d)
+{
+    if (d->id != H5I_INVALID_HID && H5Iis_valid(d->id) > 0)
+        return d->id;
+    if (H5FDis_driver_registered_by_value(d->cls->value) > 0) {
+        /* registered already (e.g. loaded as a plugin): find its ID through a fapl */
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+        if (fapl >= 0 && H5Pset_driver_by_value(fapl, d->cls->value, NULL) >= 0)
+            d->id = H5Pget_driver(fapl);
+        if (fapl >= 0) {
+            if (d->id >= 0)
+                H5Iinc_ref(d->id);
+            H5Pclose(fapl);
+        }
+    }
+    else
+        d->id = H5FDregister(d->cls);
+    return d->id;
+}
+
+herr_t vfd_terminate(vfd_driver_t *d)
+{
+    int finalized = 0;
+    if (d->err_class != H5I_INVALID_HID) {
+        H5Eclose_msg(d->err_minor);
+        H5Eclose_msg(d->err_major);
+        H5Eunregister_class(d->err_class);
+        d->err_class = H5I_INVALID_HID;
+    }
+    d->id = H5I_INVALID_HID;
+    if (d->initialized_mpi && MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized)
+        MPI_Finalize();
+    d->initialized_mpi = 0;
+    return 0;
+}
+
+int vfd_ensure_mpi(vfd_driver_t *d)
+{
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        int provided;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+            return -1;
+        d->initialized_mpi = 1;
+    }
+    return 0;
+}
+
+void vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, const char *fmt, ...)
+{
+    char    msg[VFD_MSG_SIZE + 64];
+    va_list ap;
+    if (d->err_class == H5I_INVALID_HID) {
+        d->err_class = H5Eregister_class(d->name, d->title, "1.0");
+        d->err_major = H5Ecreate_msg(d->err_class, H5E_MAJOR, d->major);
+        d->err_minor = H5Ecreate_msg(d->err_class, H5E_MINOR, "operation failed");
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    H5Epush2(H5E_DEFAULT, file, func, (unsigned)line, d->err_class, d->err_major, d->err_minor, "%s: %s", d->name,
+             msg);
+}
+
+int vfd_agree(MPI_Comm comm, int ok, char *msg, size_t len)
+{
+    int rank, size, mine, first;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    mine = ok ? size : rank;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == size)
+        return 0;
+    MPI_Bcast(msg, (int)len, MPI_CHAR, first, comm);
+    return -1;
+}
+
+bool vfd_collective_call(void)
+{
+    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
+    return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
+}
+
+int vfd_call_datatypes(H5FD_mem_t type, MPI_Datatype *btype, MPI_Datatype *ftype)
+{
+    H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
+    *btype = *ftype = MPI_BYTE;
+    if (type != H5FD_MEM_DRAW || H5CX_get_io_xfer_mode(&mode) < 0 || mode != H5FD_MPIO_COLLECTIVE)
+        return 0;
+    return H5CX_get_mpi_coll_datatypes(btype, ftype) < 0 ? -1 : 0;
+}
+
+void vfd_comm_free(MPI_File *handle, MPI_Comm *comm, MPI_Info *info)
+{
+    vfd_mpi_handle_close(handle);
+    if (*comm != MPI_COMM_NULL)
+        MPI_Comm_free(comm);
+    if (*info != MPI_INFO_NULL)
+        MPI_Info_free(info);
+}
+
+herr_t vfd_ctl(vfd_driver_t *d, const char *path, const vfd_comm_t *c, uint64_t op_code, uint64_t flags,
+               void **output)
+{
+    switch (op_code) {
+        case H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE:
+            **((MPI_Comm **)output) = c->comm;
+            return 0;
+        case H5FD_CTL_GET_MPI_INFO_OPCODE:
+            **((MPI_Info **)output) = c->info;
+            return 0;
+        case H5FD_CTL_GET_MPI_RANK_OPCODE:
+            **((int **)output) = c->rank;
+            return 0;
+        case H5FD_CTL_GET_MPI_SIZE_OPCODE:
+            **((int **)output) = c->size;
+            return 0;
+        case H5FD_CTL_GET_MPI_FILE_SYNC_OPCODE:
+            **((bool **)output) = false;
+            return 0;
+        default:
+            if (flags & H5FD_CTL_FAIL_IF_UNKNOWN_FLAG) {
+                VFD_ERROR(d, "%s: unknown ctl operation %" PRIu64, path, op_code);
+                return -1;
+            }
+            return 0;
+    }
+}
+
+herr_t vfd_query(const H5FD_t *file, unsigned long *flags)
+{
+    (void)file; /* called on the class too (file == NULL) */
+    if (flags)
+        *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_AGGREGATE_SMALLDATA | H5FD_FEAT_HAS_MPI |
+                 H5FD_FEAT_DEFAULT_VFD_COMPATIBLE;
+    return 0;
+}
+
+herr_t vfd_each_entry(vfd_entry_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, const H5FD_mem_t types[],
+                      const haddr_t addrs[], const size_t sizes[], void *bufs[])
+{
+    size_t     size = 0;
+    H5FD_mem_t type = H5FD_MEM_DEFAULT;
+    bool       fixed_size = false, fixed_type = false;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!fixed_size && (i == 0 || sizes[i] != 0))
+            size = sizes[i];
+        else
+            fixed_size = true;
+        if (!fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
+            type = types[i];
+        else
+            fixed_type = true;
+        if (io(file, type, dxpl, addrs[i], size, bufs[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
