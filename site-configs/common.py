@@ -4,8 +4,8 @@
 Each system has `site-configs/<system>/reframe.py`; it imports this module for the
 `general` and `logging` sections and for its programming environments, which
 lib/h5stack builds: those of the local stacks, of stacks installed on a cluster
-(h5stack/environs.py) and of installed Spack environments' views
-(h5stack/spackviews.py); the kinds of file system come from
+(h5stack/reframe/environs.py) and of installed Spack environments' views
+(h5stack/reframe/spackviews.py); the kinds of file system come from
 reframe-tests/lib/h5checks/fskinds.py, the schema of a site configuration from
 schema.py.
 """
@@ -20,8 +20,9 @@ sys.path.append(os.path.join(os.path.dirname(HERE), "reframe-tests", "lib"))  # 
 # the names a system's reframe.py uses (common.X), each defined once where it belongs
 from h5checks.fskinds import FS_FEATURES, KIND_OF_TYPE, fs_kind, size_bytes  # noqa: E402,F401
 
-from h5stack import paths, perflog  # noqa: E402
-from h5stack.environs import (  # noqa: E402,F401
+from h5stack.base import paths  # noqa: E402
+from h5stack.reframe import perflog  # noqa: E402
+from h5stack.reframe.environs import (  # noqa: E402,F401
     SiteConfigError,
     container_image,
     detect_fs_type,
@@ -32,7 +33,12 @@ from h5stack.environs import (  # noqa: E402,F401
     this_machine_mpi_settings,
     this_machine_scratch,
 )
-from h5stack.spackviews import SpackViewError, spack_environment_dirs, spack_view_environments, spack_views  # noqa: E402,F401
+from h5stack.reframe.spackviews import (  # noqa: E402,F401
+    SpackViewError,
+    spack_environment_dirs,
+    spack_view_environments,
+    spack_views,
+)
 
 # File systems of a partition: extras['filesystems'], a list of
 #   {'name': 'scratch',                    # a label (test names, perflogs)

@@ -14,7 +14,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "lib"))
 
-from h5stack.stacks import Stacks  # noqa: E402
+from h5stack.stacks.plan import Stacks  # noqa: E402
 
 #: `./h5stack test --full` (H5STACK_TEST_FULL=1) runs every check on every stack. By
 #: default the checks that cost minutes per stack (each package's ctest, about 3 minutes

@@ -13,8 +13,10 @@ import tempfile
 
 import pytest
 
-from h5stack import apptainer, build, paths
-from h5stack.ui import StepError, run_logged
+from h5stack.base import paths
+from h5stack.base.ui import StepError, run_logged
+from h5stack.machine import apptainer
+from h5stack.stacks import build
 
 THIS_MACHINE = "CapInh:\t0000000000000000\nCapEff:\t000001fffeffffff\nCapBnd:\t000001fffeffffff\n"
 FULL = "CapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n"

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from h5stack import build
-from h5stack.ui import StepError
+from h5stack.base.ui import StepError
+from h5stack.stacks import build
 
 CMAKELISTS = """\
 cmake_minimum_required(VERSION 3.20)

@@ -16,8 +16,9 @@ import time
 import pytest
 
 from conftest import ROOT, h5stack, in_stack
-from h5stack import cluster as emulation
-from h5stack import paths, stacks
+from h5stack.base import paths
+from h5stack.machine import cluster as emulation
+from h5stack.stacks import plan
 
 #: the stack of the cluster's MPI tests (Open MPI: slurm-cluster's site config says why not MPICH)
 STACK = "openmpi-hdf5-1.14"
@@ -112,7 +113,7 @@ def srun_env(stack):
     import config
 
     site = config.load_system(os.path.join(ROOT, "site-configs", "slurm-cluster", "reframe.py"))
-    env = next(e for e in site["environments"] if e["name"] == stacks.reframe_environ_name(stack))
+    env = next(e for e in site["environments"] if e["name"] == plan.reframe_environ_name(stack))
     return dict(env.get("env_vars", []))
 
 

@@ -1,5 +1,5 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""The Apptainer images of the stacks (lib/h5stack/containers.py, containers/h5stack.def).
+"""The Apptainer images of the stacks (lib/h5stack/machine/images.py, containers/h5stack.def).
 
 Unit tests of the export (a stack merged into one relocatable tree: RUNPATHs, host
 prefixes in text files, borrowed programs) and of the image key; then, as root, the
@@ -16,7 +16,8 @@ import subprocess
 import pytest
 
 from conftest import in_stack
-from h5stack import apptainer, containers, stackdir
+from h5stack.machine import apptainer, images
+from h5stack.stacks import stackdir
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="images are built with --fakeroot as root here")
 
@@ -71,7 +72,7 @@ def exec_in_image(image, argv, app=None, env=None, cwd=None, timeout=600):
 def test_export_makes_a_relocatable_tree(tmp_path):
     desc, prefix_map = fake_stack(tmp_path)
     out = tmp_path / "export" / "mpich-hdf5-x"
-    containers.export_stack(desc, str(out), prefix_map)
+    images.export_stack(desc, str(out), prefix_map)
     # prefixes merged, the manifest of the build cache left out, links kept
     assert sorted(os.listdir(out / "bin")) == ["h5cc", "h5dump", "h5prog", "tool"]
     assert not (out / ".h5stack-manifest.json").exists()
@@ -96,38 +97,38 @@ def test_export_makes_a_relocatable_tree(tmp_path):
 def test_export_refuses_a_program_borrowed_from_outside(tmp_path):
     desc, prefix_map = fake_stack(tmp_path)
     del prefix_map[str(tmp_path / "opt" / "hdf5-tools")]
-    with pytest.raises(containers.StepError, match="h5dump wraps .* which is in no exported stack"):
-        containers.export_stack(desc, str(tmp_path / "export"), prefix_map, patchelf="true")
+    with pytest.raises(images.StepError, match="h5dump wraps .* which is in no exported stack"):
+        images.export_stack(desc, str(tmp_path / "export"), prefix_map, patchelf="true")
 
 
 def test_runpaths():
-    assert containers.runpath_for("bin/h5dump") == "$ORIGIN/../lib"
-    assert containers.runpath_for("libexec/tutorial/hyperslab_by_row") == "$ORIGIN/../lib"
-    assert containers.runpath_for("lib/libhdf5.so.310") == "$ORIGIN"
-    assert containers.runpath_for("lib/plugin/libh5fd_multifile.so") == "$ORIGIN/.."
+    assert images.runpath_for("bin/h5dump") == "$ORIGIN/../lib"
+    assert images.runpath_for("libexec/tutorial/hyperslab_by_row") == "$ORIGIN/../lib"
+    assert images.runpath_for("lib/libhdf5.so.310") == "$ORIGIN"
+    assert images.runpath_for("lib/plugin/libh5fd_multifile.so") == "$ORIGIN/.."
 
 
 def test_build_args_and_image_key():
-    local = containers.build_args("mpich", "/cache/images/debian/rootfs", "/x/export", "abc")
+    local = images.build_args("mpich", "/cache/images/debian/rootfs", "/x/export", "abc")
     assert (local["BOOTSTRAP"], local["BASE"], local["MPI"]) == ("localimage", "/cache/images/debian/rootfs", "mpich")
-    pulled = containers.build_args("openmpi", "docker://debian:12", "/x/export", "abc")
+    pulled = images.build_args("openmpi", "docker://debian:12", "/x/export", "abc")
     assert (pulled["BOOTSTRAP"], pulled["BASE"]) == ("docker", "debian:12")
-    key = containers.image_key("def", local, "sha", "base", "apptainer 1.4.5")
+    key = images.image_key("def", local, "sha", "base", "apptainer 1.4.5")
     moved = dict(local, EXPORT="/elsewhere", COMMIT="def")  # where things are on this machine: same image
-    assert containers.image_key("def", moved, "sha", "base", "apptainer 1.4.5") == key
+    assert images.image_key("def", moved, "sha", "base", "apptainer 1.4.5") == key
     for changed in (
-        containers.image_key("def2", local, "sha", "base", "apptainer 1.4.5"),
-        containers.image_key("def", dict(local, MPI="openmpi"), "sha", "base", "apptainer 1.4.5"),
-        containers.image_key("def", local, "sha2", "base", "apptainer 1.4.5"),
-        containers.image_key("def", local, "sha", "base2", "apptainer 1.4.5"),
-        containers.image_key("def", local, "sha", "base", "apptainer 1.4.6"),
+        images.image_key("def2", local, "sha", "base", "apptainer 1.4.5"),
+        images.image_key("def", dict(local, MPI="openmpi"), "sha", "base", "apptainer 1.4.5"),
+        images.image_key("def", local, "sha2", "base", "apptainer 1.4.5"),
+        images.image_key("def", local, "sha", "base2", "apptainer 1.4.5"),
+        images.image_key("def", local, "sha", "base", "apptainer 1.4.6"),
     ):
         assert changed != key
 
 
 # -- the real images (built by `./h5stack test` before the tests) -------------------
 def image(flavour):
-    path = containers.image_link(flavour)
+    path = images.image_link(flavour)
     assert os.path.exists(path), f"{path}: not built (./h5stack test builds it: `./h5stack containers build`)"
     return path
 
@@ -137,7 +138,7 @@ def apptainer_exe():
 
 
 @ROOT_ONLY
-@pytest.mark.parametrize("flavour", containers.FLAVOURS)
+@pytest.mark.parametrize("flavour", images.FLAVOURS)
 def test_image_labels_and_stacks(flavour):
     proc = subprocess.run([apptainer_exe(), "inspect", "--json", image(flavour)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -154,7 +155,7 @@ def test_image_labels_and_stacks(flavour):
 
 @ROOT_ONLY
 @pytest.mark.parametrize("model", ["inside", "hybrid"])
-@pytest.mark.parametrize("flavour", containers.FLAVOURS)
+@pytest.mark.parametrize("flavour", images.FLAVOURS)
 def test_image_runs_equal_to_the_stack_outside(flavour, model, tmp_path):
     """Multifile in the image, merged there, equal (h5diff, outside) to MPI-IO outside."""
     stack = f"{flavour}-hdf5-1.14"
@@ -176,7 +177,7 @@ def test_image_runs_equal_to_the_stack_outside(flavour, model, tmp_path):
 
 
 @ROOT_ONLY
-@pytest.mark.parametrize("flavour", containers.FLAVOURS)
+@pytest.mark.parametrize("flavour", images.FLAVOURS)
 def test_borrowed_tools_in_the_image_load_plugins_of_their_own_library(flavour, tmp_path):
     """In the image too, `HDF5_DRIVER=multifile h5dump` of the 2.x stack maps one libhdf5:
     its own h5dump, or 1.14's borrowed from a crate-built stack, whose wrapper points it

@@ -11,8 +11,8 @@ import shutil
 import pytest
 
 from conftest import Stacks
-from h5stack import crash
-from h5stack.crash import ROOT_INO, Choice, Op
+from h5stack.verify import crash
+from h5stack.verify.crash import ROOT_INO, Choice, Op
 
 STACK = "mpich-hdf5-1.14"
 

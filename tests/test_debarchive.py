@@ -13,8 +13,8 @@ import tempfile
 
 import pytest
 
-from h5stack import debarchive, sources
-from h5stack.ui import StepError
+from h5stack.base.ui import StepError
+from h5stack.stacks import debarchive, sources
 
 ORIG = "hdf5_2.2.0+repack.orig.tar.gz"
 POOL = "pool/main/h/hdf5"

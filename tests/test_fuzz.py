@@ -8,9 +8,9 @@ import os
 import pytest
 
 from conftest import Stacks, h5stack
-from h5stack import fuzz
-from h5stack.launch import Launcher
-from h5stack.ui import StepError
+from h5stack.base.ui import StepError
+from h5stack.machine.launch import Launcher
+from h5stack.verify import fuzz
 
 
 def _pairs():

@@ -1,12 +1,14 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The harness's modules depend on each other one way: no module imports, directly or
-through others, a module that imports it (imports inside functions count too)."""
+through others, a module that imports it (imports inside functions count too), and no
+room of lib/h5stack imports a room of a higher rank or a sibling of its own rank."""
 
 import ast
 import glob
 import os
 import re
 import subprocess
+import sys
 
 from conftest import ROOT
 
@@ -15,21 +17,26 @@ SITE = os.path.join(ROOT, "site-configs")
 
 
 def _modules():
-    """{name: path}: h5stack.<module> of lib/h5stack, and the site configs' own modules."""
-    found = {f"h5stack.{os.path.basename(p)[:-3]}": p for p in glob.glob(os.path.join(LIB, "*.py"))}
+    """{name: path}: h5stack.<room>.<module> of lib/h5stack (a package by the name of its
+    folder), and the site configs' own modules."""
+    found = {}
+    for path in glob.glob(os.path.join(LIB, "**", "*.py"), recursive=True):
+        parts = os.path.relpath(path, os.path.dirname(LIB))[:-3].split(os.sep)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     found |= {os.path.basename(p)[:-3]: p for p in glob.glob(os.path.join(SITE, "*.py"))}
     return found
 
 
 def _imports(path, name, known):
     """The known modules that the module at path imports, anywhere in it."""
-    package = name.rsplit(".", 1)[0] if "." in name else ""
+    is_package = os.path.basename(path) == "__init__.py"
+    package = name if is_package else name.rsplit(".", 1)[0] if "." in name else ""
     targets = set()
     for node in ast.walk(ast.parse(open(path).read(), path)):
         if isinstance(node, ast.Import):
             targets |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            base = package if node.level else (node.module or "")
+            base = package.rsplit(".", node.level - 1)[0] if node.level else (node.module or "")
             if node.level and node.module:
                 base = f"{package}.{node.module}"
             targets.add(base)
@@ -68,6 +75,70 @@ def test_no_import_cycle():
 def test_the_cycle_finder_finds_one():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+#: the rooms of lib/h5stack and their ranks: a room imports rooms of a lower rank only
+#: (docs/architecture.md); rooms of one rank do not import each other
+RANKS = {
+    "base": 0,
+    "stacks": 1,
+    "machine": 2,
+    "spack": 3,
+    "reframe": 3,
+    "verify": 3,
+    "testsuite": 4,
+    "commands": 5,
+    "cli": 6,
+}
+
+
+def _room(name):
+    """The room of h5stack.<room>[.<module>], or None for the package itself and the site configs."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == "h5stack" and len(parts) > 1 else None
+
+
+def _against_the_ranks(graph):
+    """The imports ["a -> b", ...] of graph from a room to one of a higher rank or to a sibling."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        here = _room(name)
+        for target in sorted(targets):
+            there = _room(target)
+            if here and there and here != there and RANKS[there] >= RANKS[here]:
+                found.append(f"{name} ({here}, rank {RANKS[here]}) -> {target} ({there}, rank {RANKS[there]})")
+    return found
+
+
+def test_rooms_depend_one_way():
+    known = _modules()
+    rooms = {_room(name) for name in known} - {None}
+    assert {"base", "stacks", "machine", "cli"} <= rooms, f"the rooms were not found: {sorted(rooms)}"
+    assert not rooms - set(RANKS), f"rooms without a rank in RANKS: {sorted(rooms - set(RANKS))}"
+    graph = {name: _imports(path, name, known) for name, path in known.items()}
+    found = _against_the_ranks(graph)
+    assert not found, "imports against the rooms' ranks:\n" + "\n".join(found)
+
+
+def test_the_rank_check_finds_an_upward_import():
+    graph = {"h5stack.base.ui": {"h5stack.stacks.plan"}, "h5stack.stacks.plan": {"h5stack.base.ui"}}
+    assert _against_the_ranks(graph) == ["h5stack.base.ui (base, rank 0) -> h5stack.stacks.plan (stacks, rank 1)"]
+    assert len(_against_the_ranks({"h5stack.spack.patches": {"h5stack.reframe.environs"}})) == 1  # siblings
+    assert _against_the_ranks({"h5stack.cli": {"h5stack.machine.apt", "h5stack.base"}}) == []
+
+
+def test_the_parser_needs_the_standard_library_only():
+    """./h5stack parses its arguments (and prints --help) before the virtual environment
+    exists: building the parser imports nothing outside the standard library and h5stack."""
+    code = (
+        "import sys; before = set(sys.modules); sys.path.insert(0, sys.argv[1]);"
+        "from h5stack import cli; cli.build_parser();"
+        "print(*sorted({m.split('.')[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names)))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", code, os.path.dirname(LIB)], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.split() == ["h5stack"], proc.stdout
 
 
 #: words that tell how the software was made rather than what it does

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from conftest import ROOT, Stacks, in_stack, selected
-from h5stack import paths
+from h5stack.base import paths
 
 H5HELLO = os.path.join(ROOT, "tests", "data", "h5hello")
 

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from conftest import FULL, ROOT, SELECTED_STACKS, h5stack
-from h5stack import containers
-from h5stack.regression import SCHEDULERS
+from h5stack.machine import images
+from h5stack.reframe.regression import SCHEDULERS
 
 TUTORIAL_PER_STACK = 16  # 4 tutorial programs x {collective, independent} x {mpio, multifile}
 MULTIFILE = ["multifile_workload_read", "multifile_workload_write"]  # on the posix file system here
@@ -48,7 +48,7 @@ def expected_rows(desc):
     # the Apptainer image of the stack's MPI, in both run models (the plain 1.14 stack's
     # environment: the host MPI of the image); skipped where the image is not built
     if not twin and desc["hdf5_series"] == "1.14":
-        image = "pass" if os.path.exists(containers.image_link(desc["mpi"])) else "skip"
+        image = "pass" if os.path.exists(images.image_link(desc["mpi"])) else "skip"
         for model in ("inside", "hybrid"):
             rows[("container_tutorial", f"%model={model}")] = image
             for app in ("hdf5-1.14", "hdf5-2"):

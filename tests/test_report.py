@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT, h5stack
-from h5stack import report
+from h5stack.reframe import report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

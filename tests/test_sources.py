@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from h5stack import sources
-from h5stack.ui import StepError
+from h5stack.base.ui import StepError
+from h5stack.stacks import sources
 
 
 @pytest.fixture
@@ -74,8 +74,8 @@ def test_a_source_without_a_pin_is_refused(home, tmp_path):
 
 def test_every_pinned_entry_of_stacks_yaml_has_its_sha256():
     """stacks.yaml and the sources beside the code (Apptainer's) are all pinned."""
-    from h5stack import apptainer
-    from h5stack.stacks import load_config
+    from h5stack.machine import apptainer
+    from h5stack.stacks.plan import load_config
 
     entries = [e for series in load_config()["hdf5"].values() for e in series["sources"]]
     entries.append(apptainer.APPTAINER_SOURCE)
@@ -86,7 +86,7 @@ def test_every_pinned_entry_of_stacks_yaml_has_its_sha256():
 def test_a_tampered_cached_debian_source_is_removed(home, tmp_path):
     """The cached .orig of a Debian source package that differs from its pin (the HDF5
     2.x entry had none) is removed and not used."""
-    from h5stack.stacks import load_config
+    from h5stack.stacks.plan import load_config
 
     (entry,) = [e for e in load_config()["hdf5"]["2"]["sources"] if e["kind"] == "debian"]
     store = home / "sources"

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from h5stack import spackconfig
-from h5stack.ui import StepError
+from h5stack.base.ui import StepError
+from h5stack.spack import config as spackconfig
 
 
 @pytest.fixture(scope="module")

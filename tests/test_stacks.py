@@ -206,8 +206,8 @@ def test_committed_patches_are_current():
 def test_committed_spack_environments_are_current():
     """environments/ is generated from stacks.yaml: committed files match, and a change
     of stacks.yaml shows (the check is not blind)."""
-    from h5stack import spackenvs
-    from h5stack.stacks import load_config
+    from h5stack.spack import environments as spackenvs
+    from h5stack.stacks.plan import load_config
 
     proc = subprocess.run([os.path.join(ROOT, "h5stack"), "spack-envs", "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -11,8 +11,8 @@ import os
 import re
 import sys
 
-from . import apt, bootstrap
-from .ui import StepError, info
+from h5stack.base.ui import StepError, info
+from h5stack.machine import apt, bootstrap
 
 DESCRIPTION = """\
 Build local parallel-HDF5 stacks (HDF5 1.14 and 2.x x MPICH and Open MPI, from real
@@ -221,7 +221,7 @@ def _tarballs(specs):
 
 
 def cmd_setup(args):
-    from .stacks import Stacks
+    from h5stack.stacks.plan import Stacks
 
     stacks = Stacks(tarballs=_tarballs(args.tarball))
     for series in stacks.tarballs:
@@ -233,7 +233,7 @@ def cmd_setup(args):
 
 
 def cmd_list(args):
-    from .stacks import Stacks
+    from h5stack.stacks.plan import Stacks
 
     stacks = Stacks()
     width = max(len(n) for n in stacks.names())
@@ -244,8 +244,8 @@ def cmd_list(args):
 
 
 def cmd_env(args):
-    from .stackdir import render_sh
-    from .stacks import Stacks
+    from h5stack.stacks.plan import Stacks
+    from h5stack.stacks.stackdir import render_sh
 
     stacks = Stacks()
     stack = stacks.get(args.stack)
@@ -257,58 +257,58 @@ def cmd_env(args):
 
 
 def cmd_run(args):
-    from . import regression
+    from h5stack.reframe import regression
 
     return regression.run(args)
 
 
 def cmd_patches(args):
-    from . import patches
+    from h5stack.spack import patches
 
     return patches.run(args)
 
 
 def cmd_spack_envs(args):
-    from . import spackenvs
+    from h5stack.spack import environments as spackenvs
 
     return spackenvs.run(args)
 
 
 def cmd_spack_config(args):
-    from . import spackconfig
+    from h5stack.spack import config as spackconfig
 
     return spackconfig.run(args)
 
 
 def cmd_report(args):
-    from . import report
+    from h5stack.reframe import report
 
     return report.run(args)
 
 
 def cmd_cluster(args):
-    from . import cluster
+    from h5stack.machine import cluster
 
     return cluster.run(args)
 
 
 def cmd_slurm(args):
-    from . import slurm
+    from h5stack.machine import slurm
 
     return slurm.run(args)
 
 
 def cmd_containers(args):
-    from . import containers
+    from h5stack.machine import images
 
-    flavours = args.flavours or list(containers.FLAVOURS)
+    flavours = args.flavours or list(images.FLAVOURS)
     for flavour in flavours:
-        if flavour not in containers.FLAVOURS:
-            raise StepError(f"unknown MPI flavour {flavour!r} (expected {', '.join(containers.FLAVOURS)})")
+        if flavour not in images.FLAVOURS:
+            raise StepError(f"unknown MPI flavour {flavour!r} (expected {', '.join(images.FLAVOURS)})")
     for flavour in flavours:
         if args.action == "build":
-            containers.build_image(flavour, base=args.base, force=args.force)
-        link = containers.image_link(flavour)
+            images.build_image(flavour, base=args.base, force=args.force)
+        link = images.image_link(flavour)
         state = (
             f"{os.path.realpath(link)} ({os.path.getsize(link) / 1e6:.0f} MB)" if os.path.exists(link) else "not built"
         )
@@ -317,7 +317,7 @@ def cmd_containers(args):
 
 
 def cmd_fuzz(args):
-    from . import fuzz
+    from h5stack.verify import fuzz
 
     for name in ("seeds", "ranks", "max_ranks", "ops"):
         value = getattr(args, name)
@@ -325,14 +325,14 @@ def cmd_fuzz(args):
             raise StepError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
     if args.time is not None and not 0 < args.time < float("inf"):
         raise StepError(f"--time must be a positive number of seconds, not {args.time}")
-    from .stacks import Stacks
+    from h5stack.stacks.plan import Stacks
 
     Stacks().setup(args.stack or None)
     return fuzz.run(args)
 
 
 def cmd_crash(args):
-    from . import crash
+    from h5stack.verify import crash
 
     if args.time is not None and not 0 < args.time < float("inf"):
         raise StepError(f"--time must be a positive number of seconds, not {args.time}")
@@ -352,7 +352,7 @@ def cmd_crash(args):
 
 
 def cmd_test(args):
-    from . import testsuite
+    from h5stack import testsuite
 
     return testsuite.run(args)
 

@@ -12,9 +12,10 @@ import os
 import subprocess
 import sys
 
-from . import apt, containers, paths
-from .stacks import Stacks
-from .ui import info
+from h5stack.base import paths
+from h5stack.base.ui import info
+from h5stack.machine import apt, images
+from h5stack.stacks.plan import Stacks
 
 
 def run(args):
@@ -22,7 +23,7 @@ def run(args):
     stacks = Stacks()
     stacks.setup()
     stacks.setup_hdf5_tests()
-    containers.setup_images(stacks)  # the Apptainer images (tests/test_containers.py, the container checks)
+    images.setup_images(stacks)  # the Apptainer images (tests/test_containers.py, the container checks)
     extra = list(args.extra)
     targets = [] if any(not a.startswith("-") for a in extra) else [os.path.join(paths.ROOT, "tests")]
     # -ra: why each test was skipped; --durations: where the time of a run went

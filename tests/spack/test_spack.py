@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, Stacks, h5stack
-from h5stack import spackenvs
+from h5stack.spack import environments as spackenvs
 
 SPACK = (
     os.path.join(os.environ["SPACK_ROOT"], "bin", "spack") if os.environ.get("SPACK_ROOT") else shutil.which("spack")

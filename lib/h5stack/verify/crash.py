@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from . import paths
+from h5stack.base import paths
 
 PAGE = 4096
 ROOT_INO = 1
@@ -1108,8 +1108,8 @@ def workloads(opts):
 
 
 def stack_environment(stack):
-    from .fuzz import stack_env
-    from .stacks import Stacks
+    from h5stack.stacks.plan import Stacks
+    from h5stack.verify.fuzz import stack_env
 
     desc = Stacks().get(stack).description()
     if not desc:

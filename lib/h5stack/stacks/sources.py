@@ -28,8 +28,9 @@ import tarfile
 import tempfile
 import urllib.request
 
-from . import debarchive, paths
-from .ui import StepError, info
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info
+from h5stack.stacks import debarchive
 
 
 def sha256_of(path):

@@ -4,7 +4,7 @@ environments/): written when they differ, or only checked (`--check`)."""
 
 import os
 
-from .ui import info
+from h5stack.base.ui import info
 
 
 def refresh(target, text, check):

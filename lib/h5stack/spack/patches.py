@@ -24,8 +24,8 @@ import os
 import shutil
 import tempfile
 
-from . import generated, paths
-from .ui import StepError
+from h5stack.base import generated, paths
+from h5stack.base.ui import StepError
 
 PACKAGE = os.path.join(paths.PACKAGES_DIR, "hdf5-vfd-multifile")
 COMMON = paths.VFD_COMMON_DIR  # the C it shares with the DSM driver
@@ -148,7 +148,7 @@ def _copy_for_spack(patch, check):
 
 
 def run(args):
-    from .stacks import Stacks
+    from h5stack.stacks.plan import Stacks
 
     stacks = Stacks()
     stale = []

@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 
-from .ui import StepError
+from h5stack.base.ui import StepError
 
 KINDS = ("mpiexec", "srun")
 SRUN = ["srun", "--overcommit", "--distribution=cyclic", "--kill-on-bad-exit=1"]

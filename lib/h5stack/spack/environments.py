@@ -10,9 +10,9 @@ The files are generated, never edited; `--check` fails when a committed one is s
 
 import os
 
-from . import generated, paths
-from .stacks import load_config
-from .ui import StepError
+from h5stack.base import generated, paths
+from h5stack.base.ui import StepError
+from h5stack.stacks.plan import load_config
 
 ENVIRONMENTS = os.path.join(paths.ROOT, "environments")
 RECIPES = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages")

@@ -8,9 +8,9 @@ import os
 import sys
 import tempfile
 
-from .ui import StepError
+from h5stack.base.ui import StepError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
 DEBIAN_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian.txt")
 DEBIAN_TEST_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian-test.txt")
 PYTHON_REQUIREMENTS = os.path.join(ROOT, "requirements", "python.txt")

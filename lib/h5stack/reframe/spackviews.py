@@ -11,8 +11,8 @@ import shlex
 
 import yaml
 
-from .environs import SiteConfigError, _env_vars, _hdf5_series
-from .stacks import reframe_environ_name
+from h5stack.reframe.environs import SiteConfigError, _env_vars, _hdf5_series
+from h5stack.stacks.plan import reframe_environ_name
 
 SPACK_ENVS_VARIABLE = "H5STACK_SPACK_ENVS"
 

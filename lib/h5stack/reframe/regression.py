@@ -19,9 +19,9 @@ import subprocess
 import sys
 import time
 
-from . import paths
-from .stacks import reframe_environ_name
-from .ui import StepError, info
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info
+from h5stack.stacks.plan import reframe_environ_name
 
 #: systems whose Slurm h5stack starts on this machine, and the module that does
 SCHEDULERS = {"slurm-local": "slurm", "slurm-cluster": "cluster"}
@@ -128,7 +128,7 @@ def print_table(rows, title):
 def spack_environs(env_dirs):
     """ReFrame environment names of the views of installed Spack environments (checked now,
     so a missing or uninstalled environment is an error before anything runs)."""
-    from .spackviews import SpackViewError, spack_view_environments
+    from h5stack.reframe.spackviews import SpackViewError, spack_view_environments
 
     try:
         return [e["name"] for e in spack_view_environments([], env_dirs)]
@@ -151,7 +151,7 @@ def start_scheduler(system, dry_run):
 
 
 def run(args):
-    from .stacks import Stacks
+    from h5stack.stacks.plan import Stacks
 
     config_file(args.system)  # validate before building anything
     stacks = Stacks()
@@ -160,10 +160,10 @@ def run(args):
     environs = spack_environs(env_dirs)
     local = args.system in LOCAL_SYSTEMS
     if local and not args.no_setup and (names or not env_dirs):
-        from . import containers
+        from h5stack.machine import images
 
         stacks.setup(names or stacks.names())
-        containers.setup_images(stacks, names or stacks.names())  # reframe-tests/containers
+        images.setup_images(stacks, names or stacks.names())  # reframe-tests/containers
     scheduler, started = start_scheduler(args.system, "--dry-run" in args.extra)
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
     cmd = reframe_command(args.system, names, args.checks, args.extra, report, environs)
@@ -193,7 +193,7 @@ def run(args):
         print(f"{passed} {'generated' if dry else 'passed'}, {skipped} skipped, {failed} failed{known}")
         info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
         if not dry:
-            from . import report as html_report
+            from h5stack.reframe import report as html_report
 
             try:
                 page, nfigs, _ = html_report.write_report()

@@ -20,9 +20,9 @@ import shutil
 import subprocess
 import time
 
-from . import paths
-from .sources import sha256_of
-from .ui import StepError, fmt_seconds, info, run_logged
+from h5stack.base import paths
+from h5stack.base.ui import StepError, fmt_seconds, info, run_logged
+from h5stack.stacks.sources import sha256_of
 
 MANIFEST = ".h5stack-manifest.json"
 BUILDER_VERSION = 1  # bump to rebuild everything after a change in how we build

@@ -31,8 +31,10 @@ import shutil
 import stat
 import time
 
-from . import apt, build, paths, sources
-from .ui import StepError, fmt_seconds, info, run_logged
+from h5stack.base import paths
+from h5stack.base.ui import StepError, fmt_seconds, info, run_logged
+from h5stack.machine import apt
+from h5stack.stacks import build, sources
 
 # Debian sid's source package (its current revision of 1.4.5); its .orig tarball is the
 # upstream release.

@@ -30,7 +30,7 @@ import tempfile
 import urllib.parse
 import urllib.request
 
-from .ui import StepError
+from h5stack.base.ui import StepError
 
 #: Debian's archive signing keys (the keyring apt's sources name with Signed-By)
 DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"

@@ -11,8 +11,9 @@ import shutil
 import subprocess
 import tempfile
 
-from . import build, paths
-from .ui import StepError
+from h5stack.base import paths
+from h5stack.base.ui import StepError
+from h5stack.stacks import build
 
 MPI_CHECK_C = r"""
 #include <mpi.h>

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field, replace
 
 import yaml
 
-from . import paths
-from .launch import Launcher
-from .stackdir import exports
-from .stacks import Stacks
-from .ui import StepError, fmt_seconds, info
+from h5stack.base import paths
+from h5stack.base.ui import StepError, fmt_seconds, info
+from h5stack.machine.launch import Launcher
+from h5stack.stacks.plan import Stacks
+from h5stack.stacks.stackdir import exports
 
 #: variables shown with each step of a failing case (they choose the driver and its paths)
 STEP_ENV = ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG", "H5MF_TEST_WINDOW_RECORDS")

@@ -35,9 +35,9 @@ import tempfile
 
 import yaml
 
-from . import paths
-from .stacks import load_config
-from .ui import StepError, info
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info
+from h5stack.stacks.plan import load_config
 
 SITE_SCOPE = os.path.join(paths.SITE_CONFIGS, "generic", "spack")
 

@@ -16,8 +16,8 @@ import shlex
 import shutil
 import time
 
-from . import pybuild
-from .ui import StepError
+from h5stack.base.ui import StepError
+from h5stack.stacks import pybuild
 
 #: HDF5's compiler wrappers and scripts of its own build, never borrowed
 OWN_BUILD = ("h5cc", "h5pcc", "h5hlcc", "h5redeploy", "h5c++", "h5fc")

@@ -13,10 +13,10 @@ import os
 import shutil
 import subprocess
 
-from . import paths
-from .mpi import MPI
-from .stacks import load_config, reframe_environ_name
-from .ui import StepError
+from h5stack.base import paths
+from h5stack.base.ui import StepError
+from h5stack.stacks.mpi import MPI
+from h5stack.stacks.plan import load_config, reframe_environ_name
 
 
 class SiteConfigError(StepError):
@@ -27,7 +27,7 @@ def this_machine_container_platforms():
     """(container_platforms, features) of this machine's partitions: Apptainer where
     it is on PATH or built by `./h5stack containers` (with the run settings this machine
     needs, e.g. APPTAINER_DROP_CAPS), else none."""
-    from . import apptainer
+    from h5stack.machine import apptainer
 
     exe = shutil.which("apptainer")
     if not exe:

@@ -18,8 +18,8 @@ import shutil
 import sys
 import time
 
-from . import paths
-from .ui import info, run_logged
+from h5stack.base import paths
+from h5stack.base.ui import info, run_logged
 
 
 def venv_dir():

@@ -20,10 +20,10 @@ import re
 import time
 from collections import defaultdict
 
-from . import paths
-from .perflog import PERFVAR, PREFIX
-from .report_summary import summary_html
-from .ui import StepError, info
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info
+from h5stack.reframe.perflog import PERFVAR, PREFIX
+from h5stack.reframe.report_summary import summary_html
 
 SCALE_SPAN = 30  # variables further apart than this factor are not drawn on one chart
 CURVE = re.compile(r"^seconds_(?P<op>\w+?)_at_(?P<n>\d+)$")  # multifile_scale's curve

@@ -19,8 +19,9 @@ import re
 import sys
 import sysconfig
 
-from . import build, paths
-from .ui import StepError, run_logged
+from h5stack.base import paths
+from h5stack.base.ui import StepError, run_logged
+from h5stack.stacks import build
 
 SITE = "site-packages"
 #: added to Python's own flags (-g -O3): no debug information, as in the wheels of PyPI;

@@ -15,9 +15,10 @@ import time
 
 import yaml
 
-from . import build, paths, pybuild, sources, stackdir
-from .mpi import MPI
-from .ui import StepError, info
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info
+from h5stack.stacks import build, pybuild, sources, stackdir
+from h5stack.stacks.mpi import MPI
 
 
 def load_config(path=None):

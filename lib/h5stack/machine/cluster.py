@@ -23,8 +23,9 @@ import socket
 import subprocess
 import time
 
-from . import paths, slurm
-from .ui import StepError, info, tail
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info, tail
+from h5stack.machine import slurm
 
 HERE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster")
 TEMPLATE = os.path.join(HERE, "slurm.conf.in")

@@ -18,8 +18,8 @@ import socket
 import subprocess
 import time
 
-from . import paths
-from .ui import StepError, info, tail
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info, tail
 
 PROGRAMS = ["munged", "mungekey", "munge", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "srun", "scontrol"]
 TEMPLATE = os.path.join(paths.SITE_CONFIGS, "slurm-local", "slurm.conf.in")

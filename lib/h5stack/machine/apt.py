@@ -11,8 +11,8 @@ import shutil
 import subprocess
 import time
 
-from . import paths
-from .ui import StepError, info, run_logged
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info, run_logged
 
 
 def read_requirements(path):

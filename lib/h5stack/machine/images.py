@@ -29,10 +29,12 @@ import shutil
 import subprocess
 import time
 
-from . import apptainer, build, paths, stackdir, stacks
-from .ui import StepError, fmt_seconds, info, run_logged
+from h5stack.base import paths
+from h5stack.base.ui import StepError, fmt_seconds, info, run_logged
+from h5stack.machine import apptainer
+from h5stack.stacks import build, plan, stackdir
 
-FLAVOURS = tuple(stacks.load_config()["mpis"])  # an image per MPI of stacks.yaml
+FLAVOURS = tuple(plan.load_config()["mpis"])  # an image per MPI of stacks.yaml
 DEFINITION = os.path.join(paths.ROOT, "containers", "h5stack.def")
 TUTORIAL_SOURCES = os.path.join(paths.REFRAME_TESTS, "hdf5-tutorial", "src")
 IMAGE_ROOT = "/opt/h5stack"  # where the stacks live inside the image
@@ -203,7 +205,7 @@ def build_image(flavour, base=None, force=False, registry=None):
         base_key = base
     images = paths.sub("images")
     if registry is None:
-        registry = stacks.Stacks()
+        registry = plan.Stacks()
         registry.setup(flavour_stacks(registry, flavour))
     work = paths.sub("images", "export", flavour)
     export_dir = os.path.join(work, "stacks")

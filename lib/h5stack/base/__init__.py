@@ -1,0 +1,6 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""The base every room builds on: progress, logs and errors (ui), the paths of the
+checkout and of $H5STACK_HOME (paths), writing or checking generated files (generated).
+
+Standard library only: imports nothing of h5stack outside base/.
+"""
