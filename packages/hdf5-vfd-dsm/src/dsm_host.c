@@ -127,15 +127,15 @@ long h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
     long        files = 0;
     for (;;) {
         dsm_msg_t msg;
-        int       got = 0; /* 0 a request, 1 none within the client timeout, -1 an error */
+        int       got = DSM_WAIT_DONE; /* a dsm_wait_t, broadcast as an int */
         if (l->rank == 0)
             got = dsm_link_request(l, &msg, h->open ? h->client_timeout : 0);
         MPI_Request req;
         MPI_Ibcast(&got, 1, MPI_INT, 0, l->local, &req);
         dsm_idle_wait(&req); /* the other servers wait here for the next request */
-        if (got < 0)
+        if (got == DSM_WAIT_ERROR)
             return -1;
-        if (got == 1) {
+        if (got == DSM_WAIT_TIMEOUT) { /* none within the client timeout */
             char why[160];
             snprintf(why, sizeof why, "no word from the clients for %g s with the file open: their job is gone",
                      h->client_timeout);

@@ -185,10 +185,15 @@ void dsm_link_close(dsm_link_t *l)
     MPI_Comm_free(&l->local);
 }
 
-/* complete n (<= 2) requests, pausing between tests (yield: give the core away but
- * keep driving MPI's progress; else short sleeps); timeout <= 0: wait for ever. 0 when
- * done, 1 when the timeout expired (the requests cancelled and freed), -1 on an MPI error */
-static int complete(MPI_Request *reqs, int n, double timeout, int yield)
+/* how a wait pauses between tests of its requests */
+typedef enum {
+    PAUSE_SLEEP, /* short sleeps */
+    PAUSE_YIELD  /* give the core away but keep driving MPI's progress */
+} pause_t;
+
+/* complete n (<= 2) requests; timeout <= 0: wait for ever. On DSM_WAIT_TIMEOUT the
+ * requests are cancelled and freed */
+static dsm_wait_t complete(MPI_Request *reqs, int n, double timeout, pause_t pause)
 {
     int        done = 0;
     double     end  = now() + timeout;
@@ -200,27 +205,27 @@ static int complete(MPI_Request *reqs, int n, double timeout, int yield)
                     MPI_Cancel(&reqs[i]);
                     MPI_Request_free(&reqs[i]);
                 }
-            return 1;
+            return DSM_WAIT_TIMEOUT;
         }
-        if (yield)
+        if (pause == PAUSE_YIELD)
             sched_yield();
         else
             usleep(200);
     }
-    return done ? 0 : -1;
+    return done ? DSM_WAIT_DONE : DSM_WAIT_ERROR;
 }
 
 /* complete the requests within the link's timeout; on expiry cancel them: a server that
  * never answers (or never even receives) must not hold the clients forever */
 static int wait_timed(dsm_link_t *l, MPI_Request *reqs, int n, char *err, size_t len)
 {
-    int rc = complete(reqs, n, l->timeout, 0);
-    if (rc == 1)
+    dsm_wait_t rc = complete(reqs, n, l->timeout, PAUSE_SLEEP);
+    if (rc == DSM_WAIT_TIMEOUT)
         snprintf(err, len, "no answer from the DSM servers within %.0f s (timeout=%g in the driver's configuration)",
                  l->timeout, l->timeout);
-    else if (rc < 0)
+    else if (rc == DSM_WAIT_ERROR)
         snprintf(err, len, "lost the connection to the DSM servers");
-    return rc == 0 ? 0 : -1;
+    return rc == DSM_WAIT_DONE ? 0 : -1;
 }
 
 int dsm_link_send(dsm_link_t *l, const dsm_msg_t *msg, char *err, size_t len)
@@ -242,14 +247,15 @@ int dsm_link_ask(dsm_link_t *l, const dsm_msg_t *msg, dsm_msg_t *answer, char *e
  * a workstation, cores) with the clients. No sleeping: an MPI whose one-sided transfers
  * need the target's progress (MPICH over UCX moves large puts in pieces, each when the
  * target next calls MPI) would crawl (pauses of up to 1 ms gave 89 MB/s instead of 8 GB/s) */
-void dsm_idle_wait(MPI_Request *req) { complete(req, 1, 0, 1); }
+void dsm_idle_wait(MPI_Request *req) { complete(req, 1, 0, PAUSE_YIELD); }
 
-int dsm_link_request(dsm_link_t *l, dsm_msg_t *msg, double timeout)
+dsm_wait_t dsm_link_request(dsm_link_t *l, dsm_msg_t *msg, double timeout)
 {
     MPI_Request req;
     if (MPI_Irecv(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged, &req) != MPI_SUCCESS)
-        return -1;
-    return complete(&req, 1, timeout, 1); /* 1: the clients are gone (or stuck), no longer listened to */
+        return DSM_WAIT_ERROR;
+    /* DSM_WAIT_TIMEOUT: the clients are gone (or stuck), no longer listened to */
+    return complete(&req, 1, timeout, PAUSE_YIELD);
 }
 
 void dsm_link_abandon(dsm_link_t *l)

@@ -74,9 +74,16 @@ void dsm_link_close(dsm_link_t *link);
 int dsm_link_send(dsm_link_t *link, const dsm_msg_t *msg, char *err, size_t len);
 /* Client 0: send msg to server 0 and wait for its answer, within link->timeout seconds. */
 int dsm_link_ask(dsm_link_t *link, const dsm_msg_t *msg, dsm_msg_t *answer, char *err, size_t len);
-/* Server 0: the next request of client 0 (the servers' life is to wait): 0, or 1 when
- * none came within timeout seconds (timeout <= 0: wait for ever), -1 on an MPI error. */
-int dsm_link_request(dsm_link_t *link, dsm_msg_t *msg, double timeout);
+/* how a wait for MPI requests ended */
+typedef enum {
+    DSM_WAIT_ERROR   = -1, /* an MPI error */
+    DSM_WAIT_DONE    = 0,
+    DSM_WAIT_TIMEOUT = 1 /* nothing came within the timeout */
+} dsm_wait_t;
+
+/* Server 0: the next request of client 0 (the servers' life is to wait), within timeout
+ * seconds (timeout <= 0: wait for ever). */
+dsm_wait_t dsm_link_request(dsm_link_t *link, dsm_msg_t *msg, double timeout);
 /* Servers: forget a connection whose clients are gone without freeing it (freeing is
  * collective with the dead clients and would hang); its memory stays taken. */
 void dsm_link_abandon(dsm_link_t *link);

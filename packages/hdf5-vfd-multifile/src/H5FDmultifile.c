@@ -93,6 +93,11 @@ typedef struct {
 } H5FD_multifile_t;
 VFD_MPI_HANDLE_FIRST(H5FD_multifile_t, mpi_handle);
 
+/* the options keep the read mode as the public enum's value (mf_options.h has no HDF5) */
+_Static_assert(MF_READ_MERGE == (int)H5FD_MULTIFILE_READ_MERGE && MF_READ_INPLACE == (int)H5FD_MULTIFILE_READ_INPLACE &&
+                   MF_READ_PARALLEL == (int)H5FD_MULTIFILE_READ_PARALLEL_MERGE,
+               "mf_options.h's read modes must be the values of H5FD_multifile_read_t");
+
 /* no later write extends this rank's last record (see extend_run) */
 static void close_run(H5FD_multifile_t *f) { f->run_open = false; }
 
@@ -423,11 +428,14 @@ static int open_dir(H5FD_multifile_t *f, mf_err_t err)
     return 0;
 }
 
-/* this rank's data file (index 0) or index file (index 1) in the directory; path: for messages */
-static int open_rank_file(H5FD_multifile_t *f, int index, int flags, char *path, size_t n)
+/* the two files of a rank in a multifile directory */
+typedef enum { RANK_DATA, RANK_INDEX } rank_file_t;
+
+/* this rank's data or index file in the directory; path: for messages */
+static int open_rank_file(H5FD_multifile_t *f, rank_file_t which, int flags, char *path, size_t n)
 {
     char name[MF_NAME_SIZE];
-    (index ? mf_index_name : mf_data_name)(name, sizeof name, (unsigned)f->rank);
+    (which == RANK_INDEX ? mf_index_name : mf_data_name)(name, sizeof name, (unsigned)f->rank);
     snprintf(path, n, "%s/%s", f->path, name);
     return openat(f->dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
@@ -441,12 +449,12 @@ static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
                            f->opt.checksums ? MF_DATA_CRC32C : 0, MF_RUN_TAG(f->run_id)};
     if (open_dir(f, err) < 0)
         return -1;
-    f->data_fd = open_rank_file(f, 0, O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
+    f->data_fd = open_rank_file(f, RANK_DATA, O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
     if (f->data_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", dpath, strerror(errno));
         return -1;
     }
-    f->idx_fd = open_rank_file(f, 1, O_RDWR | O_CREAT | O_TRUNC, ipath, sizeof ipath);
+    f->idx_fd = open_rank_file(f, RANK_INDEX, O_RDWR | O_CREAT | O_TRUNC, ipath, sizeof ipath);
     mf_index_header_encode(&h, hdr);
     if (f->idx_fd < 0 || mf_pwrite_all(f->idx_fd, hdr, sizeof hdr, 0) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", ipath, strerror(errno));
@@ -618,8 +626,8 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
     f->idx_pos       = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
     f->opt.checksums = own->checksums != 0; /* new records follow the index's header */
     ok         = open_dir(f, err) == 0;
-    f->data_fd = ok ? open_rank_file(f, 0, O_RDWR, dpath, sizeof dpath) : -1;
-    f->idx_fd  = f->data_fd < 0 ? -1 : open_rank_file(f, 1, O_RDWR, ipath, sizeof ipath);
+    f->data_fd = ok ? open_rank_file(f, RANK_DATA, O_RDWR, dpath, sizeof dpath) : -1;
+    f->idx_fd  = f->data_fd < 0 ? -1 : open_rank_file(f, RANK_INDEX, O_RDWR, ipath, sizeof ipath);
     if (ok && f->idx_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->data_fd < 0 ? dpath : ipath, strerror(errno));
         ok = 0;
@@ -760,6 +768,9 @@ static int open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf
     return mf_agree(f->comm, ok && set_identity(f, err) == 0, err) == 0 ? 0 : -1;
 }
 
+/* what an existing name is, as rank 0 finds it */
+typedef enum { EXISTING_UNUSABLE, EXISTING_FILE, EXISTING_MULTIFILE } existing_t;
+
 /* an existing NAME: a multifile directory (continued, read in place, or reconstructed
  * and then read) or an ordinary file */
 static int open_existing(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
@@ -768,27 +779,27 @@ static int open_existing(H5FD_multifile_t *f, const char *name, unsigned flags, 
      * directory already replaced by its reconstruction */
     struct stat st;
     int         rdwr = (flags & H5F_ACC_RDWR) != 0;
-    int         kind = 0; /* 0 unusable, 1 a file, 2 a multifile directory */
+    int         kind = EXISTING_UNUSABLE; /* an existing_t, broadcast as an int */
     if (f->rank == 0) {
         if (mf_is_multifile(name))
-            kind = 2;
+            kind = EXISTING_MULTIFILE;
         else if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
-            kind = 1;
+            kind = EXISTING_FILE;
         else
             snprintf(err, MF_ERRMSG_SIZE, "%s: %s", name,
                      stat(name, &st) != 0 ? strerror(errno) : "neither a multifile directory nor a file");
     }
     MPI_Bcast(&kind, 1, MPI_INT, 0, f->comm);
-    if (kind == 0) {
+    if (kind == EXISTING_UNUSABLE) {
         MPI_Bcast(err, MF_ERRMSG_SIZE, MPI_CHAR, 0, f->comm);
         return -1;
     }
-    if (kind == 2 && rdwr)
+    if (kind == EXISTING_MULTIFILE && rdwr)
         return open_append(f, err) == 0 ? 0 : -1;
-    if (kind == 2 && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
+    if (kind == EXISTING_MULTIFILE && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
         return mf_agree(f->comm, open_inplace(f, err) == 0 && set_identity(f, err) == 0, err) == 0 ? 0 : -1;
     int ok = 1;
-    if (kind == 2)
+    if (kind == EXISTING_MULTIFILE)
         ok = merge_dir(f, f->opt.read_mode == H5FD_MULTIFILE_READ_PARALLEL_MERGE, err) == 0;
     ok = ok && mf_agree(f->comm, open_plain(f, rdwr, err) == 0, err) == 0;
     return ok ? 0 : -1;

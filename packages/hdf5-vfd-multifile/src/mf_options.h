@@ -20,12 +20,12 @@
 
 #define MF_OPTIONS_MAGIC 0x4d463031u /* "MF01" */
 
-/* read modes: the values of H5FD_multifile_read_t (H5FDmultifile.h) */
-enum { MF_READ_MERGE = 0, MF_READ_INPLACE = 1, MF_READ_PARALLEL = 2 };
+/* read modes: the values of H5FD_multifile_read_t (H5FDmultifile.h; checked there) */
+typedef enum { MF_READ_MERGE = 0, MF_READ_INPLACE = 1, MF_READ_PARALLEL = 2 } mf_read_mode_t;
 
 typedef struct {
     uint32_t magic;
-    int32_t  read_mode; /* H5FD_multifile_read_t */
+    int32_t  read_mode; /* an mf_read_mode_t, of fixed size: the options are the fapl's driver info */
     int32_t  checksums;
     int32_t  sync;
 } mf_options_t;
