@@ -124,6 +124,87 @@ int mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err)
 
 #define POLL_BATCH 4096 /* records read per pread */
 
+/* the header read is this rank's index of this run */
+static int check_header(const mf_tail_t *t, mf_err_t err)
+{
+    if (t->hdr.rank != t->rank) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: index belongs to rank %" PRIu32 ", not %u", t->idx_path, t->hdr.rank,
+                 t->rank);
+        return -1;
+    }
+    if (t->hdr.run != t->run) { /* 0 on both sides for directories of versions 1 and 2 */
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: belongs to another run (run tag %08" PRIx32 ", the metafile's %08" PRIx32
+                 "): a file copied from another directory",
+                 t->idx_path, t->hdr.run, t->run);
+        return -1;
+    }
+    return 0;
+}
+
+/* the index header, read and checked at the first poll that finds it in the file's size
+ * bytes: 1 when it is there, 0 when it is not written yet (*torn: partly), -1 on error */
+static int tail_header(mf_tail_t *t, uint64_t size, int strict, int *torn, mf_err_t err)
+{
+    unsigned char h[MF_INDEX_HEADER_SIZE];
+    if (t->have_header)
+        return 1;
+    if (size < MF_INDEX_HEADER_SIZE) {
+        if (strict && size > 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: truncated index header (%" PRIu64 " bytes)", t->idx_path, size);
+            return -1;
+        }
+        *torn = size > 0;
+        return 0;
+    }
+    if (mf_pread_all(t->idx_fd, h, sizeof h, 0) != (long long)sizeof h) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read header: %s", t->idx_path, strerror(errno));
+        return -1;
+    }
+    if (mf_index_header_decode(h, &t->hdr, t->idx_path, err) < 0 || check_header(t, err) < 0)
+        return -1;
+    t->have_header = 1;
+    if (t->consumed < MF_INDEX_HEADER_SIZE) /* not moved on by mf_tail_skip */
+        t->consumed = MF_INDEX_HEADER_SIZE;
+    return 1;
+}
+
+/*
+ * The n records in buf, read at t->consumed of an index of size bytes, delivered in
+ * order; t->consumed moves past those delivered. 0 when all were; 1 when delivery stops
+ * at a bad record (*torn: the last one, or any one unless strict); -1 on error (a bad
+ * record before the end with strict, or one cb rejected).
+ */
+static int deliver(mf_tail_t *t, const unsigned char *buf, size_t n, uint64_t size, int strict, mf_record_cb cb,
+                   void *arg, int *torn, mf_err_t err)
+{
+    for (size_t i = 0; i < n; i++) {
+        mf_record_t rec;
+        uint64_t    at  = t->consumed + (uint64_t)i * MF_RECORD_SIZE;
+        int         bad = mf_record_decode(buf + i * MF_RECORD_SIZE, &rec) < 0;
+        if (bad && (strict || reread_record(t->idx_fd, at, &rec) < 0)) {
+            t->consumed = at;
+            if (strict && at + MF_RECORD_SIZE < size) { /* not the last record: not being written */
+                snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " at byte %" PRIu64 " is corrupt (checksum)",
+                         t->idx_path, t->nrec, at);
+                return -1;
+            }
+            *torn = 1; /* being written, or torn */
+            return 1;
+        }
+        if (cb(&rec, t->nrec, arg) < 0) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " rejected", t->idx_path, t->nrec);
+            t->consumed = at;
+            return -1;
+        }
+        t->nrec++;
+        t->last      = rec;
+        t->have_last = 1;
+    }
+    t->consumed += (uint64_t)n * MF_RECORD_SIZE;
+    return 0;
+}
+
 int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err)
 {
     struct stat st;
@@ -132,39 +213,10 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_path, strerror(errno));
         return -1;
     }
-    uint64_t size = (uint64_t)st.st_size;
-    if (!t->have_header) {
-        unsigned char h[MF_INDEX_HEADER_SIZE];
-        if (size < MF_INDEX_HEADER_SIZE) {
-            if (strict && size > 0) {
-                snprintf(err, MF_ERRMSG_SIZE, "%s: truncated index header (%" PRIu64 " bytes)", t->idx_path, size);
-                return -1;
-            }
-            *torn = size > 0;
-            return 0; /* header not written yet */
-        }
-        if (mf_pread_all(t->idx_fd, h, sizeof h, 0) != (long long)sizeof h) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read header: %s", t->idx_path, strerror(errno));
-            return -1;
-        }
-        if (mf_index_header_decode(h, &t->hdr, t->idx_path, err) < 0)
-            return -1;
-        if (t->hdr.rank != t->rank) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: index belongs to rank %" PRIu32 ", not %u", t->idx_path, t->hdr.rank,
-                     t->rank);
-            return -1;
-        }
-        if (t->hdr.run != t->run) { /* 0 on both sides for directories of versions 1 and 2 */
-            snprintf(err, MF_ERRMSG_SIZE,
-                     "%s: belongs to another run (run tag %08" PRIx32 ", the metafile's %08" PRIx32
-                     "): a file copied from another directory",
-                     t->idx_path, t->hdr.run, t->run);
-            return -1;
-        }
-        t->have_header = 1;
-        if (t->consumed < MF_INDEX_HEADER_SIZE) /* not moved on by mf_tail_skip */
-            t->consumed = MF_INDEX_HEADER_SIZE;
-    }
+    uint64_t size   = (uint64_t)st.st_size;
+    int      header = tail_header(t, size, strict, torn, err);
+    if (header <= 0)
+        return header;
     if (recheck_last(t, cb, arg, err) < 0)
         return -1;
     unsigned char *buf = malloc((size_t)POLL_BATCH * MF_RECORD_SIZE);
@@ -180,44 +232,14 @@ int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn
         if (got < 0) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_path, strerror(errno));
             ret = -1;
-            break;
         }
-        size_t nrec = (size_t)got / MF_RECORD_SIZE;
-        if (nrec == 0)
+        else if ((size_t)got / MF_RECORD_SIZE == 0)
             break;
-        for (size_t i = 0; i < nrec; i++) {
-            mf_record_t rec;
-            uint64_t    at = t->consumed + (uint64_t)i * MF_RECORD_SIZE;
-            int         bad = mf_record_decode(buf + i * MF_RECORD_SIZE, &rec) < 0;
-            if (bad && (strict || reread_record(t->idx_fd, at, &rec) < 0)) {
-                if (at + MF_RECORD_SIZE >= size) { /* the last record: being written, or torn */
-                    *torn = 1;
-                }
-                else if (strict) {
-                    snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " at byte %" PRIu64 " is corrupt (checksum)",
-                             t->idx_path, t->nrec, at);
-                    ret = -1;
-                }
-                else
-                    *torn = 1;
-                t->consumed = at;
-                goto done;
-            }
-            if (cb(&rec, t->nrec, arg) < 0) {
-                snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " rejected", t->idx_path, t->nrec);
-                t->consumed += (uint64_t)i * MF_RECORD_SIZE;
-                ret = -1;
-                goto done;
-            }
-            t->nrec++;
-            t->last      = rec;
-            t->have_last = 1;
-        }
-        t->consumed += (uint64_t)nrec * MF_RECORD_SIZE;
+        else
+            ret = deliver(t, buf, (size_t)got / MF_RECORD_SIZE, size, strict, cb, arg, torn, err);
     }
     if (ret == 0 && t->consumed < size && strict)
         *torn = 1; /* a partial record at the end */
-done:
     free(buf);
-    return ret;
+    return ret < 0 ? -1 : 0;
 }

@@ -317,18 +317,75 @@ static int check_output(const char *dir, const char *out, int force)
     return fail(err);
 }
 
+/* every rank writes its share of the reconstruction into the file rank 0 creates (its
+ * name in tmp); 0, or 1 on every rank (the first failure said; rank 0 removes tmp) */
+static int write_parts(const mf_dir_t *d, const char *out, char tmp[PATH_MAX], progress_t *p)
+{
+    mf_err_t err = "";
+    int      fd = -1, ok = 1;
+    if (rank_g == 0)
+        ok = (fd = mf_merge_create_output(d, out, tmp, PATH_MAX, err)) >= 0;
+    if (agree(ok, err))
+        return 1;
+    MPI_Bcast(tmp, PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank_g != 0 && (fd = open(tmp, O_WRONLY)) < 0) {
+        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
+        ok = 0;
+    }
+    if (ok)
+        ok = mf_merge_part(d, fd, (unsigned)rank_g, (unsigned)size_g, progress, p, err) == 0;
+    if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
+        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
+        ok = 0;
+    }
+    if (agree(ok, err)) {
+        if (rank_g == 0)
+            unlink(tmp);
+        return 1;
+    }
+    return 0;
+}
+
+/* rank 0: the reconstruction tmp becomes out, or takes the place of dir; 1, or 0 (err,
+ * tmp removed) */
+static int put_in_place(const char *dir, const char *out, const char *tmp, mf_err_t err)
+{
+    int ok;
+    if (out && !mf_is_hdf5(tmp))
+        ok = (snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file has no HDF5 signature: not written", out), 0);
+    else if (out)
+        ok = rename(tmp, out) == 0 || (snprintf(err, MF_ERRMSG_SIZE, "%s: %s", out, strerror(errno)), 0);
+    else
+        ok = mf_replace_dir(dir, tmp, err) == 0;
+    if (!ok)
+        unlink(tmp);
+    return ok;
+}
+
+/* rank 0's line on a merge done: what, from what, and the time of each step */
+static void report_merge(const mf_dir_t *d, const char *dir, const char *out, int verify, double t_load,
+                         double t_verify, double dt)
+{
+    uint64_t bytes = 0;
+    for (unsigned r = 0; r < d->meta.ranks; r++)
+        bytes += d->ranks[r].bytes;
+    printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of %" PRIu64 " records, %d process%s, "
+           "%.2f s: load %.2f s, verify %s%.2f s, write %.2f s)\n",
+           dir, out ? out : dir, d->size, bytes, d->records, size_g, size_g > 1 ? "es" : "", dt + t_load, t_load,
+           !verify ? "skipped " : d->ranks[0].checksums ? "" : "(no checksums) ", t_verify, dt - t_verify);
+}
+
 static int cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet, int lines)
 {
     mf_dir_t    d;
     mf_err_t    err = "";
     char        tmp[PATH_MAX] = "";
-    int         fd = -1, ok;
     if (partial && !out)
         return fail("--partial needs -o FILE: the directory keeps the records after the last completed flush");
     if (out && check_output(dir, out, force))
         return 1;
     double t_start = now();
-    ok             = scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
+    int    ok      = scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
     if (agree(ok, err))
         return 1;
     double      t_load     = now() - t_start;
@@ -343,81 +400,47 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
     double t_verify = now() - t0;
     p.what          = NULL;
     p.t0            = now();
-    if (rank_g == 0)
-        ok = (fd = mf_merge_create_output(&d, out, tmp, sizeof tmp, err)) >= 0;
-    if (agree(ok, err)) {
+    if (write_parts(&d, out, tmp, &p)) {
         mf_dir_free(&d);
         return 1;
     }
-    MPI_Bcast(tmp, PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank_g != 0 && (fd = open(tmp, O_WRONLY)) < 0) {
-        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
-        ok = 0;
-    }
-    if (ok)
-        ok = mf_merge_part(&d, fd, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0;
-    if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
-        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
-        ok = 0;
-    }
-    if (agree(ok, err)) {
-        if (rank_g == 0)
-            unlink(tmp);
-        mf_dir_free(&d);
-        return 1;
-    }
-    if (rank_g == 0) {
-        if (out && !mf_is_hdf5(tmp))
-            ok = (snprintf(err, sizeof err, "%s: the reconstructed file has no HDF5 signature: not written", out), 0);
-        else if (out)
-            ok = rename(tmp, out) == 0 || (snprintf(err, sizeof err, "%s: %s", out, strerror(errno)), 0);
-        else
-            ok = mf_replace_dir(dir, tmp, err) == 0;
-        if (!ok)
-            unlink(tmp);
-    }
-    if (agree(ok, err) == 0 && rank_g == 0) {
-        double dt = now() - t0;
-        uint64_t bytes = 0;
-        for (unsigned r = 0; r < d.meta.ranks; r++)
-            bytes += d.ranks[r].bytes;
-        printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of %" PRIu64 " records, %d process%s, "
-               "%.2f s: load %.2f s, verify %s%.2f s, write %.2f s)\n",
-               dir, out ? out : dir, d.size, bytes, d.records, size_g, size_g > 1 ? "es" : "", dt + t_load, t_load,
-               !verify ? "skipped " : d.ranks[0].checksums ? "" : "(no checksums) ", t_verify, dt - t_verify);
-    }
+    ok = rank_g != 0 || put_in_place(dir, out, tmp, err);
+    if (agree(ok, err) == 0 && rank_g == 0)
+        report_merge(&d, dir, out, verify, t_load, t_verify, now() - t0);
     mf_dir_free(&d);
     return ok ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+/* the command line's options */
+typedef struct {
+    const char *out;
+    int         partial, force, json, quiet, verify, lines;
+} args_t;
+
+/* the options into a; -1 to go on, else the exit status (usage printed by rank 0) */
+static int parse_options(int argc, char **argv, args_t *a)
 {
     static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"partial", no_argument, 0, 'p'},
                                          {"force", no_argument, 0, 'f'},         {"json", no_argument, 0, 'j'},
                                          {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
                                          {"no-verify", no_argument, 0, 'n'},     {"memory", required_argument, 0, 'm'},
                                          {"progress-lines", no_argument, 0, 'P'}, {0, 0, 0, 0}};
-    const char *out = NULL;
-    int         partial = 0, force = 0, json = 0, quiet = 0, verify = 1, lines = 0, c, rc;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_g);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_g);
+    int         c;
+    *a = (args_t){.verify = 1};
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         switch (c) {
-            case 'o': out = optarg; break;
-            case 'p': partial = 1; break;
-            case 'f': force = 1; break;
-            case 'j': json = 1; break;
-            case 'q': quiet = 1; break;
-            case 'n': verify = 0; break;
-            case 'P': lines = 1; break;
+            case 'o': a->out = optarg; break;
+            case 'p': a->partial = 1; break;
+            case 'f': a->force = 1; break;
+            case 'j': a->json = 1; break;
+            case 'q': a->quiet = 1; break;
+            case 'n': a->verify = 0; break;
+            case 'P': a->lines = 1; break;
             case 'm': {
                 uint64_t bytes = parse_size(optarg);
                 if (bytes < (1u << 20)) {
                     if (rank_g == 0)
                         fprintf(stderr, "h5mf: --memory %s: not a size of at least 1M (e.g. 512M, 4G)\n", optarg);
-                    MPI_Finalize();
                     return 2;
                 }
                 window_records_g = bytes / MF_WINDOW_RECORD_BYTES;
@@ -426,29 +449,30 @@ int main(int argc, char **argv)
             case 'h':
                 if (rank_g == 0)
                     usage(stdout);
-                MPI_Finalize();
                 return 0;
             default:
                 if (rank_g == 0)
                     usage(stderr);
-                MPI_Finalize();
                 return 2;
         }
     }
     if (argc - optind != 2) {
         if (rank_g == 0)
             usage(stderr);
-        MPI_Finalize();
         return 2;
     }
-    const char *cmd = argv[optind], *dir = argv[optind + 1];
+    return -1;
+}
+
+/* the paths a command names: -1 to go on, else the exit status (the reason printed) */
+static int check_paths(const char *cmd, const char *dir, const char *out)
+{
     struct stat st;
     int         known = !strcmp(cmd, "info") || !strcmp(cmd, "verify") || !strcmp(cmd, "merge");
     const char *empty = known && !*dir ? "DIR" : out && !*out ? "-o FILE" : NULL;
     if (empty) { /* not "/metafile", nor a file made in "." */
         if (rank_g == 0)
             fprintf(stderr, "h5mf: %s: the path is empty\n", empty);
-        MPI_Finalize();
         return 2;
     }
     if (known && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
@@ -460,22 +484,37 @@ int main(int argc, char **argv)
             fprintf(hdf5 ? stdout : stderr, "%s%s: %s\n", hdf5 ? "" : "h5mf: ", dir,
                     hdf5 ? "an ordinary HDF5 file, already merged: nothing to do"
                          : "neither a multifile directory nor an HDF5 file");
-        MPI_Finalize();
         return hdf5 ? 0 : 1;
     }
+    return -1;
+}
+
+static int run(const char *cmd, const char *dir, const args_t *a)
+{
     if (!strcmp(cmd, "info"))
-        rc = cmd_info(dir, json);
-    else if (!strcmp(cmd, "verify"))
-        rc = cmd_verify(dir, partial);
-    else if (!strcmp(cmd, "merge"))
-        rc = cmd_merge(dir, out, partial, force, verify, quiet, lines);
-    else {
-        if (rank_g == 0) {
-            fprintf(stderr, "h5mf: unknown command '%s'\n", cmd);
-            usage(stderr);
-        }
-        rc = 2;
+        return cmd_info(dir, a->json);
+    if (!strcmp(cmd, "verify"))
+        return cmd_verify(dir, a->partial);
+    if (!strcmp(cmd, "merge"))
+        return cmd_merge(dir, a->out, a->partial, a->force, a->verify, a->quiet, a->lines);
+    if (rank_g == 0) {
+        fprintf(stderr, "h5mf: unknown command '%s'\n", cmd);
+        usage(stderr);
     }
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    args_t a;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_g);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_g);
+    int rc = parse_options(argc, argv, &a);
+    if (rc < 0)
+        rc = check_paths(argv[optind], argv[optind + 1], a.out);
+    if (rc < 0)
+        rc = run(argv[optind], argv[optind + 1], &a);
     MPI_Finalize();
     return rc;
 }
