@@ -155,7 +155,6 @@ typedef struct {
     long long pixels_checked, pixels_wrong;
 } pw_times;
 
-/* The original's phases. Returns 0, or 1 when the file could not be created. */
 /* The name of the driver HDF5 uses for file f: the requested one may have been replaced
  * underneath (a preloaded shim, HDF5_DRIVER for a default access list). Compared by
  * class with each driver HDF5 has registered under a known name; "unknown" if none. */
@@ -182,18 +181,17 @@ static const char *driver_in_use(hid_t f)
     return found;
 }
 
-static int write_file(const pw_options *o, MPI_Info info, double *image, pw_times *t)
+/* FILE created through fapl, and the driver HDF5 uses for it printed (rank 0); -1 on
+ * every rank when a rank could not create it (said by rank 0) */
+static hid_t create_file(const pw_options *o, hid_t fapl)
 {
-    hid_t fapl = make_fapl(o, info);
-    checkpoint(2);
     hid_t f = H5Fcreate(o->file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (any_failed(f < 0)) {
         if (g_rank == 0)
             fprintf(stderr, "h5pwrite3dc: %s: Unable to open (H5Fcreate failed; HDF5's error stack above)\n", o->file);
         if (f >= 0)
             H5Fclose(f);
-        H5Pclose(fapl);
-        return 1;
+        return H5I_INVALID_HID;
     }
     snprintf(g_driver_in_use, sizeof g_driver_in_use, "%s", driver_in_use(f));
     if (g_rank == 0) {
@@ -204,19 +202,12 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
             printf(" driver in use: %s\n", g_driver_in_use);
         fflush(stdout);
     }
-    /* the local image, generated after the file is open as in the original */
-    for (size_t k = 0, npix = (size_t)o->g_n * (size_t)o->g_n; k < npix; k++)
-        image[k] = (double)g_rank;
-    checkpoint(3);
-    const long long per_dset = o->nsets / o->ndsets, mine = per_dset / g_np;
-    hsize_t mdims[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
-    hid_t mspace = H5Screate_simple(3, mdims, NULL);
-    PW_H5(mspace, "H5Screate_simple(memory)");
-    checkpoint(4);
-    hsize_t fdims[3] = {(hsize_t)per_dset, (hsize_t)o->g_n, (hsize_t)o->g_n};
-    hid_t fspace = H5Screate_simple(3, fdims, NULL);
-    PW_H5(fspace, "H5Screate_simple(file)");
-    checkpoint(5);
+    return f;
+}
+
+/* the datasets' creation properties: chunks of 1 x ch_N x ch_N, the fill time */
+static hid_t make_dcpl(const pw_options *o)
+{
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     PW_H5(dcpl, "H5Pcreate(dataset create)");
     checkpoint(7);
@@ -226,26 +217,37 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
                            : o->fill == PW_FILL_ALLOC ? H5D_FILL_TIME_ALLOC
                                                       : H5D_FILL_TIME_IFSET;
     PW_H5(H5Pset_fill_time(dcpl, fill), "H5Pset_fill_time");
-    hid_t dapl = make_dapl(o, 0);
-    checkpoint(8);
+    return dcpl;
+}
 
+/* collective transfers, or independent ones (--independent) */
+static hid_t make_dxpl(const pw_options *o)
+{
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    PW_H5(dxpl, "H5Pcreate(transfer)");
+    PW_H5(H5Pset_dxpl_mpio(dxpl, o->independent ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE),
+            "H5Pset_dxpl_mpio");
+    return dxpl;
+}
+
+/* the create phase: every dataset created and closed again */
+static void create_datasets(const pw_options *o, hid_t f, hid_t fspace, hid_t dcpl, hid_t dapl)
+{
     char name[64];
-    MPI_Barrier(g_comm);
-    double t0 = MPI_Wtime();
     for (long long d = 0; d < o->ndsets; d++) {
         dataset_name(d, name, sizeof name);
         hid_t ds = H5Dcreate2(f, name, H5T_IEEE_F64LE, fspace, H5P_DEFAULT, dcpl, dapl);
         PW_H5(ds, "H5Dcreate");
         PW_H5(H5Dclose(ds), "H5Dclose");
     }
-    checkpoint(9);
-    MPI_Barrier(g_comm);
-    double t1 = MPI_Wtime();
+}
 
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-    PW_H5(dxpl, "H5Pcreate(transfer)");
-    PW_H5(H5Pset_dxpl_mpio(dxpl, o->independent ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE),
-            "H5Pset_dxpl_mpio");
+/* the write phase: in each dataset this rank's images r, r+N, r+2N, ..., one H5Dwrite each */
+static void write_datasets(const pw_options *o, hid_t f, hid_t mspace, hid_t fspace, hid_t dapl, hid_t dxpl,
+                           const double *image)
+{
+    const long long mine = o->nsets / o->ndsets / g_np;
+    char name[64];
     for (long long d = 0; d < o->ndsets; d++) {
         dataset_name(d, name, sizeof name);
         hid_t ds = H5Dopen2(f, name, dapl);
@@ -258,6 +260,42 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
         }
         PW_H5(H5Dclose(ds), "H5Dclose");
     }
+}
+
+/* The original's phases. Returns 0, or 1 when the file could not be created. */
+static int write_file(const pw_options *o, MPI_Info info, double *image, pw_times *t)
+{
+    hid_t fapl = make_fapl(o, info);
+    checkpoint(2);
+    hid_t f = create_file(o, fapl);
+    if (f < 0) {
+        H5Pclose(fapl);
+        return 1;
+    }
+    /* the local image, generated after the file is open as in the original */
+    for (size_t k = 0, npix = (size_t)o->g_n * (size_t)o->g_n; k < npix; k++)
+        image[k] = (double)g_rank;
+    checkpoint(3);
+    hsize_t mdims[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
+    hid_t mspace = H5Screate_simple(3, mdims, NULL);
+    PW_H5(mspace, "H5Screate_simple(memory)");
+    checkpoint(4);
+    hsize_t fdims[3] = {(hsize_t)(o->nsets / o->ndsets), (hsize_t)o->g_n, (hsize_t)o->g_n};
+    hid_t fspace = H5Screate_simple(3, fdims, NULL);
+    PW_H5(fspace, "H5Screate_simple(file)");
+    checkpoint(5);
+    hid_t dcpl = make_dcpl(o);
+    hid_t dapl = make_dapl(o, 0);
+    checkpoint(8);
+
+    MPI_Barrier(g_comm);
+    double t0 = MPI_Wtime();
+    create_datasets(o, f, fspace, dcpl, dapl);
+    checkpoint(9);
+    MPI_Barrier(g_comm);
+    double t1 = MPI_Wtime();
+    hid_t dxpl = make_dxpl(o);
+    write_datasets(o, f, mspace, fspace, dapl, dxpl, image);
     MPI_Barrier(g_comm);
     double t2 = MPI_Wtime();
     checkpoint(10);
@@ -290,9 +328,7 @@ static void verify_file(const pw_options *o, MPI_Info info, double *buf, pw_time
     hsize_t mdims[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
     hid_t mspace = H5Screate_simple(3, mdims, NULL);
     hid_t dapl = make_dapl(o, 1);
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-    PW_H5(H5Pset_dxpl_mpio(dxpl, o->independent ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE),
-            "H5Pset_dxpl_mpio");
+    hid_t dxpl = make_dxpl(o);
     long long checked = 0, wrong = 0;
     char name[64];
     for (long long d = 0; d < o->ndsets; d++) {
@@ -420,15 +456,16 @@ static int driver_missing(const pw_options *o)
     return set < 0;
 }
 
-/* options parsed and checked, the DSM clients coupled, room for the run: 0 to go on,
- * else the exit status (the reason printed; a DSM job stopped as a whole) */
-static int prepare(int argc, char **argv, int provided, pw_options *o, char *err, size_t len)
+/* options parsed and checked, the DSM clients coupled, room for the run: PW_ARGS_OK to
+ * go on, PW_ARGS_HELP (usage printed), or PW_ARGS_BAD (the reason printed; a DSM job
+ * stopped as a whole) */
+static pw_verdict prepare(int argc, char **argv, int provided, pw_options *o, char *err, size_t len)
 {
-    int rc = pw_parse(argc, argv, o, err, len);
+    pw_verdict rc = pw_parse(argc, argv, o, err, len);
     /* a DSM client in an MPMD job: the servers wait for the clients, so the clients
      * couple first (collective over MPI_COMM_WORLD) and then work on their own ranks */
     const int dsm_job = pw_dsm_requested(argc, argv);
-    if (rc == 0 && pw_dsm_mpmd(o->driver, o->driver_config)) {
+    if (rc == PW_ARGS_OK && pw_dsm_mpmd(o->driver, o->driver_config)) {
         if (pw_dsm_clients(&g_comm, err, len) < 0) {
             fprintf(stderr, "h5pwrite3dc: rank %d: %s\n", g_rank, err);
             abort_job();
@@ -436,14 +473,14 @@ static int prepare(int argc, char **argv, int provided, pw_options *o, char *err
         MPI_Comm_rank(g_comm, &g_rank);
         MPI_Comm_size(g_comm, &g_np);
     }
-    if (rc == 0)
+    if (rc == PW_ARGS_OK)
         rc = pw_check_ranks(o, g_np, err, len);
-    if (rc) {
+    if (rc != PW_ARGS_OK) {
         if (g_rank == 0)
-            fprintf(rc == 2 ? stdout : stderr, rc == 2 ? "%s" : "h5pwrite3dc: %s\n", err);
-        if (rc == 1 && dsm_job) /* the servers would wait for clients that never come */
+            fprintf(rc == PW_ARGS_HELP ? stdout : stderr, rc == PW_ARGS_HELP ? "%s" : "h5pwrite3dc: %s\n", err);
+        if (rc == PW_ARGS_BAD && dsm_job) /* the servers would wait for clients that never come */
             abort_job();
-        return rc == 2 ? -1 : 2; /* -1: --help, exit 0 */
+        return rc;
     }
     /* a results file that cannot be written fails the run before it starts, not after */
     int bad = any_failed(g_rank == 0 && o->json && pw_check_creatable(o->json, err, len) < 0);
@@ -465,9 +502,9 @@ static int prepare(int argc, char **argv, int provided, pw_options *o, char *err
     if (bad || check_resources(o, err, len)) {
         if (dsm_job)
             abort_job();
-        return 2;
+        return PW_ARGS_BAD;
     }
-    return 0;
+    return PW_ARGS_OK;
 }
 
 /* the lowest rank that failed (each rank says whether it did), or -1 if none did */
@@ -569,6 +606,30 @@ static int limits_step(pw_options *o, MPI_Info info, const double *image, const 
     return status;
 }
 
+/* the original's first checkpoint (with the host's name), and the MPI library's name
+ * (its first line) in mpi_library */
+static void first_checkpoint(char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING])
+{
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int hlen = 0, llen = 0;
+    MPI_Get_processor_name(host, &hlen);
+    if (!g_quiet)
+        fprintf(stderr, "Process: %d, chckpoint: 1, hostname: %s\n", g_rank, host);
+    MPI_Get_library_version(mpi_library, &llen);
+    mpi_library[strcspn(mpi_library, "\n")] = '\0';
+}
+
+/* the original's summary lines of the timed phases (rank 0); mb: the megabytes written */
+static void print_phases(const pw_times *t, double mb)
+{
+    printf(" elapsed time(create): %.6f\n", t->create);
+    printf(" elapsed time( write): %.6f\n", t->write);
+    printf(" elapsed time( close): %.6f\n", t->close);
+    printf(" saved %.3f (MB), rate(create): %.3f (MB/s), rate(write): %.3f (MB/s)\n", mb, mb / t->create,
+           mb / t->write);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0;
@@ -581,23 +642,16 @@ int main(int argc, char **argv)
 
     pw_options o;
     char err[4096];
-    int rc = prepare(argc, argv, provided, &o, err, sizeof err);
-    MPI_Info info = rc ? MPI_INFO_NULL : make_info(&o, err, sizeof err);
-    if (rc || info == MPI_INFO_NULL) {
+    pw_verdict rc = prepare(argc, argv, provided, &o, err, sizeof err);
+    MPI_Info info = rc != PW_ARGS_OK ? MPI_INFO_NULL : make_info(&o, err, sizeof err);
+    if (rc != PW_ARGS_OK || info == MPI_INFO_NULL) {
         MPI_Finalize();
-        return rc < 0 ? 0 : 2;
+        return rc == PW_ARGS_HELP ? 0 : 2; /* 2: bad arguments or hints */
     }
     g_quiet = o.quiet;
     g_file = o.file;
-    char host[MPI_MAX_PROCESSOR_NAME];
-    int hlen = 0;
-    MPI_Get_processor_name(host, &hlen);
-    if (!o.quiet)
-        fprintf(stderr, "Process: %d, chckpoint: 1, hostname: %s\n", g_rank, host);
     char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
-    int llen = 0;
-    MPI_Get_library_version(mpi_library, &llen);
-    mpi_library[strcspn(mpi_library, "\n")] = '\0';
+    first_checkpoint(mpi_library);
     if (g_rank == 0)
         print_header(&o, info, mpi_library);
 
@@ -616,14 +670,8 @@ int main(int argc, char **argv)
         return 1;
     }
     const double mb = (double)o.g_n / 1e3 * (double)o.g_n / 1e3 * (double)o.nsets * 8.0; /* as the original */
-    if (g_rank == 0) {
-        printf(" elapsed time(create): %.6f\n", t.create);
-        printf(" elapsed time( write): %.6f\n", t.write);
-        printf(" elapsed time( close): %.6f\n", t.close);
-        printf(" saved %.3f (MB), rate(create): %.3f (MB/s), rate(write): %.3f (MB/s)\n", mb, mb / t.create,
-               mb / t.write);
-        fflush(stdout);
-    }
+    if (g_rank == 0)
+        print_phases(&t, mb);
 
     settle(&o);
     int status = o.verify ? verify_step(&o, info, &t) : 0;

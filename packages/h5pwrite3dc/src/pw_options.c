@@ -52,13 +52,14 @@ const char *pw_fill_name(pw_fill f)
     return f == PW_FILL_NEVER ? "never" : f == PW_FILL_ALLOC ? "alloc" : "ifset";
 }
 
-static int fail(char *err, size_t len, const char *fmt, ...)
+/* err set: PW_ARGS_BAD */
+static pw_verdict fail(char *err, size_t len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, len, fmt, ap);
     va_end(ap);
-    return 1;
+    return PW_ARGS_BAD;
 }
 
 /* a non-negative count with an optional binary suffix; -1 on bad text */
@@ -96,11 +97,11 @@ static int copy_word(char *dst, size_t n, const char *src)
 }
 
 /* the original's parameter file: g_N, ch_N, romio_cb_write, romio_ds_write, filling */
-static int read_paramfile(const char *path, pw_options *o, char *err, size_t len)
+static pw_verdict read_paramfile(const char *path, pw_options *o, char *err, size_t len)
 {
     FILE *f = pw_open_input(path, "parameter file", err, len);
     if (!f)
-        return 1;
+        return PW_ARGS_BAD;
     char line[5][256];
     int n = 0;
     char buf[256];
@@ -140,7 +141,7 @@ static int read_paramfile(const char *path, pw_options *o, char *err, size_t len
         o->fill = PW_FILL_IFSET;
     else
         return fail(err, len, "%s: filling must be 0 (never), 1 (alloc) or 2 (ifset), got '%s'", path, line[4]);
-    return 0;
+    return PW_ARGS_OK;
 }
 
 enum {
@@ -174,16 +175,30 @@ static const struct option LONG_OPTIONS[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int positive(const char *name, const char *text, long long *out, char *err, size_t len)
+static pw_verdict positive(const char *name, const char *text, long long *out, char *err, size_t len)
 {
     long long v = parse_count(text);
     if (v <= 0)
         return fail(err, len, "%s must be a positive integer, got '%s'", name, text);
     *out = v;
-    return 0;
+    return PW_ARGS_OK;
 }
 
-int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t len)
+static pw_verdict byte_count(const char *name, const char *text, long long *out, char *err, size_t len)
+{
+    long long v = parse_count(text);
+    if (v < 0)
+        return fail(err, len, "%s must be a byte count, got '%s'", name, text);
+    *out = v;
+    return PW_ARGS_OK;
+}
+
+/* what the options set over the parameter file; -1: not given */
+typedef struct {
+    long long size, chunk, fill;
+} overrides;
+
+static void set_defaults(pw_options *o)
 {
     memset(o, 0, sizeof *o);
     o->g_n = 8000;
@@ -197,81 +212,95 @@ int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t len)
     o->meta_block_size = -1;
     o->limits = 1;
     o->sync = 1;
-    long long size = -1, chunk = -1, fill = -1;
-    long long v;
+}
 
-    opterr = 0;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", LONG_OPTIONS, NULL)) != -1) {
-        switch (c) {
-        case OPT_SIZE: if (positive("--size", optarg, &size, err, len)) return 1; break;
-        case OPT_CHUNK: if (positive("--chunk", optarg, &chunk, err, len)) return 1; break;
-        case OPT_DRIVER: o->driver = optarg; break;
-        case OPT_DRIVER_CONFIG: o->driver_config = optarg; break;
+static pw_verdict fill_time(const char *text, long long *fill, char *err, size_t len)
+{
+    if (!strcmp(text, "never"))
+        *fill = PW_FILL_NEVER;
+    else if (!strcmp(text, "alloc"))
+        *fill = PW_FILL_ALLOC;
+    else if (!strcmp(text, "ifset"))
+        *fill = PW_FILL_IFSET;
+    else
+        return fail(err, len, "--fill-time must be never, alloc or ifset, got '%s'", text);
+    return PW_ARGS_OK;
+}
+
+/* an option without a value, --help, or what getopt_long refused (c) */
+static pw_verdict flag_option(int c, pw_options *o, overrides *ov, char **argv, char *err, size_t len)
+{
+    switch (c) {
         case OPT_INDEPENDENT: o->independent = 1; break;
-        case OPT_FILL_TIME:
-            if (!strcmp(optarg, "never")) fill = PW_FILL_NEVER;
-            else if (!strcmp(optarg, "alloc")) fill = PW_FILL_ALLOC;
-            else if (!strcmp(optarg, "ifset")) fill = PW_FILL_IFSET;
-            else return fail(err, len, "--fill-time must be never, alloc or ifset, got '%s'", optarg);
-            break;
-        case OPT_NO_FILL: fill = PW_FILL_NEVER; break;
-        case OPT_ALIGNMENT:
-            if (positive("--alignment", optarg, &v, err, len)) return 1;
-            o->alignment = (unsigned long long)v;
-            break;
-        case OPT_ALIGNMENT_THRESHOLD:
-            if ((v = parse_count(optarg)) < 0)
-                return fail(err, len, "--alignment-threshold must be a byte count, got '%s'", optarg);
-            o->alignment_threshold = (unsigned long long)v;
-            break;
-        case OPT_HINTS: o->hints_file = optarg; break;
+        case OPT_NO_FILL: ov->fill = PW_FILL_NEVER; break;
         case OPT_LATEST: o->latest_format = 1; break;
-        case OPT_CHUNK_CACHE:
-            if ((o->chunk_cache = parse_count(optarg)) < 0)
-                return fail(err, len, "--chunk-cache must be a byte count, got '%s'", optarg);
-            break;
-        case OPT_META_BLOCK:
-            if ((o->meta_block_size = parse_count(optarg)) < 0)
-                return fail(err, len, "--meta-block-size must be a byte count, got '%s'", optarg);
-            break;
         case OPT_COLL_META: o->coll_metadata = 1; break;
         case OPT_VERIFY: o->verify = 1; break;
         case OPT_NO_LIMITS: o->limits = 0; break;
         case OPT_KEEP_LIMITS: o->keep_limits = 1; break;
         case OPT_NO_SYNC: o->sync = 0; break;
-        case OPT_JSON: o->json = optarg; break;
         case OPT_QUIET: o->quiet = 1; break;
         case 'h':
-        case OPT_HELP: snprintf(err, len, "%s", USAGE); return 2;
+        case OPT_HELP: snprintf(err, len, "%s", USAGE); return PW_ARGS_HELP;
         case ':': return fail(err, len, "option %s needs a value", argv[optind - 1]);
         default: return fail(err, len, "unknown option '%s' (see --help)", argv[optind - 1]);
-        }
     }
-    int npos = argc - optind;
-    if (npos < 1)
+    return PW_ARGS_OK;
+}
+
+/* one option (c, as getopt_long gives it): those with a value here, the others by flag_option */
+static pw_verdict option(int c, const char *arg, pw_options *o, overrides *ov, char **argv, char *err, size_t len)
+{
+    long long  v  = 0;
+    pw_verdict rc = PW_ARGS_OK;
+    switch (c) {
+        case OPT_SIZE: return positive("--size", arg, &ov->size, err, len);
+        case OPT_CHUNK: return positive("--chunk", arg, &ov->chunk, err, len);
+        case OPT_DRIVER: o->driver = arg; break;
+        case OPT_DRIVER_CONFIG: o->driver_config = arg; break;
+        case OPT_FILL_TIME: return fill_time(arg, &ov->fill, err, len);
+        case OPT_ALIGNMENT:
+            rc = positive("--alignment", arg, &v, err, len);
+            o->alignment = (unsigned long long)v;
+            break;
+        case OPT_ALIGNMENT_THRESHOLD:
+            rc = byte_count("--alignment-threshold", arg, &v, err, len);
+            o->alignment_threshold = (unsigned long long)v;
+            break;
+        case OPT_HINTS: o->hints_file = arg; break;
+        case OPT_CHUNK_CACHE: return byte_count("--chunk-cache", arg, &o->chunk_cache, err, len);
+        case OPT_META_BLOCK: return byte_count("--meta-block-size", arg, &o->meta_block_size, err, len);
+        case OPT_JSON: o->json = arg; break;
+        default: return flag_option(c, o, ov, argv, err, len);
+    }
+    return rc;
+}
+
+/* FILE NSETS NDSETS [PARAMFILE]: the n arguments after the options */
+static pw_verdict positional(int n, char **args, pw_options *o, char *err, size_t len)
+{
+    if (n < 1)
         return fail(err, len, "Must supply a filename (see --help)");
-    if (npos < 2)
+    if (n < 2)
         return fail(err, len, "Must supply a total nb of 2d datasets (NSETS)");
-    if (npos < 3)
+    if (n < 3)
         return fail(err, len, "Must supply a nb of hdf5 datasets (NDSETS)");
-    if (npos > 4)
-        return fail(err, len, "too many arguments: '%s' (FILE NSETS NDSETS [PARAMFILE])", argv[optind + 4]);
-    o->file = argv[optind];
+    if (n > 4)
+        return fail(err, len, "too many arguments: '%s' (FILE NSETS NDSETS [PARAMFILE])", args[4]);
+    o->file = args[0];
     if (!*o->file)
         return fail(err, len, "FILE is empty");
-    if (positive("NSETS", argv[optind + 1], &o->nsets, err, len) ||
-        positive("NDSETS", argv[optind + 2], &o->ndsets, err, len))
-        return 1;
-    if (npos == 4 && read_paramfile(argv[optind + 3], o, err, len))
-        return 1;
-    /* options win over the parameter file */
-    if (size > 0) o->g_n = size;
-    if (chunk > 0) o->ch_n = chunk;
-    if (fill >= 0) o->fill = (pw_fill)fill;
+    if (positive("NSETS", args[1], &o->nsets, err, len) != PW_ARGS_OK ||
+        positive("NDSETS", args[2], &o->ndsets, err, len) != PW_ARGS_OK)
+        return PW_ARGS_BAD;
+    if (n == 4 && read_paramfile(args[3], o, err, len) != PW_ARGS_OK)
+        return PW_ARGS_BAD;
+    return PW_ARGS_OK;
+}
 
-    /* the original's constraints, in its words */
+/* the original's constraints, in its words, and sizes that fit in 64 bits */
+static pw_verdict check(const pw_options *o, char *err, size_t len)
+{
     if (o->nsets % o->ndsets)
         return fail(err, len, "Must use divisible number of hdf5 datasets (%lld/%lld): NSETS must be a multiple of NDSETS",
                     o->nsets, o->ndsets);
@@ -291,7 +320,31 @@ int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t len)
         return fail(err, len, "--keep-limits needs the limits (drop --no-limits)");
     if (!*o->driver)
         return fail(err, len, "--driver is empty");
-    return 0;
+    return PW_ARGS_OK;
+}
+
+pw_verdict pw_parse(int argc, char **argv, pw_options *o, char *err, size_t len)
+{
+    overrides  ov = {-1, -1, -1};
+    pw_verdict rc = PW_ARGS_OK;
+    int        c;
+    set_defaults(o);
+    opterr = 0;
+    optind = 1;
+    while (rc == PW_ARGS_OK && (c = getopt_long(argc, argv, "h", LONG_OPTIONS, NULL)) != -1)
+        rc = option(c, optarg, o, &ov, argv, err, len);
+    if (rc == PW_ARGS_OK)
+        rc = positional(argc - optind, argv + optind, o, err, len);
+    if (rc != PW_ARGS_OK)
+        return rc;
+    /* options win over the parameter file */
+    if (ov.size > 0)
+        o->g_n = ov.size;
+    if (ov.chunk > 0)
+        o->ch_n = ov.chunk;
+    if (ov.fill >= 0)
+        o->fill = (pw_fill)ov.fill;
+    return check(o, err, len);
 }
 
 /* a * b, or -1 when either is negative or the product overflows */
@@ -305,14 +358,14 @@ long long pw_image_bytes(const pw_options *o) { return product(product(o->g_n, o
 
 long long pw_total_bytes(const pw_options *o) { return product(o->nsets, pw_image_bytes(o)); }
 
-int pw_check_ranks(const pw_options *o, int nprocs, char *err, size_t len)
+pw_verdict pw_check_ranks(const pw_options *o, int nprocs, char *err, size_t len)
 {
     if (product(o->ndsets, nprocs) < 0)
         return fail(err, len, "NDSETS x ranks (%lld x %d) is more than a 64-bit count holds", o->ndsets, nprocs);
     if (o->nsets % (o->ndsets * nprocs))
         return fail(err, len, "Must use divisible number of proc and hdf5 datasets (%lld/%lld/%d): NSETS must be a "
                               "multiple of NDSETS x ranks = %lld", o->nsets, o->ndsets, nprocs, o->ndsets * nprocs);
-    return 0;
+    return PW_ARGS_OK;
 }
 
 double pw_bytes_per_rank_per_dataset(const pw_options *o, int nprocs)

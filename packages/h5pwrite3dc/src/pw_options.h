@@ -16,6 +16,13 @@
 
 typedef enum { PW_FILL_NEVER, PW_FILL_ALLOC, PW_FILL_IFSET } pw_fill;
 
+/* what pw_parse and pw_check_ranks find */
+typedef enum {
+    PW_ARGS_OK,  /* the arguments are good */
+    PW_ARGS_BAD, /* bad input: err says why (with the file for a file's fault) */
+    PW_ARGS_HELP /* --help: err holds the usage text */
+} pw_verdict;
+
 typedef struct {
     const char *file;           /* the HDF5 file (a directory with --driver multifile) */
     long long nsets, ndsets;    /* images in all, HDF5 datasets */
@@ -40,13 +47,12 @@ typedef struct {
     int quiet;                  /* no per-rank checkpoint lines */
 } pw_options;
 
-/* Fill o from argv. Returns 0 when the arguments are good, 1 on bad input (err says
- * why, with the file for a file's fault), 2 for --help (err holds the usage text). */
-int pw_parse(int argc, char **argv, pw_options *o, char *err, size_t errlen);
+/* Fill o from argv. */
+pw_verdict pw_parse(int argc, char **argv, pw_options *o, char *err, size_t errlen);
 
 /* The original's constraint on the number of ranks writing (the clients of a DSM job:
- * known only after the coupling). 0, or 1 with err set. */
-int pw_check_ranks(const pw_options *o, int nprocs, char *err, size_t errlen);
+ * known only after the coupling): PW_ARGS_OK, or PW_ARGS_BAD with err set. */
+pw_verdict pw_check_ranks(const pw_options *o, int nprocs, char *err, size_t errlen);
 
 /* Bytes of one image (SIZE^2 doubles) and of all NSETS images; -1 when more than a
  * 64-bit size holds (pw_parse refuses those). */
