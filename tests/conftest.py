@@ -21,7 +21,7 @@ from h5stack.stacks.plan import Stacks  # noqa: E402
 #: a stack, and the regression on `generic`) run on a representative selection: both
 #: MPIs, both HDF5 series and a patched twin, chosen to complement the stacks of the
 #: regression on `slurm-local` (test_regression.SLURM_STACKS): the two together run the
-#: regression on five of the eight stacks, both twins' series and both images among them;
+#: regression on five distinct stacks, both twins' series and both images among them;
 #: the fuzzer's regression workloads and the rest run on every stack.
 FULL = os.environ.get("H5STACK_TEST_FULL") == "1"
 SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2", "openmpi-hdf5-1.14-multifile"]

@@ -65,7 +65,7 @@ def _found_rows(stdout, stack):
     return found
 
 
-#: slurm-local runs one test at a time (about 16 minutes for all 8 stacks): its own parts
+#: slurm-local runs one test at a time (about 16 minutes for every stack): its own parts
 #: (sbatch, srun with pmi2 for MPICH and pmix for Open MPI, srun --multi-prog, containers
 #: started by srun) on both MPIs, both HDF5 series and a patched twin; generic runs the
 #: selection of conftest.SELECTED_STACKS (every stack with --full)

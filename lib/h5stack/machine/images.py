@@ -1,7 +1,7 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Apptainer images of the local stacks: `./h5stack containers build [mpich|openmpi]`.
 
-One image per MPI flavour (containers/h5stack.def) holds that MPI's four stacks (HDF5
+One image per MPI flavour (containers/h5stack.def) holds that MPI's stacks (HDF5
 1.14 and 2.x, plain and patched, with h5stack's packages). The stacks come from the
 same builder as outside: they are set up on this machine (`Stacks.setup`), then
 exported relocatable into one directory per stack, /opt/h5stack/<stack> in the image:
