@@ -102,6 +102,69 @@ static uint64_t splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/* the bytes of each server's buffer the layout uses (l->local; l->block for the block
+ * distributions); 0, or -1 with err */
+static int local_share(dsm_layout_t *l, uint64_t buffer_len, uint64_t block, uint64_t file_size,
+                       uint64_t alignment, char *err, size_t len)
+{
+    int nservers = l->nservers;
+    switch (l->kind) {
+    case DSM_LINEAR:
+        l->local = buffer_len;
+        return 0;
+    case DSM_MASK: {
+        uint64_t a = alignment ? alignment : 1;
+        uint64_t share = file_size / (uint64_t)nservers + (file_size % (uint64_t)nservers != 0);
+        share = (share + a - 1) / a * a;
+        if (share == 0)
+            share = a;
+        if (share > buffer_len)
+            return fail(err, len,
+                        "a file of %" PRIu64 " bytes does not fit the DSM: %d servers x %" PRIu64 " bytes (mask needs "
+                        "%" PRIu64 " per server)", file_size, nservers, buffer_len, share);
+        l->local = share;
+        return 0;
+    }
+    case DSM_BLOCK_CYCLIC:
+    case DSM_RANDOM_BLOCK:
+        if (block == 0)
+            return fail(err, len, "the block size must be positive");
+        if (block > buffer_len)
+            return fail(err, len, "block size %" PRIu64 " exceeds each server's buffer (%" PRIu64 " bytes)", block,
+                        buffer_len);
+        l->block = block;
+        l->local = buffer_len / block * block; /* L rounded to a multiple of s */
+        return 0;
+    default:
+        return fail(err, len, "unknown distribution kind %d", (int)l->kind);
+    }
+}
+
+/* random-block: the blocks' permutation drawn from the seed, and its inverse; 0, or -1
+ * with err */
+static int permute_blocks(dsm_layout_t *l, char *err, size_t len)
+{
+    if (l->nblocks > SIZE_MAX / (2 * sizeof *l->perm))
+        return fail(err, len, "too many blocks (%" PRIu64 ") for a permutation in memory", l->nblocks);
+    l->perm = malloc(l->nblocks * sizeof *l->perm);
+    l->inverse = malloc(l->nblocks * sizeof *l->inverse);
+    if (!l->perm || !l->inverse) {
+        dsm_layout_free(l);
+        return fail(err, len, "no memory for the permutation of %" PRIu64 " blocks", l->nblocks);
+    }
+    for (uint64_t i = 0; i < l->nblocks; i++)
+        l->perm[i] = i;
+    uint64_t state = l->seed;
+    for (uint64_t i = l->nblocks; i > 1; i--) { /* Fisher-Yates */
+        uint64_t j = splitmix64(&state) % i, t = l->perm[i - 1];
+        l->perm[i - 1] = l->perm[j];
+        l->perm[j] = t;
+    }
+    for (uint64_t i = 0; i < l->nblocks; i++)
+        l->inverse[l->perm[i]] = i;
+    return 0;
+}
+
 int dsm_layout_init(dsm_layout_t *l, dsm_kind_t kind, int nservers, uint64_t buffer_len, uint64_t block,
                     uint64_t seed, uint64_t file_size, uint64_t alignment, char *err, size_t len)
 {
@@ -115,60 +178,12 @@ int dsm_layout_init(dsm_layout_t *l, dsm_kind_t kind, int nservers, uint64_t buf
         return fail(err, len, "the servers' buffers are empty");
     if (buffer_len > UINT64_MAX / (uint64_t)nservers)
         return fail(err, len, "%d servers x %" PRIu64 " bytes overflow the address space", nservers, buffer_len);
-    switch (kind) {
-    case DSM_LINEAR:
-        l->local = buffer_len;
-        break;
-    case DSM_MASK: {
-        uint64_t a = alignment ? alignment : 1;
-        uint64_t share = file_size / (uint64_t)nservers + (file_size % (uint64_t)nservers != 0);
-        share = (share + a - 1) / a * a;
-        if (share == 0)
-            share = a;
-        if (share > buffer_len)
-            return fail(err, len,
-                        "a file of %" PRIu64 " bytes does not fit the DSM: %d servers x %" PRIu64 " bytes (mask needs "
-                        "%" PRIu64 " per server)", file_size, nservers, buffer_len, share);
-        l->local = share;
-        break;
-    }
-    case DSM_BLOCK_CYCLIC:
-    case DSM_RANDOM_BLOCK:
-        if (block == 0)
-            return fail(err, len, "the block size must be positive");
-        if (block > buffer_len)
-            return fail(err, len, "block size %" PRIu64 " exceeds each server's buffer (%" PRIu64 " bytes)", block,
-                        buffer_len);
-        l->block = block;
-        l->local = buffer_len / block * block; /* L rounded to a multiple of s */
-        break;
-    default:
-        return fail(err, len, "unknown distribution kind %d", (int)kind);
-    }
+    if (local_share(l, buffer_len, block, file_size, alignment, err, len) < 0)
+        return -1;
     l->total = l->local * (uint64_t)nservers;
     if (l->block)
         l->nblocks = l->total / l->block;
-    if (kind == DSM_RANDOM_BLOCK) {
-        if (l->nblocks > SIZE_MAX / (2 * sizeof *l->perm))
-            return fail(err, len, "too many blocks (%" PRIu64 ") for a permutation in memory", l->nblocks);
-        l->perm = malloc(l->nblocks * sizeof *l->perm);
-        l->inverse = malloc(l->nblocks * sizeof *l->inverse);
-        if (!l->perm || !l->inverse) {
-            dsm_layout_free(l);
-            return fail(err, len, "no memory for the permutation of %" PRIu64 " blocks", l->nblocks);
-        }
-        for (uint64_t i = 0; i < l->nblocks; i++)
-            l->perm[i] = i;
-        uint64_t state = seed;
-        for (uint64_t i = l->nblocks; i > 1; i--) { /* Fisher-Yates */
-            uint64_t j = splitmix64(&state) % i, t = l->perm[i - 1];
-            l->perm[i - 1] = l->perm[j];
-            l->perm[j] = t;
-        }
-        for (uint64_t i = 0; i < l->nblocks; i++)
-            l->inverse[l->perm[i]] = i;
-    }
-    return 0;
+    return kind == DSM_RANDOM_BLOCK ? permute_blocks(l, err, len) : 0;
 }
 
 void dsm_layout_free(dsm_layout_t *l)
