@@ -18,17 +18,19 @@ from h5stack.machine import apt, images
 from h5stack.stacks.plan import Stacks
 
 
-def run(args):
+def run(full=False, pytest_args=()):
+    """Ready what the tests need, run pytest on tests/ (or as pytest_args say); its status.
+    full: every per-stack check on every stack."""
     apt.ensure_packages(paths.DEBIAN_TEST_REQUIREMENTS)  # what only the tests need
     stacks = Stacks()
     stacks.setup()
     stacks.setup_hdf5_tests()
     images.setup_images(stacks)  # the Apptainer images (tests/test_containers.py, the container checks)
-    extra = list(args.extra)
+    extra = list(pytest_args)
     targets = [] if any(not a.startswith("-") for a in extra) else [os.path.join(paths.ROOT, "tests")]
     # -ra: why each test was skipped; --durations: where the time of a run went
     cmd = [sys.executable, "-m", "pytest", *targets, "-ra", "--durations=30", *extra]
-    env = dict(os.environ, H5STACK_TEST_FULL="1" if args.full else os.environ.get("H5STACK_TEST_FULL", "0"))
+    env = dict(os.environ, H5STACK_TEST_FULL="1" if full else os.environ.get("H5STACK_TEST_FULL", "0"))
     info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
     rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
     if rc == 5:

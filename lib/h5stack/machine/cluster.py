@@ -331,31 +331,6 @@ def shell(name, command):
     os.execvpe("nsenter", argv, env())
 
 
-def run(args):
-    if args.action not in ("shell", "kill") and (args.node or args.node_command):
-        raise StepError(f"`./h5stack cluster {args.action}` takes no node or command (got {args.node!r})")
-    if args.action == "start":
-        start(args.nodes, args.clock_step)
-        print(f"export SLURM_CONF={conf_path()}")
-    elif args.action == "stop":
-        stop()
-    elif args.action == "status":
-        lines, ok = status_lines()
-        print("\n".join(lines))
-        return 0 if ok else 3
-    elif args.action == "env":
-        print(f"export SLURM_CONF={conf_path()}")
-    elif args.action in ("shell", "kill"):
-        if not args.node:
-            raise StepError(f"`./h5stack cluster {args.action}` needs a node (e.g. node01)")
-        if args.action == "kill":
-            kill_node(args.node)
-            info(f"{args.node} killed")
-        else:
-            shell(args.node, args.node_command)
-    return 0
-
-
 def start_for_run():
     """For `./h5stack run`: start the cluster if it is not running; if it runs with nodes
     down (a node that died), say that the partition is degraded and go on with the nodes

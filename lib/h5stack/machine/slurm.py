@@ -205,17 +205,3 @@ def status():
     if _pid_alive("slurmctld"):
         parts.append(f"node: {_node_state()}")
     return ", ".join(parts)
-
-
-def run(args):
-    if args.action == "start":
-        start()
-        print(f"export SLURM_CONF={conf_path()}")
-    elif args.action == "stop":
-        stop()
-    elif args.action == "status":
-        print(status())
-        return 0 if is_running() else 3
-    elif args.action == "env":
-        print(f"export SLURM_CONF={conf_path()}")
-    return 0

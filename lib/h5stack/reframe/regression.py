@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info
@@ -150,23 +151,37 @@ def start_scheduler(system, dry_run):
     return module, module.start_for_run()
 
 
-def run(args):
+@dataclass(frozen=True)
+class Options:
+    """What `./h5stack run` was asked (typed; built from the command line by commands/run.py)."""
+
+    system: str = "generic"
+    stacks: tuple = ()  # stack names (default: every local stack, unless spack_envs)
+    checks: tuple = ()  # only checks whose name matches (reframe -n)
+    spack_envs: tuple = ()  # installed Spack environments whose views to run on
+    reframe_args: tuple = ()  # passed on to reframe (what follows `--`)
+    setup: bool = True  # set up missing local stacks first
+    keep_slurm: bool = False  # leave a Slurm this run started running
+
+
+def run(opts):
     from h5stack.stacks.plan import Stacks
 
-    config_file(args.system)  # validate before building anything
+    config_file(opts.system)  # validate before building anything
     stacks = Stacks()
-    names = [stacks.get(s).name for s in args.stack]
-    env_dirs = [os.path.abspath(d) for d in args.spack_env]
+    names = [stacks.get(s).name for s in opts.stacks]
+    env_dirs = [os.path.abspath(d) for d in opts.spack_envs]
     environs = spack_environs(env_dirs)
-    local = args.system in LOCAL_SYSTEMS
-    if local and not args.no_setup and (names or not env_dirs):
+    local = opts.system in LOCAL_SYSTEMS
+    if local and opts.setup and (names or not env_dirs):
         from h5stack.machine import images
 
         stacks.setup(names or stacks.names())
         images.setup_images(stacks, names or stacks.names())  # reframe-tests/containers
-    scheduler, started = start_scheduler(args.system, "--dry-run" in args.extra)
+    dry = "--dry-run" in opts.reframe_args
+    scheduler, started = start_scheduler(opts.system, dry)
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
-    cmd = reframe_command(args.system, names, args.checks, args.extra, report, environs)
+    cmd = reframe_command(opts.system, names, list(opts.checks), list(opts.reframe_args), report, environs)
     env = dict(os.environ)
     if scheduler:
         env["SLURM_CONF"] = scheduler.conf_path()
@@ -178,12 +193,11 @@ def run(args):
     try:
         rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
     finally:
-        if started and not args.keep_slurm:
+        if started and not opts.keep_slurm:
             scheduler.stop()
     if os.path.exists(report):
-        dry = "--dry-run" in args.extra
         rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()}, dry)
-        print_table(rows, f"h5stack regression on {args.system} ({time.monotonic() - t0:.0f} s)")
+        print_table(rows, f"h5stack regression on {opts.system} ({time.monotonic() - t0:.0f} s)")
         ok = "generated" if dry else "pass"
         passed = sum(r[2] == ok for r in rows)  # rows: checks and failed fixtures
         skipped = sum(r[2] == "skip" for r in rows)

@@ -288,8 +288,9 @@ def write_report(perflogs=None, output=None):
     return output, nfigs, len(records)
 
 
-def run(args):
-    path, nfigs, nvalues = write_report(args.perflogs, args.output)
+def run(perflogs=None, output=None):
+    """Write the report of the perflogs in perflogs to output (defaults: under $H5STACK_HOME)."""
+    path, nfigs, nvalues = write_report(perflogs, output)
     info(f"report: {path} ({nfigs} plots, {nvalues} values)")
     print(path)
     return 0

@@ -192,8 +192,9 @@ def _write_yaml(path, data, source):
     paths.replace_file(path, header + yaml.safe_dump(data, sort_keys=False))
 
 
-def run(args):
-    out_dir = paths.make_dir(os.path.abspath(args.output or paths.sub("spack", "generic")))
+def run(output=None):
+    """Write this machine's Spack scope to output (default: $H5STACK_HOME/spack/generic)."""
+    out_dir = paths.make_dir(os.path.abspath(output or paths.sub("spack", "generic")))
     generate(out_dir)
     info(f"Spack configuration scope of this machine written to {out_dir}")
     print(out_dir)

@@ -104,10 +104,11 @@ def render(config=None):
     return texts
 
 
-def run(args):
+def run(check=False):
+    """Regenerate environments/ from stacks.yaml (check: only check it)."""
     stale, texts = [], render()
     for name, text in texts.items():
-        stale += generated.refresh(os.path.join(ENVIRONMENTS, name, "spack.yaml"), text, args.check)
+        stale += generated.refresh(os.path.join(ENVIRONMENTS, name, "spack.yaml"), text, check)
     extra = sorted(set(os.listdir(ENVIRONMENTS)) - set(texts))
     if extra:
         raise StepError(f"environments/ holds {', '.join(extra)}, which stacks.yaml does not describe: remove them")

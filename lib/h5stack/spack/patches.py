@@ -147,7 +147,8 @@ def _copy_for_spack(patch, check):
         return generated.refresh(os.path.join(os.path.dirname(RECIPE), os.path.basename(patch)), f.read(), check)
 
 
-def run(args):
+def run(check=False):
+    """Regenerate patches/ and the Spack recipe's copies (check: only check them)."""
     from h5stack.stacks.plan import Stacks
 
     stacks = Stacks()
@@ -155,12 +156,12 @@ def run(args):
     with tempfile.TemporaryDirectory() as work:
         for series in stacks.series:
             text = render(pristine(stacks, series, work), series)
-            stale += generated.refresh(os.path.join(paths.PATCHES_DIR, patch_name(series)), text, args.check)
+            stale += generated.refresh(os.path.join(paths.PATCHES_DIR, patch_name(series)), text, check)
             shutil.rmtree(os.path.join(work, series), ignore_errors=True)
     for series in stacks.series:
         target = os.path.join(paths.PATCHES_DIR, patch_name(series))
         if os.path.exists(target) and target not in stale:
-            stale += _copy_for_spack(target, args.check)
+            stale += _copy_for_spack(target, check)
     if stale:
         raise StepError(
             "stale patches (packages/hdf5-vfd-multifile changed): " + ", ".join(stale) + "; run `./h5stack patches`"

@@ -1079,7 +1079,7 @@ def regressions(path=REGRESSIONS):
 
 @dataclass(frozen=True)
 class Options:
-    """What `./h5stack crash` was asked (typed; built from the command line by cli.py)."""
+    """What `./h5stack crash` was asked (typed; built from the command line by commands/crash.py)."""
 
     stack: str = "mpich-hdf5-1.14"
     seeds: int = 2

@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field, replace
+from typing import Optional
 
 import yaml
 
@@ -424,53 +425,74 @@ def regression_case(stack, variant, entry, perturb=True):
     )
 
 
-def _cases(args, pairs, entries=None):
+@dataclass(frozen=True)
+class Options:
+    """What `./h5stack fuzz` was asked (typed; built from the command line by commands/fuzz.py)."""
+
+    seeds: int = 10  # workloads to try
+    seconds: float = 0.0  # stop after this long instead (0: no time limit)
+    seed: Optional[int] = None  # this seed only (a replay); None: seeds from a random start
+    case: str = ""  # a fixed workload of h5fuzz instead of seeds
+    regressions: bool = False  # the workloads of packages/h5fuzz/regressions.yaml instead
+    stacks: tuple = ()  # stack names (default: all)
+    drivers: tuple = ()  # variants (default: all a stack offers)
+    ranks: Optional[int] = None  # ranks of every workload (None: 1..max_ranks by seed)
+    max_ranks: int = 8
+    ops: int = 60  # operations per workload
+    grammar: int = 1  # h5fuzz's generator
+    perturb: bool = True  # slowed ranks and clocks of their own
+    minimise: bool = True  # minimise failures before reporting them
+    keep: bool = False  # keep the files of passing cases too
+    launcher: str = "mpiexec"  # mpiexec or srun
+
+
+def _cases(opts, pairs, entries=None):
     """The cases of the run, lazily: every pair for each seed in turn (for each entry
     of regressions.yaml, with --regressions)."""
     if entries is not None:
-        cases = (regression_case(s, v, e, perturb=not args.no_perturb) for e in entries for s, v in pairs)
+        cases = (regression_case(s, v, e, perturb=opts.perturb) for e in entries for s, v in pairs)
         yield from (c for c in cases if c)
         return
-    if args.case:
+    if opts.case:
         for stack, variant in pairs:
-            yield Case(stack, variant, 0, args.ranks or 4, args.ops, case=args.case, perturb=not args.no_perturb)
+            yield Case(stack, variant, 0, opts.ranks or 4, opts.ops, case=opts.case, perturb=opts.perturb)
         return
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
-    for k in range(args.seeds if args.seed is None else 1):
+    seed = opts.seed if opts.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
+    for k in range(opts.seeds if opts.seed is None else 1):
         s = seed + k
-        ranks = args.ranks or 1 + s % args.max_ranks
+        ranks = opts.ranks or 1 + s % opts.max_ranks
         for stack, variant in pairs:
-            yield Case(stack, variant, s, ranks, args.ops, perturb=not args.no_perturb, grammar=args.grammar)
+            yield Case(stack, variant, s, ranks, opts.ops, perturb=opts.perturb, grammar=opts.grammar)
 
 
-def run(args):
+def run(opts):
     """./h5stack fuzz: run cases until the seeds or the time are used up; a summary. Exit
     status 1 when a variant failed; MPI-IO faults are printed and counted, not failures
     of the variants."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    if not args.no_perturb:
+    if opts.perturb:
         check_capabilities()
-    runner = Runner(keep=args.keep, launcher=Launcher(args.launcher))
-    pairs = selection(runner, args.stack, args.driver)
+    runner = Runner(keep=opts.keep, launcher=Launcher(opts.launcher))
+    pairs = selection(runner, list(opts.stacks), list(opts.drivers))
     nodes = runner.launcher.preflight(stack_env(runner.desc(pairs[0][0])))
-    info(f"fuzz: ranks started by {args.launcher} on {len(nodes)} node(s): {', '.join(nodes)}")
-    entries = regressions() if args.regressions else None
+    info(f"fuzz: ranks started by {opts.launcher} on {len(nodes)} node(s): {', '.join(nodes)}")
+    entries = regressions() if opts.regressions else None
     if entries is not None:
         total = sum(1 for e in entries for s, v in pairs if regression_case(s, v, e))
     else:
-        total = len(pairs) * (1 if args.case or args.seed is not None else args.seeds)
+        total = len(pairs) * (1 if opts.case or opts.seed is not None else opts.seeds)
     t0, tally = time.monotonic(), Tally()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=not os.isatty(2)) as bar:  # fmt: skip
-        task = bar.add_task("fuzz", total=None if args.time else total)
-        for case in _cases(args, pairs, entries):
-            if args.time and time.monotonic() - t0 > args.time:
+        task = bar.add_task("fuzz", total=None if opts.seconds else total)
+        for case in _cases(opts, pairs, entries):
+            if opts.seconds and time.monotonic() - t0 > opts.seconds:
                 break
             bar.update(task, description=case.label())
             outcome = runner.run(case)
             for text in tally.add(outcome):
-                bar.console.print(text if text != FAILED else report_failure(runner, outcome, not args.no_minimise))
+                bar.console.print(text if text != FAILED else report_failure(runner, outcome, opts.minimise))
             if outcome.ok and not os.isatty(2):
                 info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
             bar.advance(task)

@@ -1,0 +1,22 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""`./h5stack list`: the stacks and whether they are built (list_: `list` is a builtin)."""
+
+
+def add_parser(sub):
+    sub.add_parser("list", help="show the stacks and whether they are built")
+
+
+def show():
+    """Print one line per stack: its name, built or not, what it holds."""
+    from h5stack.stacks.plan import Stacks
+
+    stacks = Stacks()
+    width = max(len(n) for n in stacks.names())
+    for name in stacks.names():
+        built, detail = stacks.status(name)
+        print(f"{name:<{width}}  {'built    ' if built else 'not built'}  {detail}")
+    return 0
+
+
+def main(args):
+    return show()
