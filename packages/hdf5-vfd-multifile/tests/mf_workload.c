@@ -174,44 +174,174 @@ static hid_t create_2d(hid_t loc, const char *name, long rows, int chunked, int 
     return d;
 }
 
-int main(int argc, char **argv)
-{
-    const char *file = NULL, *driver = "multifile", *options = NULL;
-    unsigned    seed = 1;
-    int         ndsets = 40, check = 0, partial = 0;
-    hsize_t     alignment = 0;
+/* the command line */
+typedef struct {
+    const char *file, *driver, *options;
+    unsigned    seed;
+    int         ndsets, check, partial;
+    hsize_t     alignment;
+} args_t;
 
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+/* 0, or 2 (the usage said by rank 0) */
+static int parse_args(int argc, char **argv, args_t *a)
+{
+    *a = (args_t){.driver = "multifile", .seed = 1, .ndsets = 40};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--driver") && i + 1 < argc)
-            driver = argv[++i];
+            a->driver = argv[++i];
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = (unsigned)atoi(argv[++i]);
+            a->seed = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--datasets") && i + 1 < argc)
-            ndsets = atoi(argv[++i]);
+            a->ndsets = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--options") && i + 1 < argc)
-            options = argv[++i];
+            a->options = argv[++i];
         else if (!strcmp(argv[i], "--alignment") && i + 1 < argc)
-            alignment = (hsize_t)strtoull(argv[++i], NULL, 10);
+            a->alignment = (hsize_t)strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--check"))
-            check = 1;
+            a->check = 1;
         else if (!strcmp(argv[i], "--check-partial"))
-            check = partial = 1;
-        else if (!file && argv[i][0] != '-')
-            file = argv[i];
+            a->check = a->partial = 1;
+        else if (!a->file && argv[i][0] != '-')
+            a->file = argv[i];
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: %s FILE --driver mpio|multifile|default [--seed S] [--datasets K] "
                                 "[--alignment BYTES] [--check [--options OPTS]]\n", argv[0]);
-            MPI_Finalize();
             return 2;
         }
     }
-    if (!file) {
+    if (!a->file) {
         if (rank == 0)
             fprintf(stderr, "%s: no FILE\n", argv[0]);
+        return 2;
+    }
+    return 0;
+}
+
+/* many small objects: metadata cache sync points with writes from all ranks */
+static void write_groups(hid_t f, const args_t *a, long rows, long r0)
+{
+    char name[64];
+    for (int g = 0; g < 4; g++) {
+        snprintf(name, sizeof name, "g%d", g);
+        hid_t grp = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(grp);
+        write_attr(grp, "index", g);
+        for (int k = g; k < a->ndsets; k += 4) {
+            snprintf(name, sizeof name, "d%03d", k);
+            hid_t d = create_2d(grp, name, rows, k % 2, 0);
+            write_attr(d, "k", k);
+            write_rows(d, a->seed, 10 + k, r0, ROWS_PER_RANK, 0, k % 3 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
+            H5Dclose(d);
+        }
+        H5Gclose(grp);
+    }
+}
+
+static void check_groups(hid_t f, const args_t *a, long rows)
+{
+    char name[64];
+    for (int g = 0; g < 4; g++) {
+        snprintf(name, sizeof name, "g%d", g);
+        hid_t grp = H5Gopen2(f, name, H5P_DEFAULT);
+        CHECK(grp);
+        check_attr(grp, "index", g);
+        for (int k = g; k < a->ndsets; k += 4) {
+            snprintf(name, sizeof name, "d%03d", k);
+            hid_t d = H5Dopen2(grp, name, H5P_DEFAULT);
+            CHECK(d);
+            check_attr(d, "k", k);
+            check_rows(d, a->seed, 10 + k, 0, rows, 0, rows, 0, name);
+            H5Dclose(d);
+        }
+        H5Gclose(grp);
+    }
+}
+
+/* the workload: every rank writes its rows, reads the others' during the session,
+ * overwrites its neighbour's in a later epoch, grows a dataset across flushes */
+static void write_file(const args_t *a, hid_t fapl)
+{
+    long  rows = (long)size * ROWS_PER_RANK, r0 = (long)rank * ROWS_PER_RANK;
+    hid_t f    = H5Fcreate(a->file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    CHECK(f);
+    write_attr(f, "nranks", size);
+    hid_t contig = create_2d(f, "contig", rows, 0, 0), chunked = create_2d(f, "chunked", rows, 1, 0);
+    hid_t ext = create_2d(f, "ext", ROWS_PER_RANK, 0, 1);
+    write_rows(contig, a->seed, 0, r0, ROWS_PER_RANK, 0, H5FD_MPIO_COLLECTIVE);
+    write_rows(chunked, a->seed, 1, r0, ROWS_PER_RANK, 0, H5FD_MPIO_INDEPENDENT);
+    write_groups(f, a, rows, r0);
+    maybe_die("before-flush");
+    CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    maybe_die("after-flush");
+    /* read other ranks' rows during the session */
+    check_rows(contig, a->seed, 0, 0, rows, 0, rows, 0, "contig (in session)");
+    /* overwrite the neighbour's rows in a later epoch: the later write must win */
+    long nb = (long)((rank + 1) % size) * ROWS_PER_RANK;
+    write_rows(contig, a->seed, 0, nb, ROWS_PER_RANK / 2, 1, H5FD_MPIO_COLLECTIVE);
+    /* grow the extendible dataset across flushes */
+    for (int step = 1; step <= EXT_STEPS; step++) {
+        hsize_t dims[2] = {(hsize_t)(ROWS_PER_RANK + step * rows), COLS};
+        CHECK(H5Dset_extent(ext, dims));
+        write_rows(ext, a->seed, 2, ROWS_PER_RANK + (step - 1) * rows + r0, ROWS_PER_RANK, step,
+                   H5FD_MPIO_COLLECTIVE);
+        CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
+    }
+    if (rank == 0)
+        write_rows(ext, a->seed, 2, 0, ROWS_PER_RANK, 0, H5FD_MPIO_INDEPENDENT);
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_rows(contig, a->seed, 0, nb, ROWS_PER_RANK, 1, nb + ROWS_PER_RANK / 2, 0, "contig (overwritten)");
+    write_attr(f, "done", 1);
+    maybe_die("before-close");
+    H5Dclose(ext);
+    H5Dclose(chunked);
+    H5Dclose(contig);
+    CHECK(H5Fclose(f));
+}
+
+/* what write_file wrote, read back (--check-partial: as of its first flush) */
+static void check_file(const args_t *a, hid_t fapl)
+{
+    int   partial = a->partial;
+    hid_t f       = H5Fopen(a->file, H5F_ACC_RDONLY, fapl);
+    CHECK(f);
+    int writers = 0;
+    hid_t attr  = H5Aopen(f, "nranks", H5P_DEFAULT);
+    CHECK(H5Aread(attr, H5T_NATIVE_INT, &writers));
+    H5Aclose(attr);
+    long  rows = (long)writers * ROWS_PER_RANK;
+    hid_t contig = H5Dopen2(f, "contig", H5P_DEFAULT), chunked = H5Dopen2(f, "chunked", H5P_DEFAULT);
+    hid_t ext = H5Dopen2(f, "ext", H5P_DEFAULT);
+    CHECK(contig);
+    CHECK(chunked);
+    CHECK(ext);
+    if (partial) /* the state of the first flush: no overwrites, no extension */
+        check_rows(contig, a->seed, 0, 0, rows, 0, rows, 0, "contig");
+    for (int w = 0; !partial && w < writers; w++) { /* rank w overwrote half of rank w+1's rows */
+        long nb = (long)((w + 1) % writers) * ROWS_PER_RANK;
+        check_rows(contig, a->seed, 0, nb, ROWS_PER_RANK, 1, nb + ROWS_PER_RANK / 2, 0, "contig");
+    }
+    check_rows(chunked, a->seed, 1, 0, rows, 0, rows, 0, "chunked");
+    for (int step = 1; !partial && step <= EXT_STEPS; step++)
+        check_rows(ext, a->seed, 2, ROWS_PER_RANK + (step - 1) * rows, rows, step, 1L << 40, step, "ext");
+    if (!partial)
+        check_rows(ext, a->seed, 2, 0, ROWS_PER_RANK, 0, ROWS_PER_RANK, 0, "ext");
+    check_groups(f, a, rows);
+    if (!partial)
+        check_attr(f, "done", 1);
+    H5Dclose(ext);
+    H5Dclose(chunked);
+    H5Dclose(contig);
+    CHECK(H5Fclose(f));
+}
+
+int main(int argc, char **argv)
+{
+    args_t a;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (parse_args(argc, argv, &a)) {
         MPI_Finalize();
         return 2;
     }
@@ -222,117 +352,21 @@ int main(int argc, char **argv)
         version[strcspn(version, "\n")] = '\0';
         printf("mpi-ranks: %d\nmpi-library: %s\n", size, version);
     }
-    hid_t fapl = make_fapl(driver, options);
-    char  name[64];
-
-    if (alignment > 0) {
-        CHECK(H5Pset_alignment(fapl, 1, alignment));
+    hid_t fapl = make_fapl(a.driver, a.options);
+    if (a.alignment > 0) {
+        CHECK(H5Pset_alignment(fapl, 1, a.alignment));
         if (rank == 0)
-            printf("alignment: %llu\n", (unsigned long long)alignment);
+            printf("alignment: %llu\n", (unsigned long long)a.alignment);
     }
-
-    if (!check) {
-        long  rows = (long)size * ROWS_PER_RANK, r0 = (long)rank * ROWS_PER_RANK;
-        hid_t f    = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-        CHECK(f);
-        write_attr(f, "nranks", size);
-        hid_t contig = create_2d(f, "contig", rows, 0, 0), chunked = create_2d(f, "chunked", rows, 1, 0);
-        hid_t ext = create_2d(f, "ext", ROWS_PER_RANK, 0, 1);
-        write_rows(contig, seed, 0, r0, ROWS_PER_RANK, 0, H5FD_MPIO_COLLECTIVE);
-        write_rows(chunked, seed, 1, r0, ROWS_PER_RANK, 0, H5FD_MPIO_INDEPENDENT);
-        /* many small objects: metadata cache sync points with writes from all ranks */
-        for (int g = 0; g < 4; g++) {
-            snprintf(name, sizeof name, "g%d", g);
-            hid_t grp = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-            CHECK(grp);
-            write_attr(grp, "index", g);
-            for (int k = g; k < ndsets; k += 4) {
-                snprintf(name, sizeof name, "d%03d", k);
-                hid_t d = create_2d(grp, name, rows, k % 2, 0);
-                write_attr(d, "k", k);
-                write_rows(d, seed, 10 + k, r0, ROWS_PER_RANK, 0, k % 3 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
-                H5Dclose(d);
-            }
-            H5Gclose(grp);
-        }
-        maybe_die("before-flush");
-        CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
-        maybe_die("after-flush");
-        /* read other ranks' rows during the session */
-        check_rows(contig, seed, 0, 0, rows, 0, rows, 0, "contig (in session)");
-        /* overwrite the neighbour's rows in a later epoch: the later write must win */
-        long nb = (long)((rank + 1) % size) * ROWS_PER_RANK;
-        write_rows(contig, seed, 0, nb, ROWS_PER_RANK / 2, 1, H5FD_MPIO_COLLECTIVE);
-        /* grow the extendible dataset across flushes */
-        for (int step = 1; step <= EXT_STEPS; step++) {
-            hsize_t dims[2] = {(hsize_t)(ROWS_PER_RANK + step * rows), COLS};
-            CHECK(H5Dset_extent(ext, dims));
-            write_rows(ext, seed, 2, ROWS_PER_RANK + (step - 1) * rows + r0, ROWS_PER_RANK, step,
-                       H5FD_MPIO_COLLECTIVE);
-            CHECK(H5Fflush(f, H5F_SCOPE_GLOBAL));
-        }
-        if (rank == 0)
-            write_rows(ext, seed, 2, 0, ROWS_PER_RANK, 0, H5FD_MPIO_INDEPENDENT);
-        MPI_Barrier(MPI_COMM_WORLD);
-        check_rows(contig, seed, 0, nb, ROWS_PER_RANK, 1, nb + ROWS_PER_RANK / 2, 0, "contig (overwritten)");
-        write_attr(f, "done", 1);
-        maybe_die("before-close");
-        H5Dclose(ext);
-        H5Dclose(chunked);
-        H5Dclose(contig);
-        CHECK(H5Fclose(f));
-    }
-    else {
-        hid_t f = H5Fopen(file, H5F_ACC_RDONLY, fapl);
-        CHECK(f);
-        int writers = 0;
-        hid_t a     = H5Aopen(f, "nranks", H5P_DEFAULT);
-        CHECK(H5Aread(a, H5T_NATIVE_INT, &writers));
-        H5Aclose(a);
-        long  rows = (long)writers * ROWS_PER_RANK;
-        hid_t contig = H5Dopen2(f, "contig", H5P_DEFAULT), chunked = H5Dopen2(f, "chunked", H5P_DEFAULT);
-        hid_t ext = H5Dopen2(f, "ext", H5P_DEFAULT);
-        CHECK(contig);
-        CHECK(chunked);
-        CHECK(ext);
-        if (partial) /* the state of the first flush: no overwrites, no extension */
-            check_rows(contig, seed, 0, 0, rows, 0, rows, 0, "contig");
-        for (int w = 0; !partial && w < writers; w++) { /* rank w overwrote half of rank w+1's rows */
-            long nb = (long)((w + 1) % writers) * ROWS_PER_RANK;
-            check_rows(contig, seed, 0, nb, ROWS_PER_RANK, 1, nb + ROWS_PER_RANK / 2, 0, "contig");
-        }
-        check_rows(chunked, seed, 1, 0, rows, 0, rows, 0, "chunked");
-        for (int step = 1; !partial && step <= EXT_STEPS; step++)
-            check_rows(ext, seed, 2, ROWS_PER_RANK + (step - 1) * rows, rows, step, 1L << 40, step, "ext");
-        if (!partial)
-            check_rows(ext, seed, 2, 0, ROWS_PER_RANK, 0, ROWS_PER_RANK, 0, "ext");
-        for (int g = 0; g < 4; g++) {
-            snprintf(name, sizeof name, "g%d", g);
-            hid_t grp = H5Gopen2(f, name, H5P_DEFAULT);
-            CHECK(grp);
-            check_attr(grp, "index", g);
-            for (int k = g; k < ndsets; k += 4) {
-                snprintf(name, sizeof name, "d%03d", k);
-                hid_t d = H5Dopen2(grp, name, H5P_DEFAULT);
-                CHECK(d);
-                check_attr(d, "k", k);
-                check_rows(d, seed, 10 + k, 0, rows, 0, rows, 0, name);
-                H5Dclose(d);
-            }
-            H5Gclose(grp);
-        }
-        if (!partial)
-            check_attr(f, "done", 1);
-        H5Dclose(ext);
-        H5Dclose(chunked);
-        H5Dclose(contig);
-        CHECK(H5Fclose(f));
-    }
+    if (a.check)
+        check_file(&a, fapl);
+    else
+        write_file(&a, fapl);
     H5Pclose(fapl);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("workload: %s %s on %d ranks with %s: %s\n", check ? "checked" : "wrote", file, size, driver,
+        printf("workload: %s %s on %d ranks with %s: %s\n", a.check ? "checked" : "wrote", a.file, size, a.driver,
                total ? "FAILED" : "ok");
     MPI_Finalize();
     return total ? 1 : 0;
