@@ -6,7 +6,8 @@ Each system has `site-configs/<system>/reframe.py`; it imports this module for t
 lib/h5stack builds: those of the local stacks, of stacks installed on a cluster
 (h5stack/reframe/environs.py) and of installed Spack environments' views
 (h5stack/reframe/spackviews.py); the kinds of file system come from
-reframe-tests/lib/h5checks/fskinds.py, the schema of a site configuration from
+reframe-tests/lib/h5checks/fskinds.py, the kinds of reference table from
+reframe-tests/lib/h5checks/references.py, the schema of a site configuration from
 schema.py.
 """
 
@@ -16,9 +17,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(HERE), "lib"))
-sys.path.append(os.path.join(os.path.dirname(HERE), "reframe-tests", "lib"))  # h5checks.fskinds
+sys.path.append(os.path.join(os.path.dirname(HERE), "reframe-tests", "lib"))  # h5checks.fskinds, .references
 # the names a system's reframe.py uses (common.X), each defined once where it belongs
 from h5checks.fskinds import FS_FEATURES, KIND_OF_TYPE, fs_kind, size_bytes  # noqa: E402,F401
+from h5checks.references import KINDS as REFERENCE_KINDS  # noqa: E402,F401
 
 from h5stack.base import paths  # noqa: E402
 from h5stack.reframe import perflog  # noqa: E402
@@ -117,7 +119,7 @@ def this_machine_slurm_site(system, descr, partition, srun_mpi, left_out=()):
                         "environs": ["builtin"] + [e["name"] for e in envs],
                         "features": features,
                         "container_platforms": platforms,
-                        "extras": {"filesystems": [scratch]},
+                        "extras": {"filesystems": [scratch], "references": "local"},
                         "processor": {"num_cpus": os.cpu_count()},
                     }
                 ],

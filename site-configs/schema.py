@@ -9,6 +9,8 @@ the value and what was expected:
 
 What a schema cannot say (a unique file-system name, a type that matches its kind,
 the kind as a partition feature) is checked after it, in `check_filesystems`.
+The reference table of the performance checks a partition takes: extras['references'],
+one of reframe-tests/lib/h5checks/references.py's KINDS.
 A file system of a partition (extras['filesystems'], read by the checks through
 reframe-tests/lib/h5checks/filesystems.py):
 
@@ -21,7 +23,7 @@ reframe-tests/lib/h5checks/filesystems.py):
 
 import jsonschema
 
-from common import FS_FEATURES, KIND_OF_TYPE, SiteConfigError, fs_kind, size_bytes
+from common import FS_FEATURES, KIND_OF_TYPE, REFERENCE_KINDS, SiteConfigError, fs_kind, size_bytes
 
 SIZE_PATTERN = r"^\s*[0-9]+\s*[KMGkmg]?\s*$"
 # "message": what a violation says after the value (our key: jsonschema ignores it)
@@ -74,7 +76,11 @@ PARTITION = {
         "features": STRINGS,
         "extras": {
             "type": "object",
-            "properties": {"filesystems": {"type": "array", "items": FILESYSTEM}},
+            "properties": {
+                "filesystems": {"type": "array", "items": FILESYSTEM},
+                # the performance checks' reference table for this partition (h5checks/references.py)
+                "references": {"enum": list(REFERENCE_KINDS)},
+            },
         },
     },
 }

@@ -178,15 +178,3 @@ def test_the_history_pattern_matches():
     ):
         assert HISTORY.search(text), text
     assert not HISTORY.search("the session's user; an issue of HDF5")
-
-
-def test_checks_name_no_partition_but_through_the_references_helper():
-    """The partitions a performance reference is set for are named in one place
-    (reframe-tests/lib/h5checks/references.py): a check that writes its own table
-    for some system's partition would drift from the site configs."""
-    partitions = re.compile(r"[\"'](generic|slurm-local|slurm-cluster|lustre-cluster|gpfs-cluster):\w+[\"']")
-    found = []
-    for path in glob.glob(os.path.join(ROOT, "reframe-tests", "*", "*.py")):
-        text = open(path).read()
-        found += [f"{os.path.relpath(path, ROOT)}: {m.group(0)}" for m in partitions.finditer(text)]
-    assert not found, "partitions named outside h5checks/references.py:\n" + "\n".join(found)

@@ -2,9 +2,11 @@
 """Each fact of the project has one source (docs/architecture.md, "Where each fact
 lives"): these tests fail when a copy of one appears somewhere else."""
 
+import glob
 import os
 import re
 import subprocess
+import sys
 
 import yaml
 
@@ -69,3 +71,44 @@ def test_the_count_pattern_matches():
         assert pattern.search(text), text
     for text in ("a selection of three stacks; four plain + four patched HDF5 builds", "All four programs"):
         assert not pattern.search(text), text
+
+
+# -- the partitions: named in the site configs only ------------------------------------
+SITE_CONFIGS = os.path.join(ROOT, "site-configs")
+
+
+def _partitions():
+    """Every "system:partition" of site-configs/*/reframe.py, as ReFrame loads them."""
+    sys.path.insert(0, SITE_CONFIGS)
+    import config
+
+    names = set()
+    for path in glob.glob(os.path.join(SITE_CONFIGS, "*", "reframe.py")):
+        for system in config.load_system(path)["systems"]:
+            names |= {f"{system['name']}:{p['name']}" for p in system["partitions"]}
+    return names
+
+
+def test_checks_name_no_partition():
+    """A check takes its performance references from the partition's extras
+    (`references`, h5checks/performance.py): a table keyed by a site's partition would
+    drift from the site configs."""
+    partitions = _partitions()
+    assert {"generic:default", "lustre-cluster:compute"} <= partitions, partitions
+    pattern = re.compile("|".join(re.escape(p) for p in sorted(partitions)))
+    found = []
+    for name in _tracked("reframe-tests"):
+        text = _read(name)
+        found += [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}" for m in pattern.finditer(text)]
+    assert not found, "partitions named in reframe-tests/:\n" + "\n".join(found)
+
+
+def test_every_partition_that_runs_jobs_takes_a_reference_table():
+    sys.path.insert(0, SITE_CONFIGS)
+    import config
+
+    for path in glob.glob(os.path.join(SITE_CONFIGS, "*", "reframe.py")):
+        for system in config.load_system(path)["systems"]:
+            for part in system["partitions"]:
+                if "login" not in part.get("features", []):
+                    assert part["extras"].get("references"), f"{system['name']}:{part['name']}"

@@ -110,6 +110,10 @@ MALFORMED = {
         {"fs": GOOD_FS.replace("{'stripe_count': 4, 'stripe_size': '1M'}", "8")},
         "systems[0].partitions[0].extras.filesystems[0].lustre: 8 is not of type 'object'",
     ),
+    "unknown-references": (
+        {"extras": f"{{'filesystems': [{GOOD_FS}], 'references': 'laptop'}}"},
+        "extras.references: 'laptop' is not one of ['local', 'cluster']",
+    ),
     "extras-none": ({"extras": "None"}, "systems[0].partitions[0].extras: None is not of type 'object'"),
     "partition-an-integer": ({"partitions": "[3]"}, "systems[0].partitions[0]: 3 is not of type 'object'"),
     "environs-a-string": ({"environs": "'builtin'"}, "partitions[0].environs: 'builtin' is not of type 'array'"),

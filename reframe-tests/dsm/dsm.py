@@ -31,7 +31,7 @@ from reframe.core.builtins import parameter, performance_function, run_before, s
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.references import references  # noqa: E402
+from h5checks.performance import ReferencesMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity, mpmd_command  # noqa: E402
 from h5checks.nodes import MultiNodeMixin, apart_sanity, nodes_sanity  # noqa: E402
 
@@ -166,7 +166,7 @@ CLUSTER = {"ratio_one_dataset": (0.8, -0.1, None), "ratio_ten_blocks_vs_linear":
 
 
 @rfm.simple_test
-class dsm_bench(dsm_base):
+class dsm_bench(ReferencesMixin, dsm_base):
     tags = {"dsm", "performance"}
     time_limit = "20m"
     num_tasks = 2  # one server, one client: the two cores of a workstation
@@ -175,7 +175,7 @@ class dsm_bench(dsm_base):
     executable = "h5dsm-bench"
     executable_opts = ["--servers", "1", "--size", "64m", "--blocks", "4k,64k,1m", "--csv", "h5dsm-bench.csv"]
     keep_files = ["h5dsm-bench.csv"]
-    reference = references(LOCAL, CLUSTER)
+    reference_tables = {"local": LOCAL, "cluster": CLUSTER}
 
     @sanity_function
     def validate(self):

@@ -21,7 +21,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.references import references  # noqa: E402
+from h5checks.performance import ReferencesMixin  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.nodes import MultiNodeMixin, nodes_sanity  # noqa: E402
 
@@ -39,7 +39,7 @@ def _section(api, op):
 
 
 @rfm.simple_test
-class h5perf_check(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
+class h5perf_check(ReferencesMixin, FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+hdf5-parallel"]
     tags = {"h5perf", "performance"}
     executable = "h5perf"
@@ -51,7 +51,7 @@ class h5perf_check(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     transfer_size = variable(str, value="4M")
     block_size = variable(str, value="1M")
     iterations = variable(int, value=3)
-    reference = references(LOCAL, CLUSTER)
+    reference_tables = {"local": LOCAL, "cluster": CLUSTER}
 
     @run_after("setup")
     def own_h5perf_only(self):

@@ -27,7 +27,7 @@ from reframe.core.builtins import parameter, performance_function, run_after, ru
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.references import references  # noqa: E402
+from h5checks.performance import ReferencesMixin  # noqa: E402
 from h5checks.filesystems import FileSystemMixin, mpiio_hints  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
@@ -140,7 +140,7 @@ CLUSTER = {"ratio_write_mpiio": (0.9, -0.1, None), "ratio_write_posix_fpp": (0.8
 
 
 @rfm.simple_test
-class h5pwrite3dc_bench(H5pwrite3dcBase):
+class h5pwrite3dc_bench(ReferencesMixin, H5pwrite3dcBase):
     tags = {"h5pwrite3dc", "performance"}
     time_limit = "20m"
     driver = parameter(["mpio", "multifile"])
@@ -150,7 +150,7 @@ class h5pwrite3dc_bench(H5pwrite3dcBase):
     chunk = 512
     #: the node to itself: a job beside it on the same cores makes MPI ranks busy-wait
     exclusive_access = True
-    reference = references(LOCAL, CLUSTER)
+    reference_tables = {"local": LOCAL, "cluster": CLUSTER}
 
     @run_before("run")
     def set_commands(self):

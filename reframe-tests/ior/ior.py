@@ -33,7 +33,7 @@ from reframe.core.builtins import parameter, performance_function, run_after, ru
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.nodes import MultiNodeMixin, nodes_sanity  # noqa: E402
-from h5checks.references import references  # noqa: E402
+from h5checks.performance import ReferencesMixin  # noqa: E402
 
 #: variant -> (IOR options, file name in $fsdir)
 APIS = {
@@ -113,8 +113,9 @@ class IorBase(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
 
 
 @rfm.simple_test
-class ior_write(IorBase):
-    reference = references({}, {"write_bw": CLUSTER_BW}, unit="MiB/s")
+class ior_write(ReferencesMixin, IorBase):
+    reference_tables = {"cluster": {"write_bw": CLUSTER_BW}}
+    reference_unit = "MiB/s"
 
     @run_before("run")
     def set_commands(self):
@@ -143,8 +144,9 @@ class ior_write(IorBase):
 
 
 @rfm.simple_test
-class ior_read(IorBase):
-    reference = references({}, {"read_bw": CLUSTER_BW}, unit="MiB/s")
+class ior_read(ReferencesMixin, IorBase):
+    reference_tables = {"cluster": {"read_bw": CLUSTER_BW}}
+    reference_unit = "MiB/s"
 
     @run_after("init")
     def depend_on_write(self):

@@ -28,7 +28,7 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.references import references  # noqa: E402
+from h5checks.performance import ReferencesMixin  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
@@ -68,7 +68,7 @@ CLUSTER = {
 
 
 @rfm.simple_test
-class multifile_bench(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
+class multifile_bench(ReferencesMixin, FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+hdf5-vfd-multifile"]  # h5mf-bench's linked kernel needs the package
     tags = {"multifile", "performance"}
     time_limit = "20m"
@@ -80,7 +80,7 @@ class multifile_bench(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest
     #: the node to itself (sbatch --exclusive): a job beside it on the same cores makes
     #: MPI ranks busy-wait (seen on slurm-local: ratios fell to 0.05)
     exclusive_access = True
-    reference = references(LOCAL, CLUSTER)
+    reference_tables = {"local": LOCAL, "cluster": CLUSTER}
 
     @run_after("setup")
     def skip_oversubscribed(self):

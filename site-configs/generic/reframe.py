@@ -43,7 +43,7 @@ site_configuration = {
                     "environs": ["builtin"] + [e["name"] for e in stack_envs],
                     "features": ["local", common.FS_FEATURES[common.fs_kind(scratch)]] + container_features,
                     "container_platforms": container_platforms,
-                    "extras": {"filesystems": [scratch]},
+                    "extras": {"filesystems": [scratch], "references": "local"},
                     "processor": {"num_cpus": os.cpu_count()},
                 }
             ],

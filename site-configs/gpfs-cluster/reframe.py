@@ -77,7 +77,7 @@ site_configuration = {
                     "max_jobs": 20,
                     "environs": ["builtin"] + stacks,
                     "features": ["slurm", "gpfs"],
-                    "extras": {"filesystems": [GPFS_WORK, GPFS_SCRATCH]},
+                    "extras": {"filesystems": [GPFS_WORK, GPFS_SCRATCH], "references": "cluster"},
                 }
             ],
         }

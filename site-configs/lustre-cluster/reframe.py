@@ -109,7 +109,7 @@ site_configuration = {
                     "max_jobs": 50,
                     "environs": ["builtin"] + stacks,
                     "features": ["slurm", "lustre"],
-                    "extras": {"filesystems": [LUSTRE_SCRATCH, LUSTRE_FLASH]},
+                    "extras": {"filesystems": [LUSTRE_SCRATCH, LUSTRE_FLASH], "references": "cluster"},
                     "resources": [{"name": "memory", "options": ["--mem={size}"]}],
                 },
             ],
