@@ -1,5 +1,5 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""Apptainer and the Debian base of container images (lib/h5stack/apptainer.py).
+"""Apptainer and the Debian base of container images (lib/h5stack/machine/apptainer.py).
 
 Unit tests of the rules (keys, a damaged cache entry, capabilities, subordinate ids)
 in a private $H5STACK_HOME, with the long steps replaced by fakes; then one real test:

@@ -1,5 +1,5 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""The crash-state explorer (lib/h5stack/crash.py): its persistence model on hand-made
+"""The crash-state explorer (lib/h5stack/verify/crash.py): its persistence model on hand-made
 operation logs (no stack needed), the strace parser, a bounded exploration of a write
 session and a merge on a stack, the crash states kept as regressions, and a negative
 control (a metafile written in place without fsync is caught)."""

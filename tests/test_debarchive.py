@@ -1,5 +1,5 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""Debian source packages through the archive's signed index (lib/h5stack/debarchive.py),
+"""Debian source packages through the archive's signed index (lib/h5stack/stacks/debarchive.py),
 on an archive of the test's own (file: URIs) signed by a key of its own: the newest
 revision of the upstream version is taken, whatever revision was current when the pin
 was written, and every link of the chain (signature, index, .orig, pin) is checked."""

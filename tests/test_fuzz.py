@@ -1,6 +1,6 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The differential fuzzer's fixed workloads (packages/h5fuzz/regressions.yaml) on every
-stack through every driver variant, against MPI-IO (lib/h5stack/fuzz.py), and the
+stack through every driver variant, against MPI-IO (lib/h5stack/verify/fuzz.py), and the
 harness's own behaviour: a fault is caught, minimised and printed with its replay."""
 
 import os

@@ -4,7 +4,7 @@
 `./h5stack cluster start` (which `./h5stack run --system slurm-cluster` does when the
 cluster is not up) starts node01..node04, each in Linux namespaces of its own (network
 on a bridge, hostname, private /tmp and /dev/shm, its own clocks) with its own slurmd of
-Debian's Slurm 22.05; slurmctld and munged run on this machine (lib/h5stack/cluster.py,
+Debian's Slurm 22.05; slurmctld and munged run on this machine (lib/h5stack/machine/cluster.py,
 site-configs/slurm-cluster/slurm.conf.in, mpi.conf and node.sh). Every Slurm command needs
 SLURM_CONF (`eval "$(./h5stack cluster env)"`).
 

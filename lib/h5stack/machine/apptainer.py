@@ -4,12 +4,12 @@
 Debian 12 has no usable apptainer package, so Apptainer is built from the upstream
 tarball that Debian sid's source package carries (its .orig tarball; Debian's patched
 tree does not match its go.mod): fetched from the archive through sid's signed index
-(sources.py, debarchive.py), checked against the pinned sha256 and kept in
+(stacks/sources.py, stacks/debarchive.py), checked against the pinned sha256 and kept in
 $H5STACK_HOME/sources. The build uses the `go` on PATH (at least the version go.mod
 asks for), downloads its Go modules with that Go's own configuration into
 $H5STACK_HOME/go/mod (the build itself runs with GOPROXY=off, so nothing else is
 fetched), and installs into the keyed prefix opt/apptainer-<version>-<key>/, whose
-manifest (written last, as in build.py) is checked on every use. An `apptainer` on
+manifest (written last, as in stacks/build.py) is checked on every use. An `apptainer` on
 PATH is used instead when there is one.
 
 The base of the images is a `debootstrap --variant=minbase` tree of a Debian suite from

@@ -157,7 +157,7 @@ def _fetch_url(entry, dest):
 
 
 #: Debian's archive signing keys: the signed indexes that pin every file fetched from the
-#: archive (source packages here, the packages of the images' base in apptainer.py)
+#: archive (source packages here, the packages of the images' base in machine/apptainer.py)
 DEBIAN_KEYRING = debarchive.DEBIAN_KEYRING
 
 

@@ -159,7 +159,7 @@ def exports(desc, as_root=None):
         ("CMAKE_PREFIX_PATH", ":".join(prefixes), True),
         ("HDF5_PLUGIN_PATH", os.path.join(desc["stack_dir"], "plugins"), True),
     ]
-    if desc.get("python_path"):  # mpi4py, parallel h5py, h5vfd (lib/h5stack/pybuild.py)
+    if desc.get("python_path"):  # mpi4py, parallel h5py, h5vfd (lib/h5stack/stacks/pybuild.py)
         result.append(("PYTHONPATH", ":".join(desc["python_path"]), True))
     env = dict(desc.get("mpi_env", {}))
     if as_root:

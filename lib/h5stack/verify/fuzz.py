@@ -19,7 +19,7 @@ against the workload's model first, the MPI-IO reference included:
      file), then `h5diff` of the reference and the result (silent, exit 0) over what the
      model defines: datasets with elements that no write and no fill value defined are
      left out (their bytes are undefined: MPI-IO may leave garbage there).
-MPI programs start through a Launcher (lib/h5stack/launch.py): mpiexec on this node, or
+MPI programs start through a Launcher (lib/h5stack/machine/launch.py): mpiexec on this node, or
 srun over the nodes of the Slurm allocation the fuzzer runs in.
 A failing case is minimised (the fewest operations that still fail: a shorter workload
 of a seed is a prefix of the longer one) and printed with the command that replays it.
