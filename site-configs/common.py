@@ -75,7 +75,7 @@ logging = [
                 "append": False,
             },
         ],
-        # one line per test in the layout of h5stack.perflog: what `./h5stack report` reads
+        # one line per test in the layout of h5stack.reframe.perflog: what `./h5stack report` reads
         "handlers_perflog": [
             {
                 "type": "filelog",
