@@ -113,12 +113,17 @@ def test_build_args_and_image_key():
     assert (local["BOOTSTRAP"], local["BASE"], local["MPI"]) == ("localimage", "/cache/images/debian/rootfs", "mpich")
     pulled = images.build_args("openmpi", "docker://debian:12", "/x/export", "abc")
     assert (pulled["BOOTSTRAP"], pulled["BASE"]) == ("docker", "debian:12")
+    # the MPI's Debian packages come from stacks.yaml (mpis.<mpi>.debian_packages)
+    mpis = images.plan.load_config()["mpis"]
+    assert local["MPI_BUILD_PACKAGES"].split() == mpis["mpich"]["debian_packages"]["build"]
+    assert pulled["MPI_RUN_PACKAGES"].split() == mpis["openmpi"]["debian_packages"]["run"]
     key = images.image_key("def", local, "sha", "base", "apptainer 1.4.5")
     moved = dict(local, EXPORT="/elsewhere", COMMIT="def")  # where things are on this machine: same image
     assert images.image_key("def", moved, "sha", "base", "apptainer 1.4.5") == key
     for changed in (
         images.image_key("def2", local, "sha", "base", "apptainer 1.4.5"),
         images.image_key("def", dict(local, MPI="openmpi"), "sha", "base", "apptainer 1.4.5"),
+        images.image_key("def", dict(local, MPI_RUN_PACKAGES="mpich"), "sha", "base", "apptainer 1.4.5"),
         images.image_key("def", local, "sha2", "base", "apptainer 1.4.5"),
         images.image_key("def", local, "sha", "base2", "apptainer 1.4.5"),
         images.image_key("def", local, "sha", "base", "apptainer 1.4.6"),

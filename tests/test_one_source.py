@@ -112,3 +112,46 @@ def test_every_partition_that_runs_jobs_takes_a_reference_table():
             for part in system["partitions"]:
                 if "login" not in part.get("features", []):
                     assert part["extras"].get("references"), f"{system['name']}:{part['name']}"
+
+
+# -- the MPIs' Debian packages: stacks.yaml ---------------------------------------------
+def _mpi_packages():
+    """{role: [package]} of every MPI of stacks.yaml, read with PyYAML."""
+    mpis = yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["mpis"]
+    return {role: [p for spec in mpis.values() for p in spec["debian_packages"][role]] for role in ("build", "run")}
+
+
+def test_the_mpi_packages_are_named_in_stacks_yaml_only():
+    """requirements/*.txt and the image's definition take the MPIs' packages from
+    stacks.yaml (apt.ensure_packages; images.build_args): none of them names one."""
+    packages = sorted({p for names in _mpi_packages().values() for p in names})
+    flavours = yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["mpis"]
+    found = []
+    for name in _tracked("requirements/*.txt"):
+        for n, line in enumerate(_read(name).splitlines(), 1):
+            words = line.split("#", 1)[0].split()
+            if words and words[0] in packages:
+                found.append(f"{name}:{n}: {words[0]}")
+    definition = "containers/h5stack.def"
+    for n, line in enumerate(_read(definition).splitlines(), 1):
+        for pkg in packages:
+            # a package named like its MPI flavour (mpich: MPI=mpich is the flavour) counts
+            # on an apt-get line or in a quoted list of packages
+            if pkg in flavours and "apt-get" not in line and not re.search(rf'="[^"]*\b{pkg}\b', line):
+                continue
+            if re.search(rf"(?<![\w.{{-]){re.escape(pkg)}(?![\w.}}-])", line.split("#", 1)[0]):
+                found.append(f"{definition}:{n}: {pkg}")
+    assert not found, "the MPIs' Debian packages (stacks.yaml) named again:\n" + "\n".join(found)
+
+
+def test_apt_reads_the_mpi_packages_as_yaml_does():
+    """apt.py reads stacks.yaml without PyYAML: the same lists as PyYAML's."""
+    from h5stack.machine import apt
+
+    for role, expected in _mpi_packages().items():
+        assert apt.mpi_packages(role) == expected, role
+
+
+def test_each_mpi_is_identified_by_a_package_it_builds_with():
+    for name, spec in yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["mpis"].items():
+        assert spec["debian_package"] in spec["debian_packages"]["build"], name

@@ -1,12 +1,16 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""The Debian packages h5stack needs (requirements/debian*.txt), installed when missing.
+"""The Debian packages h5stack needs (requirements/debian*.txt, and the MPIs' packages
+of stacks.yaml), installed when missing.
 
 Standard library only (plus ui, which is too): it runs before the Python environment
-exists. apt-get's output goes to $H5STACK_HOME/logs/apt.log.
+exists, so stacks.yaml's `debian_packages` lists are read without PyYAML
+(`mpi_packages`: one flow sequence per line, as stacks.yaml writes them). apt-get's
+output goes to $H5STACK_HOME/logs/apt.log.
 """
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -26,6 +30,35 @@ def read_requirements(path):
             conditions = dict(w.split("=", 1) for w in words[1:])
             result.append((words[0], conditions))
     return result
+
+
+def mpi_packages(role, path=None):
+    """The Debian packages of every MPI of stacks.yaml for `role` ("build": what the
+    stacks are built with; "run": what an image of them runs with), in the file's order:
+    the lists `mpis.<mpi>.debian_packages.<role>`, each a one-line `[a, b]`."""
+    packages, section, in_lists = [], None, None
+    with open(path or paths.STACKS_FILE) as f:
+        for line in f:
+            text = line.split("#", 1)[0].rstrip()
+            if not text.strip():
+                continue
+            indent = len(text) - len(text.lstrip())
+            if indent == 0:
+                section = text.strip()
+                continue
+            if section != "mpis:":
+                continue
+            if text.strip() == "debian_packages:":
+                in_lists = indent
+                continue
+            if in_lists is not None and indent <= in_lists:
+                in_lists = None
+            m = re.fullmatch(r"\s*(\w+):\s*\[(.*)\]\s*", text) if in_lists is not None else None
+            if m and m.group(1) == role:
+                packages += [w.strip().strip("\"'") for w in m.group(2).split(",") if w.strip()]
+    if not packages:
+        raise StepError(f"{path or paths.STACKS_FILE}: no mpis.<mpi>.debian_packages.{role} (a one-line [list])")
+    return packages
 
 
 def needed(conditions):
@@ -71,10 +104,15 @@ def _sudo(missing):
 
 
 def ensure_packages(requirements=None):
-    """Install what requirements/debian.txt (or another such list) names and is missing."""
+    """Install what requirements/debian.txt and the MPIs' build packages of stacks.yaml
+    (or another list such as debian.txt) name and is missing."""
     if os.environ.get("H5STACK_NO_APT") == "1":
         return
-    missing = missing_packages(read_requirements(requirements or paths.DEBIAN_REQUIREMENTS))
+    if requirements is None:
+        wanted = read_requirements(paths.DEBIAN_REQUIREMENTS) + [(p, {}) for p in mpi_packages("build")]
+    else:
+        wanted = read_requirements(requirements)
+    missing = missing_packages(wanted)
     if not missing:
         return
     sudo = _sudo(missing)

@@ -160,12 +160,21 @@ def commit_of_checkout():
     return commit + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def mpi_packages(flavour):
+    """{role: "pkg pkg"}: the Debian packages of an MPI (stacks.yaml `debian_packages`)."""
+    lists = plan.load_config()["mpis"][flavour]["debian_packages"]
+    return {role: " ".join(lists[role]) for role in ("build", "run")}
+
+
 def build_args(flavour, base, export_dir, commit):
     bootstrap, _, source = base.partition("://") if "://" in base else ("localimage", "", base)
+    packages = mpi_packages(flavour)
     return {
         "BOOTSTRAP": bootstrap,
         "BASE": source,
         "MPI": flavour,
+        "MPI_BUILD_PACKAGES": packages["build"],
+        "MPI_RUN_PACKAGES": packages["run"],
         "EXPORT": export_dir,
         "TUTORIAL": TUTORIAL_SOURCES,
         "COMMIT": commit,
