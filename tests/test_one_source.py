@@ -155,3 +155,57 @@ def test_apt_reads_the_mpi_packages_as_yaml_does():
 def test_each_mpi_is_identified_by_a_package_it_builds_with():
     for name, spec in yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["mpis"].items():
         assert spec["debian_package"] in spec["debian_packages"]["build"], name
+
+
+# -- the project's version: VERSION ----------------------------------------------------
+def _version():
+    text = _read("VERSION")
+    assert re.fullmatch(r"\d+\.\d+\.\d+\n", text), f"VERSION: {text!r} is not one line MAJOR.MINOR.PATCH"
+    return text.strip()
+
+
+def test_the_cmake_projects_take_version():
+    """Each project of packages/ reads VERSION (project(... VERSION ${H5STACK_VERSION}))."""
+    projects = _tracked(":(glob)packages/*/CMakeLists.txt")
+    assert len(projects) >= 4, projects
+    for name in projects:
+        text = _read(name)
+        declared = re.findall(r"^project\(\S+ VERSION (\S+)", text, re.M)
+        assert declared == ["${H5STACK_VERSION}"], f"{name}: project(... VERSION {declared})"
+        assert "file(STRINGS ${H5STACK_VERSION_FILE} H5STACK_VERSION" in text, name
+
+
+def test_the_python_package_takes_version():
+    import tomllib
+
+    project = tomllib.loads(_read("python/pyproject.toml"))
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"file": "VERSION"}
+    link = os.path.join(ROOT, "python", "VERSION")
+    assert os.path.islink(link) and os.path.realpath(link) == os.path.join(ROOT, "VERSION")
+    assert not re.search(r"__version__\s*=\s*[\"']\d", _read("python/src/h5vfd/__init__.py"))
+
+
+def test_the_spack_recipes_name_version():
+    """Spack reads no file at concretization: the recipes' release is a literal, equal to VERSION."""
+    version = _version()
+    releases = []
+    for name in _tracked("spack-repo/*.py"):
+        releases += [(name, v) for v in re.findall(r"^\s*version\(\"([^\"]+)\"", _read(name), re.M) if v != "main"]
+    assert releases, "no release in spack-repo/"
+    assert all(v == version for _, v in releases), f"VERSION is {version}; the recipes name {releases}"
+
+
+def test_no_copy_of_the_version_in_source():
+    version = re.escape(_version())
+    allowed = {"VERSION"}
+    found = []
+    for name in _tracked("*CMakeLists.txt", "*.toml", "*.py", "*.cmake"):
+        if name in allowed or name.startswith("spack-repo/"):
+            continue
+        text = _read(name)
+        found += [
+            f"{name}:{text.count(chr(10), 0, m.start()) + 1}"
+            for m in re.finditer(rf"(?<![\w.]){version}(?![\w.])", text)
+        ]
+    assert not found, f"the version {_version()} written again:\n" + "\n".join(found)

@@ -204,9 +204,11 @@ def copy_source(tree, work):
 
 def copy_package(tree, common, work):
     """copy_source of a package of packages/, with the shared tree `common` beside it
-    (work/<its name>), where the package's CMake project finds it (../<its name>)."""
+    (work/<its name>), where the package's CMake project finds it (../<its name>), and
+    the project's VERSION file (../VERSION)."""
     src = copy_source(tree, work)
     shutil.copytree(common, os.path.join(work, os.path.basename(common)), ignore=shutil.ignore_patterns("build"))
+    shutil.copy(paths.VERSION_FILE, os.path.join(work, "VERSION"))
     return src
 
 

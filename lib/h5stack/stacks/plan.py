@@ -235,6 +235,7 @@ class Stacks:
         inputs = {
             "source_tree_sha256": build.tree_sha256(pkg_dir),
             "vfd_common_sha256": build.tree_sha256(paths.VFD_COMMON_DIR),
+            "version_sha256": sources.sha256_of(paths.VERSION_FILE),
             "hdf5_key": hdf5.key,
             **toolchain(),
             **stack.mpi.identity(),

@@ -12,6 +12,8 @@ h5vfd.merge("out.h5", "merged.h5")
 h5vfd.open("out.h5")              # h5py.File with the driver a multifile directory needs
 """
 
+from importlib import metadata
+
 from .drivers import DRIVERS, dsm_clients, is_multifile, open, register  # noqa: A004
 from .errors import DriverError, H5mfError
 from .h5mf import MultifileInfo, RankInfo, info, merge, verify
@@ -30,6 +32,9 @@ __all__ = [
     "register",
     "verify",
 ]
-__version__ = "0.1.0"
+try:
+    __version__ = metadata.version("h5vfd")  # h5stack's VERSION, installed with the package
+except metadata.PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = "unknown"
 
 register()
