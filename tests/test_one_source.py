@@ -209,3 +209,50 @@ def test_no_copy_of_the_version_in_source():
             for m in re.finditer(rf"(?<![\w.]){version}(?![\w.])", text)
         ]
     assert not found, f"the version {_version()} written again:\n" + "\n".join(found)
+
+
+# -- the drivers' C constants in Python: generated from the headers ----------------------
+def _c_strings():
+    """{value: macro} of the string #defines of the public headers and of the constants
+    h5vfd takes from the C side (pyconstants.CONSTANTS)."""
+    from h5stack.stacks import pyconstants
+
+    found = {}
+    for name in _tracked(":(glob)packages/*/include/*.h"):
+        found |= {v: m for m, v in re.findall(r'^#\s*define\s+(\w+)\s+"([^"]*)"', _read(name), re.M)}
+    for header, macro in pyconstants.CONSTANTS.values():
+        found[pyconstants.c_string(header, macro)] = macro
+    return found
+
+
+def test_h5vfd_constants_are_generated_from_the_headers():
+    from h5stack.stacks import pyconstants
+
+    assert _read(os.path.relpath(pyconstants.TARGET, ROOT)) == pyconstants.render(), (
+        "python/src/h5vfd/_cnames.py is stale: run `./h5stack patches`"
+    )
+
+
+def test_h5vfd_holds_no_copy_of_a_c_constant():
+    """h5vfd names the drivers' C constants through _cnames (generated), never as literals."""
+    import ast
+
+    constants = _c_strings()
+    assert {"multifile", "dsm", "metafile"} <= set(constants), constants
+    found = []
+    for name in _tracked("python/src/h5vfd/*.py"):
+        if name.endswith("/_cnames.py"):
+            continue
+        tree = ast.parse(_read(name))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in constants and id(node) not in docstrings:
+                found.append(f"{name}:{node.lineno}: {node.value!r} ({constants[node.value]})")
+    assert not found, "C constants copied into h5vfd (use h5vfd._cnames):\n" + "\n".join(found)

@@ -3,7 +3,7 @@
 
 
 def add_parser(sub):
-    p = sub.add_parser("patches", help="regenerate patches/ (HDF5 with the multifile driver built in)")
+    p = sub.add_parser("patches", help="regenerate patches/ (HDF5 with multifile built in), h5vfd's C constants")
     p.add_argument("--check", action="store_true", help="only check that the committed patches are current")
 
 

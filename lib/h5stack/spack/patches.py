@@ -14,8 +14,9 @@ the same tree with
   - "multifile" and "mpiposix" known to H5FD_register_driver_by_name, which serves
     H5Pset_driver_by_name and HDF5_DRIVER (no plugin needed).
 The Spack recipe of `hdf5` carries copies of them (real files beside its package.py,
-so spack-repo/ works copied on its own). `--check` regenerates them in memory and fails
-when a committed patch or a copy is stale.
+so spack-repo/ works copied on its own). The same command writes h5vfd's C constants
+(stacks/pyconstants.py), also generated from packages/. `--check` regenerates them in
+memory and fails when a committed patch, a copy or the constants are stale.
 """
 
 import difflib
@@ -148,7 +149,9 @@ def _copy_for_spack(patch, check):
 
 
 def run(check=False):
-    """Regenerate patches/ and the Spack recipe's copies (check: only check them)."""
+    """Regenerate patches/, the Spack recipe's copies and h5vfd's C constants (check:
+    only check them)."""
+    from h5stack.stacks import pyconstants
     from h5stack.stacks.plan import Stacks
 
     stacks = Stacks()
@@ -162,8 +165,7 @@ def run(check=False):
         target = os.path.join(paths.PATCHES_DIR, patch_name(series))
         if os.path.exists(target) and target not in stale:
             stale += _copy_for_spack(target, check)
+    stale += pyconstants.refresh(check)
     if stale:
-        raise StepError(
-            "stale patches (packages/hdf5-vfd-multifile changed): " + ", ".join(stale) + "; run `./h5stack patches`"
-        )
+        raise StepError("stale generated files (packages/ changed): " + ", ".join(stale) + "; run `./h5stack patches`")
     return 0

@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import _libhdf5, names
+from . import _cnames, _libhdf5, names
 from .errors import DriverError
 
 #: the drivers registered with h5py; each reads its configuration string (see the drivers' READMEs)
-DRIVERS = ("multifile", "dsm")
+DRIVERS = (_cnames.MULTIFILE, _cnames.DSM)
 
 
 def _setter(name: str):
@@ -33,7 +33,7 @@ def _setter(name: str):
             )
         if comm is not None:
             _libhdf5.set_mpi_params(plist.id, comm)
-        elif name == "multifile":
+        elif name == _cnames.MULTIFILE:
             raise DriverError("driver='multifile' needs comm= (an mpi4py communicator, e.g. MPI.COMM_WORLD)")
 
     return set_fapl
@@ -56,7 +56,7 @@ def register() -> None:
 
 def is_multifile(path: str | os.PathLike) -> bool:
     """Is path a multifile directory (one written by the multifile driver, not merged)?"""
-    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "metafile"))
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, _cnames.METAFILE))
 
 
 def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  # noqa: A001
@@ -79,7 +79,7 @@ def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  #
             from mpi4py import MPI
 
             comm = MPI.COMM_WORLD
-        return h5py.File(path, mode, driver="multifile", comm=comm, **kwargs)
+        return h5py.File(path, mode, driver=_cnames.MULTIFILE, comm=comm, **kwargs)
     if comm is not None:
         kwargs["comm"] = comm
     return h5py.File(path, mode, **kwargs)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import ctypes
 
-from . import _libhdf5
+from . import _cnames, _libhdf5
 
 #: the names h5py is taught (h5stack's drivers)
-NAMES = ("multifile", "dsm")
+NAMES = (_cnames.MULTIFILE, _cnames.DSM)
 
 
 def registered_id(name: str) -> int | None:
