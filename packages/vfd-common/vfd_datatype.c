@@ -26,7 +26,8 @@ typedef struct {
     size_t n, cap;
 } runs_t;
 
-static int push(runs_t *r, int64_t off, uint64_t len, char *err)
+static int
+push(runs_t *r, int64_t off, uint64_t len, char *err)
 {
     if (len == 0)
         return 0;
@@ -49,7 +50,8 @@ static int push(runs_t *r, int64_t off, uint64_t len, char *err)
 }
 
 /* n copies of one element's runs, copy i at base + i * stride */
-static int push_copies(runs_t *r, const runs_t *one, int64_t n, int64_t base, int64_t stride, char *err)
+static int
+push_copies(runs_t *r, const runs_t *one, int64_t n, int64_t base, int64_t stride, char *err)
 {
     if (one->n == 1 && (int64_t)one->v[0].len == stride) /* dense: the copies make one run */
         return n > 0 ? push(r, base + one->v[0].off, one->v[0].len * (uint64_t)n, err) : 0;
@@ -68,7 +70,8 @@ typedef struct {
     MPI_Aint extent;
 } element_t;
 
-static int element(MPI_Datatype t, element_t *e, int depth, char *err)
+static int
+element(MPI_Datatype t, element_t *e, int depth, char *err)
 {
     MPI_Aint lb;
     memset(e, 0, sizeof *e);
@@ -79,13 +82,15 @@ static int element(MPI_Datatype t, element_t *e, int depth, char *err)
     return flatten(t, &e->runs, depth + 1, err);
 }
 
-static bool is_named(MPI_Datatype t)
+static bool
+is_named(MPI_Datatype t)
 {
     int ni, na, nd, comb;
     return MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
 }
 
-static int flatten_named(MPI_Datatype t, runs_t *out, char *err)
+static int
+flatten_named(MPI_Datatype t, runs_t *out, char *err)
 {
     MPI_Count size;
     MPI_Aint  lb, extent;
@@ -94,7 +99,8 @@ static int flatten_named(MPI_Datatype t, runs_t *out, char *err)
         return -1;
     }
     if ((MPI_Aint)size != extent) { /* MPI_SHORT_INT and the like have gaps */
-        snprintf(err, VFD_ERR_SIZE, "a predefined MPI datatype with gaps (size %lld, extent %lld) is not supported",
+        snprintf(err, VFD_ERR_SIZE,
+                 "a predefined MPI datatype with gaps (size %lld, extent %lld) is not supported",
                  (long long)size, (long long)extent);
         return -1;
     }
@@ -111,7 +117,8 @@ typedef struct {
     const MPI_Aint *adispl;
 } blocks_t;
 
-static int push_blocks(runs_t *out, const element_t *e, const blocks_t *b, char *err)
+static int
+push_blocks(runs_t *out, const element_t *e, const blocks_t *b, char *err)
 {
     for (int i = 0; i < b->count; i++) {
         int64_t len  = b->one_len ? b->lens[0] : b->lens[i];
@@ -123,7 +130,8 @@ static int push_blocks(runs_t *out, const element_t *e, const blocks_t *b, char 
 }
 
 /* (h)vector: count blocks of len elements, stride in bytes */
-static int push_vector(runs_t *out, const element_t *e, int count, int len, int64_t stride, char *err)
+static int
+push_vector(runs_t *out, const element_t *e, int count, int len, int64_t stride, char *err)
 {
     for (int i = 0; i < count; i++)
         if (push_copies(out, &e->runs, len, (int64_t)i * stride, e->extent, err) < 0)
@@ -131,8 +139,9 @@ static int push_vector(runs_t *out, const element_t *e, int count, int len, int6
     return 0;
 }
 
-static int flatten_combiner(int comb, const int *ints, const MPI_Aint *addrs, const MPI_Datatype *types,
-                            runs_t *out, int depth, char *err)
+static int
+flatten_combiner(int comb, const int *ints, const MPI_Aint *addrs, const MPI_Datatype *types, runs_t *out,
+                 int depth, char *err)
 {
     element_t e;
     int       ret = -1;
@@ -180,14 +189,15 @@ static int flatten_combiner(int comb, const int *ints, const MPI_Aint *addrs, co
             ret = push_blocks(out, &e, &(blocks_t){ints[0], ints + 1, true, NULL, addrs}, err);
             break;
         default:
-            snprintf(err, VFD_ERR_SIZE, "MPI datatypes built with combiner %d (e.g. subarray, darray) are not supported",
-                     comb);
+            snprintf(err, VFD_ERR_SIZE,
+                     "MPI datatypes built with combiner %d (e.g. subarray, darray) are not supported", comb);
     }
     free(e.runs.v);
     return ret;
 }
 
-static int flatten(MPI_Datatype t, runs_t *out, int depth, char *err)
+static int
+flatten(MPI_Datatype t, runs_t *out, int depth, char *err)
 {
     int ni, na, nd, comb;
     if (depth > 64) {
@@ -220,13 +230,15 @@ static int flatten(MPI_Datatype t, runs_t *out, int depth, char *err)
     return ret;
 }
 
-int vfd_types_are_bytes(MPI_Datatype btype, MPI_Datatype ftype)
+int
+vfd_types_are_bytes(MPI_Datatype btype, MPI_Datatype ftype)
 {
     return btype == MPI_BYTE && ftype == MPI_BYTE;
 }
 
 /* count elements of t from offset 0 (stride: t's extent) */
-static int runs_of(MPI_Datatype t, int64_t count, runs_t *out, char *err)
+static int
+runs_of(MPI_Datatype t, int64_t count, runs_t *out, char *err)
 {
     element_t e;
     int       ret = element(t, &e, 0, err);
@@ -237,8 +249,9 @@ static int runs_of(MPI_Datatype t, int64_t count, runs_t *out, char *err)
 }
 
 /* hand the pieces of `total` bytes, memory runs m against file runs f, to piece() */
-static int walk(const runs_t *m, const runs_t *f, uint64_t total, void *buf, uint64_t disp, vfd_piece_fn piece,
-                void *ctx, char *err)
+static int
+walk(const runs_t *m, const runs_t *f, uint64_t total, void *buf, uint64_t disp, vfd_piece_fn piece,
+     void *ctx, char *err)
 {
     size_t   i = 0, j = 0;
     uint64_t mo = 0, fo = 0;
@@ -260,8 +273,8 @@ static int walk(const runs_t *m, const runs_t *f, uint64_t total, void *buf, uin
         err[0] = '\0';
         if (piece(ctx, disp + (uint64_t)at, (char *)buf + m->v[i].off + (int64_t)mo, (size_t)len) < 0) {
             if (!err[0])
-                snprintf(err, VFD_ERR_SIZE, "the transfer of %llu bytes at %llu failed", (unsigned long long)len,
-                         (unsigned long long)(disp + (uint64_t)at));
+                snprintf(err, VFD_ERR_SIZE, "the transfer of %llu bytes at %llu failed",
+                         (unsigned long long)len, (unsigned long long)(disp + (uint64_t)at));
             return -1;
         }
         total -= len;
@@ -273,8 +286,9 @@ static int walk(const runs_t *m, const runs_t *f, uint64_t total, void *buf, uin
     return 0;
 }
 
-int vfd_typed_transfer(MPI_Datatype btype, size_t count, void *buf, MPI_Datatype ftype, uint64_t disp,
-                       vfd_piece_fn piece, void *ctx, char err[VFD_ERR_SIZE])
+int
+vfd_typed_transfer(MPI_Datatype btype, size_t count, void *buf, MPI_Datatype ftype, uint64_t disp,
+                   vfd_piece_fn piece, void *ctx, char err[VFD_ERR_SIZE])
 {
     MPI_Count bsize = 0, fsize = 0;
     if (MPI_Type_size_x(btype, &bsize) != MPI_SUCCESS || MPI_Type_size_x(ftype, &fsize) != MPI_SUCCESS) {

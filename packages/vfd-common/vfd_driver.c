@@ -8,7 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-hid_t vfd_register(vfd_driver_t *d)
+hid_t
+vfd_register(vfd_driver_t *d)
 {
     if (d->id != H5I_INVALID_HID && H5Iis_valid(d->id) > 0)
         return d->id;
@@ -28,7 +29,8 @@ hid_t vfd_register(vfd_driver_t *d)
     return d->id;
 }
 
-herr_t vfd_terminate(vfd_driver_t *d)
+herr_t
+vfd_terminate(vfd_driver_t *d)
 {
     int finalized = 0;
     if (d->err_class != H5I_INVALID_HID) {
@@ -44,7 +46,8 @@ herr_t vfd_terminate(vfd_driver_t *d)
     return 0;
 }
 
-int vfd_ensure_mpi(vfd_driver_t *d)
+int
+vfd_ensure_mpi(vfd_driver_t *d)
 {
     int initialized = 0;
     MPI_Initialized(&initialized);
@@ -57,7 +60,8 @@ int vfd_ensure_mpi(vfd_driver_t *d)
     return 0;
 }
 
-void vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, const char *fmt, ...)
+void
+vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, const char *fmt, ...)
 {
     char    msg[VFD_MSG_SIZE + 64];
     va_list ap;
@@ -69,11 +73,12 @@ void vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, con
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    H5Epush2(H5E_DEFAULT, file, func, (unsigned)line, d->err_class, d->err_major, d->err_minor, "%s: %s", d->name,
-             msg);
+    H5Epush2(H5E_DEFAULT, file, func, (unsigned)line, d->err_class, d->err_major, d->err_minor, "%s: %s",
+             d->name, msg);
 }
 
-int vfd_agree(MPI_Comm comm, int ok, char *msg, size_t len)
+int
+vfd_agree(MPI_Comm comm, int ok, char *msg, size_t len)
 {
     int rank, size, mine, first;
     MPI_Comm_rank(comm, &rank);
@@ -86,13 +91,15 @@ int vfd_agree(MPI_Comm comm, int ok, char *msg, size_t len)
     return -1;
 }
 
-bool vfd_collective_call(void)
+bool
+vfd_collective_call(void)
 {
     H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
     return H5CX_get_io_xfer_mode(&mode) >= 0 && mode == H5FD_MPIO_COLLECTIVE;
 }
 
-int vfd_call_datatypes(H5FD_mem_t type, MPI_Datatype *btype, MPI_Datatype *ftype)
+int
+vfd_call_datatypes(H5FD_mem_t type, MPI_Datatype *btype, MPI_Datatype *ftype)
 {
     H5FD_mpio_xfer_t mode = H5FD_MPIO_INDEPENDENT;
     *btype = *ftype = MPI_BYTE;
@@ -101,7 +108,8 @@ int vfd_call_datatypes(H5FD_mem_t type, MPI_Datatype *btype, MPI_Datatype *ftype
     return H5CX_get_mpi_coll_datatypes(btype, ftype) < 0 ? -1 : 0;
 }
 
-void vfd_comm_free(MPI_File *handle, MPI_Comm *comm, MPI_Info *info)
+void
+vfd_comm_free(MPI_File *handle, MPI_Comm *comm, MPI_Info *info)
 {
     vfd_mpi_handle_close(handle);
     if (*comm != MPI_COMM_NULL)
@@ -110,8 +118,9 @@ void vfd_comm_free(MPI_File *handle, MPI_Comm *comm, MPI_Info *info)
         MPI_Info_free(info);
 }
 
-herr_t vfd_ctl(vfd_driver_t *d, const char *path, const vfd_comm_t *c, uint64_t op_code, uint64_t flags,
-               void **output)
+herr_t
+vfd_ctl(vfd_driver_t *d, const char *path, const vfd_comm_t *c, uint64_t op_code, uint64_t flags,
+        void **output)
 {
     switch (op_code) {
         case H5FD_CTL_GET_MPI_COMMUNICATOR_OPCODE:
@@ -138,7 +147,8 @@ herr_t vfd_ctl(vfd_driver_t *d, const char *path, const vfd_comm_t *c, uint64_t 
     }
 }
 
-herr_t vfd_query(const H5FD_t *file, unsigned long *flags)
+herr_t
+vfd_query(const H5FD_t *file, unsigned long *flags)
 {
     (void)file; /* called on the class too (file == NULL) */
     if (flags)
@@ -147,11 +157,12 @@ herr_t vfd_query(const H5FD_t *file, unsigned long *flags)
     return 0;
 }
 
-herr_t vfd_each_entry(vfd_entry_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, const H5FD_mem_t types[],
-                      const haddr_t addrs[], const size_t sizes[], void *bufs[])
+herr_t
+vfd_each_entry(vfd_entry_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, const H5FD_mem_t types[],
+               const haddr_t addrs[], const size_t sizes[], void *bufs[])
 {
-    size_t     size = 0;
-    H5FD_mem_t type = H5FD_MEM_DEFAULT;
+    size_t     size       = 0;
+    H5FD_mem_t type       = H5FD_MEM_DEFAULT;
     bool       fixed_size = false, fixed_type = false;
     for (uint32_t i = 0; i < count; i++) {
         if (!fixed_size && (i == 0 || sizes[i] != 0))

@@ -33,9 +33,10 @@ typedef struct {
     int                 initialized_mpi; /* MPI_Init_thread was the driver's: it finalises MPI */
 } vfd_driver_t;
 
-#define VFD_DRIVER_INIT(cls, name, title, major)                                                                \
-    {                                                                                                           \
-        (cls), (name), (title), (major), H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, 0 \
+#define VFD_DRIVER_INIT(cls, name, title, major)                                                             \
+    {                                                                                                        \
+        (cls), (name), (title), (major), H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, \
+            0                                                                                                \
     }
 
 /* The driver's ID, registering it on first use; when HDF5 loaded it as a plugin first
@@ -105,7 +106,8 @@ herr_t vfd_ctl(vfd_driver_t *d, const char *path, const vfd_comm_t *c, uint64_t 
 herr_t vfd_query(const H5FD_t *file, unsigned long *flags);
 
 /* one entry of a vector transfer */
-typedef herr_t (*vfd_entry_fn)(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+typedef herr_t (*vfd_entry_fn)(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
+                               void *buf);
 
 /* Each entry of a vector, in order, until one fails (then -1). A size of 0 or a type of
  * H5FD_MEM_NOLIST ends its array: the previous entry's then holds for all remaining

@@ -2,7 +2,8 @@
 /* vfd_mpihandle.c - the MPI file handle HDF5 expects of every MPI driver (see the header) */
 #include "vfd_mpihandle.h"
 
-int vfd_mpi_handle_open(MPI_File *fh)
+int
+vfd_mpi_handle_open(MPI_File *fh)
 {
     *fh = MPI_FILE_NULL;
     if (MPI_File_open(MPI_COMM_SELF, "/dev/null", MPI_MODE_RDONLY, MPI_INFO_NULL, fh) != MPI_SUCCESS) {
@@ -12,7 +13,8 @@ int vfd_mpi_handle_open(MPI_File *fh)
     return 0;
 }
 
-void vfd_mpi_handle_close(MPI_File *fh)
+void
+vfd_mpi_handle_close(MPI_File *fh)
 {
     if (*fh != MPI_FILE_NULL)
         MPI_File_close(fh);

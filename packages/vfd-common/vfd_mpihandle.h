@@ -26,9 +26,10 @@ typedef struct {
 } vfd_mpio_head_t;
 
 /* a driver's file struct `type` keeps its handle in `member` where HDF5 looks for it */
-#define VFD_MPI_HANDLE_FIRST(type, member)                                                                       \
-    _Static_assert(offsetof(type, member) == offsetof(vfd_mpio_head_t, f),                                      \
-                   #type "." #member " must follow the public part, where HDF5's MPI-IO driver keeps its MPI_File")
+#define VFD_MPI_HANDLE_FIRST(type, member)                                                                   \
+    _Static_assert(offsetof(type, member) == offsetof(vfd_mpio_head_t, f),                                   \
+                   #type "." #member                                                                         \
+                         " must follow the public part, where HDF5's MPI-IO driver keeps its MPI_File")
 
 /* open the handle; on failure *fh is MPI_FILE_NULL, for which the MPI calls HDF5 makes
  * return MPI's error (HDF5 then reports it): never a crash. Returns 0 or -1. */

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-void vfd_split_path(const char *path, char copy[PATH_MAX], const char **parent, const char **base)
+void
+vfd_split_path(const char *path, char copy[PATH_MAX], const char **parent, const char **base)
 {
     snprintf(copy, PATH_MAX, "%s", path);
     size_t n = strlen(copy);
@@ -20,7 +21,8 @@ void vfd_split_path(const char *path, char copy[PATH_MAX], const char **parent, 
     *parent = slash ? (slash == copy ? "/" : copy) : ".";
 }
 
-int vfd_sync_parent(const char *path)
+int
+vfd_sync_parent(const char *path)
 {
     char        copy[PATH_MAX];
     const char *parent, *base;

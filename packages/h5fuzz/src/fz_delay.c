@@ -21,9 +21,10 @@
 
 static int      configured = 0;
 static unsigned max_us = 0, percent = 20;
-static uint64_t state  = 0;
+static uint64_t state = 0;
 
-static uint64_t mix(uint64_t x)
+static uint64_t
+mix(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -31,7 +32,8 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static void configure(void)
+static void
+configure(void)
 {
     const char *spec = getenv("H5FUZZ_DELAY"), *rank = getenv("PMI_RANK");
     char       *end;
@@ -47,7 +49,8 @@ static void configure(void)
     state         = mix(seed) ^ mix(rank ? strtoull(rank, NULL, 10) + 1 : (uint64_t)getpid());
 }
 
-static void maybe_sleep(void)
+static void
+maybe_sleep(void)
 {
     if (!configured)
         configure();
@@ -62,7 +65,8 @@ static void maybe_sleep(void)
 
 typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
 
-static ssize_t delayed_pwrite(const char *name, pwrite_fn *next, int fd, const void *buf, size_t n, off_t off)
+static ssize_t
+delayed_pwrite(const char *name, pwrite_fn *next, int fd, const void *buf, size_t n, off_t off)
 {
     if (!*next)
         *(void **)next = dlsym(RTLD_NEXT, name);
@@ -70,40 +74,46 @@ static ssize_t delayed_pwrite(const char *name, pwrite_fn *next, int fd, const v
     return (*next)(fd, buf, n, off);
 }
 
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+ssize_t
+pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     static pwrite_fn next;
     return delayed_pwrite("pwrite", &next, fd, buf, n, off);
 }
 
-ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+ssize_t
+pwrite64(int fd, const void *buf, size_t n, off_t off)
 {
     static pwrite_fn next;
     return delayed_pwrite("pwrite64", &next, fd, buf, n, off);
 }
 
-int MPI_Put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
-            MPI_Datatype ttype, MPI_Win win)
+int
+MPI_Put(const void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+        MPI_Datatype ttype, MPI_Win win)
 {
     maybe_sleep();
     return PMPI_Put(oaddr, ocount, otype, target, tdisp, tcount, ttype, win);
 }
 
-int MPI_Get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
-            MPI_Datatype ttype, MPI_Win win)
+int
+MPI_Get(void *oaddr, int ocount, MPI_Datatype otype, int target, MPI_Aint tdisp, int tcount,
+        MPI_Datatype ttype, MPI_Win win)
 {
     maybe_sleep();
     return PMPI_Get(oaddr, ocount, otype, target, tdisp, tcount, ttype, win);
 }
 
-int MPI_File_write_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type, MPI_Status *st)
+int
+MPI_File_write_at(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type, MPI_Status *st)
 {
     maybe_sleep();
     return PMPI_File_write_at(fh, off, buf, count, type, st);
 }
 
-int MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
-                          MPI_Status *st)
+int
+MPI_File_write_at_all(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
+                      MPI_Status *st)
 {
     maybe_sleep();
     return PMPI_File_write_at_all(fh, off, buf, count, type, st);

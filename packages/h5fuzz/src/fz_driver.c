@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 /* a library on HDF5's plugin search path, loaded; NULL with err */
-static void *plugin_library(const char *file, char *err, size_t errlen)
+static void *
+plugin_library(const char *file, char *err, size_t errlen)
 {
     unsigned n = 0;
     if (H5PLsize(&n) < 0)
@@ -32,7 +33,8 @@ static void *plugin_library(const char *file, char *err, size_t errlen)
 }
 
 /* a symbol of libhdf5 (patched twins) or else of a driver library on the plugin path */
-static void *lookup(const char *symbol, const char *library, char *err, size_t errlen)
+static void *
+lookup(const char *symbol, const char *library, char *err, size_t errlen)
 {
     void *sym = dlsym(RTLD_DEFAULT, symbol);
     if (sym || !library)
@@ -41,13 +43,14 @@ static void *lookup(const char *symbol, const char *library, char *err, size_t e
     return lib ? dlsym(lib, symbol) : NULL;
 }
 
-int fz_driver_comm(const char *driver, MPI_Comm *comm, char *err, size_t errlen)
+int
+fz_driver_comm(const char *driver, MPI_Comm *comm, char *err, size_t errlen)
 {
     *comm = MPI_COMM_WORLD;
     if (strcmp(driver, "dsm") != 0)
         return 0;
     int (*clients)(MPI_Comm *) = NULL;
-    *(void **)&clients = lookup("H5FD_dsm_mpmd_clients", "libh5fd_dsm.so", err, errlen);
+    *(void **)&clients         = lookup("H5FD_dsm_mpmd_clients", "libh5fd_dsm.so", err, errlen);
     if (!clients) {
         if (!*err)
             snprintf(err, errlen, "--driver dsm: libh5fd_dsm.so has no H5FD_dsm_mpmd_clients");
@@ -60,7 +63,8 @@ int fz_driver_comm(const char *driver, MPI_Comm *comm, char *err, size_t errlen)
     return 0;
 }
 
-hid_t fz_driver_fapl(const char *driver, const char *config, MPI_Comm comm, char *err, size_t errlen)
+hid_t
+fz_driver_fapl(const char *driver, const char *config, MPI_Comm comm, char *err, size_t errlen)
 {
     hid_t  fapl = H5Pcreate(H5P_FILE_ACCESS);
     herr_t rc   = -1;
@@ -76,11 +80,11 @@ hid_t fz_driver_fapl(const char *driver, const char *config, MPI_Comm comm, char
             rc = H5Pset_driver_by_name(fapl, "dsm", config);
     }
     else if (!strcmp(driver, "multifile") || !strcmp(driver, "mpiposix")) {
-        int mpiposix = !strcmp(driver, "mpiposix");
-        herr_t (*set_mf)(hid_t, MPI_Comm, MPI_Info)    = NULL;
-        herr_t (*set_mp)(hid_t, MPI_Comm, int)         = NULL;
-        herr_t (*set_options)(hid_t, const char *)     = NULL;
-        const char *lib = mpiposix ? NULL : "libh5fd_multifile.so";
+        int mpiposix                                = !strcmp(driver, "mpiposix");
+        herr_t (*set_mf)(hid_t, MPI_Comm, MPI_Info) = NULL;
+        herr_t (*set_mp)(hid_t, MPI_Comm, int)      = NULL;
+        herr_t (*set_options)(hid_t, const char *)  = NULL;
+        const char *lib                             = mpiposix ? NULL : "libh5fd_multifile.so";
         *(void **)(mpiposix ? (void *)&set_mp : (void *)&set_mf) =
             lookup(mpiposix ? "H5Pset_fapl_mpiposix" : "H5Pset_fapl_multifile", lib, err, errlen);
         *(void **)&set_options = lookup("H5Pset_multifile_options", lib, err, errlen);
@@ -97,12 +101,14 @@ hid_t fz_driver_fapl(const char *driver, const char *config, MPI_Comm comm, char
             rc = set_options(fapl, config);
     }
     else {
-        snprintf(err, errlen, "unknown --driver '%s' (mpio, default, multifile, mpiposix, dsm, sec2)", driver);
+        snprintf(err, errlen, "unknown --driver '%s' (mpio, default, multifile, mpiposix, dsm, sec2)",
+                 driver);
         H5Pclose(fapl);
         return -1;
     }
     if (rc < 0) {
-        snprintf(err, errlen, "--driver %s: setting up the file access list failed (HDF5's message above)", driver);
+        snprintf(err, errlen, "--driver %s: setting up the file access list failed (HDF5's message above)",
+                 driver);
         H5Pclose(fapl);
         return -1;
     }

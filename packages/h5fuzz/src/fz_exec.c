@@ -15,7 +15,8 @@
 
 #define ATTR "a"
 
-static int fail(fz_ctx_t *c, const char *fmt, ...)
+static int
+fail(fz_ctx_t *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -25,7 +26,8 @@ static int fail(fz_ctx_t *c, const char *fmt, ...)
 }
 
 /* the outcome of a collective step: -1 on every rank when one failed (its message wins) */
-static int agree(fz_ctx_t *c, int rc)
+static int
+agree(fz_ctx_t *c, int rc)
 {
     int mine = rc < 0 ? c->rank : c->size, first;
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm);
@@ -37,9 +39,11 @@ static int agree(fz_ctx_t *c, int rc)
 
 /* a rank failed an operation its peers do not agree on: say so and end the job at
  * once (the harness sees the failure, not a hang) */
-static void abandon(fz_ctx_t *c, size_t op)
+static void
+abandon(fz_ctx_t *c, size_t op)
 {
-    fprintf(stderr, "h5fuzz: rank %d: operation %zu failed: %s (ending the job: the other ranks would wait)\n",
+    fprintf(stderr,
+            "h5fuzz: rank %d: operation %zu failed: %s (ending the job: the other ranks would wait)\n",
             c->rank, op, c->err);
     fflush(stderr);
     usleep(500000); /* peers failing too get to print why */
@@ -47,13 +51,15 @@ static void abandon(fz_ctx_t *c, size_t op)
 }
 
 /* the dataset's dimensions with dim0 rows (o->nd of them) */
-static void dims_of(const fz_object_t *o, uint64_t dim0, hsize_t *dims)
+static void
+dims_of(const fz_object_t *o, uint64_t dim0, hsize_t *dims)
 {
     for (int k = 0; k < o->nd; k++)
         dims[k] = k ? o->dims[k] : dim0;
 }
 
-static hid_t space_of(const fz_object_t *o, uint64_t dim0, int with_max)
+static hid_t
+space_of(const fz_object_t *o, uint64_t dim0, int with_max)
 {
     hsize_t dims[FZ_MAX_RANK], max[FZ_MAX_RANK];
     dims_of(o, dim0, dims);
@@ -63,7 +69,8 @@ static hid_t space_of(const fz_object_t *o, uint64_t dim0, int with_max)
 }
 
 /* a transfer of the dataset's elements in memory: H5Dwrite or H5Dread */
-static herr_t transfer(const fz_object_t *o, int write, hid_t d, hid_t ms, hid_t fs, hid_t dxpl, void *buf)
+static herr_t
+transfer(const fz_object_t *o, int write, hid_t d, hid_t ms, hid_t fs, hid_t dxpl, void *buf)
 {
     hid_t  t  = fz_mem_type(o);
     herr_t rc = t < 0 ? -1 : write ? H5Dwrite(d, t, ms, fs, dxpl, buf) : H5Dread(d, t, ms, fs, dxpl, buf);
@@ -73,7 +80,8 @@ static herr_t transfer(const fz_object_t *o, int write, hid_t d, hid_t ms, hid_t
 }
 
 /* open a dataset with its chunk cache (enum fz_cache) */
-static hid_t open_dataset(const fz_object_t *o, hid_t file)
+static hid_t
+open_dataset(const fz_object_t *o, hid_t file)
 {
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     if (o->cache == CACHE_NONE)
@@ -86,7 +94,8 @@ static hid_t open_dataset(const fz_object_t *o, hid_t file)
 }
 
 /* a transfer list: collective or not, with the operation's variations (enum fz_xfer) */
-static hid_t transfer_list(const fz_op_t *op)
+static hid_t
+transfer_list(const fz_op_t *op)
 {
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
     H5Pset_dxpl_mpio(dxpl, op->coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
@@ -95,11 +104,13 @@ static hid_t transfer_list(const fz_op_t *op)
     if (op->coll && (op->xfer & XFER_INDIVIDUAL))
         H5Pset_dxpl_mpio_collective_opt(dxpl, H5FD_MPIO_INDIVIDUAL_IO);
     if (op->coll && (op->xfer & (XFER_CHUNK_ONE | XFER_CHUNK_MULTI)))
-        H5Pset_dxpl_mpio_chunk_opt(dxpl, op->xfer & XFER_CHUNK_ONE ? H5FD_MPIO_CHUNK_ONE_IO : H5FD_MPIO_CHUNK_MULTI_IO);
+        H5Pset_dxpl_mpio_chunk_opt(dxpl, op->xfer & XFER_CHUNK_ONE ? H5FD_MPIO_CHUNK_ONE_IO
+                                                                   : H5FD_MPIO_CHUNK_MULTI_IO);
     return dxpl;
 }
 
-static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
+static int
+create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
 {
     hid_t   dcpl = H5Pcreate(H5P_DATASET_CREATE), space = space_of(o, o->dims[0], 1), d = -1;
     hid_t   mt = fz_mem_type(o), ft = fz_file_type(o);
@@ -127,7 +138,7 @@ static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
         fz_element_bytes(o, o->fill, fill);
         H5Pset_fill_value(dcpl, mt, fill);
     }
-    H5Pset_fill_time(dcpl, o->fill_time == FILL_ALLOC ? H5D_FILL_TIME_ALLOC
+    H5Pset_fill_time(dcpl, o->fill_time == FILL_ALLOC   ? H5D_FILL_TIME_ALLOC
                            : o->fill_time == FILL_NEVER ? H5D_FILL_TIME_NEVER
                                                         : H5D_FILL_TIME_IFSET);
     d = H5Dcreate2(file, o->name, ft, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -142,7 +153,8 @@ static int create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
 }
 
 /* element i's coordinates (row-major) */
-static void coords_of(const fz_object_t *o, uint64_t i, hsize_t *at)
+static void
+coords_of(const fz_object_t *o, uint64_t i, hsize_t *at)
 {
     for (int k = o->nd - 1; k > 0; k--) {
         at[k] = i % o->dims[k];
@@ -154,16 +166,17 @@ static void coords_of(const fz_object_t *o, uint64_t i, hsize_t *at)
 /* this rank's part of a write: the file selection and the elements' bytes in selection
  * order; runs of the rank's elements within one line (the innermost dimension) are
  * hyperslabs, points are points */
-static hid_t write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, int rank,
-                             uint8_t **vals, hsize_t *count)
+static hid_t
+write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, int rank, uint8_t **vals,
+                hsize_t *count)
 {
-    hid_t    fs   = space_of(o, op->dim0, 0);
-    uint64_t n    = fz_elements(o, op->dim0), line = o->nd > 1 ? fz_line(o) : n;
-    size_t   es   = fz_element_size(o);
-    int      nd   = o->nd;
-    uint8_t *v    = malloc((n ? n : 1) * es);
-    hsize_t *pts  = op->pattern == PAT_POINTS ? malloc((n ? n : 1) * (size_t)nd * sizeof *pts) : NULL;
-    hsize_t  k    = 0;
+    hid_t    fs = space_of(o, op->dim0, 0);
+    uint64_t n = fz_elements(o, op->dim0), line = o->nd > 1 ? fz_line(o) : n;
+    size_t   es  = fz_element_size(o);
+    int      nd  = o->nd;
+    uint8_t *v   = malloc((n ? n : 1) * es);
+    hsize_t *pts = op->pattern == PAT_POINTS ? malloc((n ? n : 1) * (size_t)nd * sizeof *pts) : NULL;
+    hsize_t  k   = 0;
     H5Sselect_none(fs);
     for (uint64_t i = 0; i < n;) {
         int own = op->pattern == PAT_ALL || fz_owner(p, o, op, i) == rank;
@@ -206,7 +219,8 @@ typedef struct {
     uint8_t *v;
 } part_t;
 
-static int part_open(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c, part_t *w)
+static int
+part_open(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c, part_t *w)
 {
     const fz_object_t *o = &p->obj[op->target];
     hsize_t            k = 0;
@@ -222,7 +236,8 @@ static int part_open(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t
     return 0;
 }
 
-static void part_close(part_t *w)
+static void
+part_close(part_t *w)
 {
     if (w->d >= 0) {
         H5Sclose(w->ms);
@@ -232,7 +247,8 @@ static void part_close(part_t *w)
     free(w->v);
 }
 
-static int do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+static int
+do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
 {
     part_t w;
     if (part_open(p, op, file, c, &w) < 0)
@@ -247,18 +263,32 @@ static int do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t 
 }
 
 /* an element's bytes as text: an integer (1, 2, 4 or 8 bytes), else hex */
-static const char *element_text(const uint8_t *e, size_t esize, char *out, size_t len)
+static const char *
+element_text(const uint8_t *e, size_t esize, char *out, size_t len)
 {
     int8_t  i8;
     int16_t i16;
     int32_t i32;
     int64_t i64;
     switch (esize) {
-        case 1: memcpy(&i8, e, 1); snprintf(out, len, "%d", i8); return out;
-        case 2: memcpy(&i16, e, 2); snprintf(out, len, "%d", i16); return out;
-        case 4: memcpy(&i32, e, 4); snprintf(out, len, "%" PRId32, i32); return out;
-        case 8: memcpy(&i64, e, 8); snprintf(out, len, "%" PRId64, i64); return out;
-        default: break;
+        case 1:
+            memcpy(&i8, e, 1);
+            snprintf(out, len, "%d", i8);
+            return out;
+        case 2:
+            memcpy(&i16, e, 2);
+            snprintf(out, len, "%d", i16);
+            return out;
+        case 4:
+            memcpy(&i32, e, 4);
+            snprintf(out, len, "%" PRId32, i32);
+            return out;
+        case 8:
+            memcpy(&i64, e, 8);
+            snprintf(out, len, "%" PRId64, i64);
+            return out;
+        default:
+            break;
     }
     size_t k = 0;
     for (size_t b = 0; b < esize && k + 3 < len; b++)
@@ -266,7 +296,8 @@ static const char *element_text(const uint8_t *e, size_t esize, char *out, size_
     return out;
 }
 
-static int all_zero(const uint8_t *e, size_t esize)
+static int
+all_zero(const uint8_t *e, size_t esize)
 {
     for (size_t b = 0; b < esize; b++)
         if (e[b])
@@ -277,22 +308,23 @@ static int all_zero(const uint8_t *e, size_t esize)
 /* read a region of first..first+count rows (elements of 1-D datasets) and compare it
  * with the model: the number of elements that differ from it; undefined elements are
  * not compared, only counted, with those that hold other bytes than zero (*odd) */
-static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, hid_t dxpl, uint64_t first,
-                         uint64_t count, fz_ctx_t *c, const char *when, uint64_t *odd)
+static long
+read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, hid_t dxpl, uint64_t first, uint64_t count,
+             fz_ctx_t *c, const char *when, uint64_t *odd)
 {
-    uint64_t row = 1;
+    uint64_t row                = 1;
     hsize_t  start[FZ_MAX_RANK] = {first}, cnt[FZ_MAX_RANK] = {count};
     for (int k = 1; k < mo->nd; k++) {
         row *= mo->dims[k];
         cnt[k] = mo->dims[k];
     }
-    uint64_t n  = count * row;
-    size_t   es = mo->esize;
-    long     bad = 0;
-    uint8_t *buf = malloc((n ? n : 1) * es);
-    hid_t    fs  = H5Dget_space(d);
+    uint64_t n    = count * row;
+    size_t   es   = mo->esize;
+    long     bad  = 0;
+    uint8_t *buf  = malloc((n ? n : 1) * es);
+    hid_t    fs   = H5Dget_space(d);
     hsize_t  mdim = n ? n : 1;
-    hid_t    ms  = H5Screate_simple(1, &mdim, NULL);
+    hid_t    ms   = H5Screate_simple(1, &mdim, NULL);
     if (n)
         H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL);
     else { /* a collective read takes every rank, with nothing to read too */
@@ -308,16 +340,17 @@ static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, hid
         return -1;
     }
     for (uint64_t e = 0; e < n; e++) {
-        uint64_t       i    = first * row + e;
-        const uint8_t *got  = buf + e * es, *want = mo->v + i * es;
+        uint64_t       i   = first * row + e;
+        const uint8_t *got = buf + e * es, *want = mo->v + i * es;
         if (mo->state[i] == FZ_UNDEFINED) {
             if (odd && !all_zero(got, es))
                 ++*odd;
         }
         else if (memcmp(got, want, es) && bad++ < 3) {
             char g[64], w[64];
-            fprintf(stderr, "h5fuzz: rank %d: %s %s element %" PRIu64 ": read %s, expected %s (%s)\n", c->rank, when,
-                    o->name, i, element_text(got, es, g, sizeof g), element_text(want, es, w, sizeof w),
+            fprintf(stderr, "h5fuzz: rank %d: %s %s element %" PRIu64 ": read %s, expected %s (%s)\n",
+                    c->rank, when, o->name, i, element_text(got, es, g, sizeof g),
+                    element_text(want, es, w, sizeof w),
                     mo->state[i] == FZ_FILLED ? "the fill value" : "written");
         }
     }
@@ -325,7 +358,8 @@ static long read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, hid
     return bad;
 }
 
-static int do_read(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+static int
+do_read(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t file, fz_ctx_t *c)
 {
     const fz_object_t *o = &p->obj[op->target];
     uint64_t           first, count;
@@ -339,7 +373,7 @@ static int do_read(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, h
         return H5Dclose(d) < 0 ? -1 : 0;
     hid_t dxpl = transfer_list(op);
     long  bad  = read_compare(o, &m->obj[op->target], d, dxpl, first, count, c,
-                              op->coll ? "during the session (collective read):" : "during the session:", NULL);
+                            op->coll ? "during the session (collective read):" : "during the session:", NULL);
     H5Pclose(dxpl);
     H5Dclose(d);
     if (bad < 0)
@@ -348,7 +382,8 @@ static int do_read(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, h
     return 0;
 }
 
-static int do_attr(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+static int
+do_attr(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
 {
     const fz_object_t *o   = &p->obj[op->target];
     hid_t              obj = H5Oopen(file, o->name, H5P_DEFAULT), a = -1;
@@ -369,19 +404,21 @@ static int do_attr(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *
     return rc < 0 ? fail(c, "attribute of %s failed", o->name) : 0;
 }
 
-static int do_extend(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+static int
+do_extend(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
 {
-    const fz_object_t *o    = &p->obj[op->target];
+    const fz_object_t *o = &p->obj[op->target];
     hsize_t            dims[FZ_MAX_RANK];
-    hid_t              d    = H5Dopen2(file, o->name, H5P_DEFAULT);
+    hid_t              d = H5Dopen2(file, o->name, H5P_DEFAULT);
     dims_of(o, op->dim0, dims);
-    herr_t             rc   = d < 0 ? -1 : H5Dset_extent(d, dims);
+    herr_t rc = d < 0 ? -1 : H5Dset_extent(d, dims);
     if (d >= 0)
         H5Dclose(d);
     return rc < 0 ? fail(c, "H5Dset_extent %s to %" PRIu64 " failed", o->name, op->dim0) : 0;
 }
 
-static int run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t *file, fz_ctx_t *c)
+static int
+run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t *file, fz_ctx_t *c)
 {
     const fz_object_t *o = &p->obj[op->target];
     switch (op->kind) {
@@ -418,7 +455,8 @@ static int run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hi
 }
 
 /* a new dataset's properties (--verbose) */
-static void print_dataset(const fz_object_t *o)
+static void
+print_dataset(const fz_object_t *o)
 {
     printf(" (%dD", o->nd);
     for (int k = 0; k < o->nd; k++)
@@ -426,13 +464,16 @@ static void print_dataset(const fz_object_t *o)
     printf(" layout %d chunk", o->layout);
     for (int k = 0; k < o->nd; k++)
         printf("%s%" PRIu64, k ? "x" : " ", o->chunk[k]);
-    printf(" deflate %d shuffle %d fletcher32 %d nbit %d scaleoffset %d fill time %d fill %s file type %d cache %d "
-           "element %d converted %d)", o->deflate, o->shuffle, o->fletcher32, o->nbit, o->scaleoffset, o->fill_time, o->fill_set ? "set" : "default", o->ftype, o->cache,
-           o->mtype, o->fconv);
+    printf(" deflate %d shuffle %d fletcher32 %d nbit %d scaleoffset %d fill time %d fill %s file type %d "
+           "cache %d "
+           "element %d converted %d)",
+           o->deflate, o->shuffle, o->fletcher32, o->nbit, o->scaleoffset, o->fill_time,
+           o->fill_set ? "set" : "default", o->ftype, o->cache, o->mtype, o->fconv);
 }
 
 /* the plan's metadata settings on a copy of the driver's fapl */
-static hid_t session_fapl(const fz_plan_t *p, hid_t fapl)
+static hid_t
+session_fapl(const fz_plan_t *p, hid_t fapl)
 {
     hid_t copy = H5Pcopy(fapl);
     if (p->sync_bytes) {
@@ -442,10 +483,10 @@ static hid_t session_fapl(const fz_plan_t *p, hid_t fapl)
         mdc.dirty_bytes_threshold = p->sync_bytes;
         mdc.set_initial_size      = 1;
         mdc.initial_size = mdc.min_size = mdc.max_size = 16 * 1024;
-        mdc.min_clean_fraction    = 0.9;
-        mdc.incr_mode             = H5C_incr__off;
-        mdc.flash_incr_mode       = H5C_flash_incr__off;
-        mdc.decr_mode             = H5C_decr__off;
+        mdc.min_clean_fraction                         = 0.9;
+        mdc.incr_mode                                  = H5C_incr__off;
+        mdc.flash_incr_mode                            = H5C_flash_incr__off;
+        mdc.decr_mode                                  = H5C_decr__off;
         if (H5Pset_mdc_config(copy, &mdc) < 0)
             fprintf(stderr, "h5fuzz: H5Pset_mdc_config refused the small cache\n");
     }
@@ -458,7 +499,8 @@ static hid_t session_fapl(const fz_plan_t *p, hid_t fapl)
     return copy;
 }
 
-int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
+int
+fz_execute(const fz_plan_t *p, fz_ctx_t *c)
 {
     fz_model_t m;
     int        rc = 0;
@@ -470,7 +512,7 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
         return -1;
     hid_t driver_fapl = c->fapl;
     c->fapl           = session_fapl(p, driver_fapl);
-    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    hid_t fcpl        = H5Pcreate(H5P_FILE_CREATE);
     if (p->paged) /* paged aggregation; parallel HDF5 allows it without a page buffer */
         H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 0, 1);
     hid_t file = H5Fcreate(c->path, H5F_ACC_TRUNC, fcpl, c->fapl);
@@ -482,7 +524,8 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
     }
     if (c->verbose && c->rank == 0)
         printf("h5fuzz: grammar %d, sync points %d, collective metadata %d, alignment %d, latest format %d, "
-               "paged %d\n", p->grammar, p->sync_bytes, p->coll_md, p->align, p->latest, p->paged);
+               "paged %d\n",
+               p->grammar, p->sync_bytes, p->coll_md, p->align, p->latest, p->paged);
     for (size_t i = 0; i < p->nops && rc == 0; i++) {
         const fz_op_t *op = &p->ops[i];
         if (c->verbose && c->rank == 0) {
@@ -492,8 +535,8 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
                 print_dataset(o);
             if (op->kind == OP_WRITE)
                 printf(" (%s pattern %d shift %d block %" PRIu64 " skip %#x, %" PRIu64 " rows, transfer %#x)",
-                       op->coll ? "collective" : "independent", op->pattern, op->shift, op->block, op->skip, op->dim0,
-                       op->xfer);
+                       op->coll ? "collective" : "independent", op->pattern, op->shift, op->block, op->skip,
+                       op->dim0, op->xfer);
             if (op->kind == OP_READ)
                 printf(" (%s, transfer %#x%s)", op->coll ? "collective" : "independent", op->xfer,
                        op->barrier ? "" : ", no barrier");
@@ -520,7 +563,8 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c)
 }
 
 /* one object of the file against the model: wrong values, attributes or objects */
-static long verify_object(const fz_object_t *o, const fz_mobj_t *mo, hid_t file, fz_ctx_t *c, uint64_t *odd)
+static long
+verify_object(const fz_object_t *o, const fz_mobj_t *mo, hid_t file, fz_ctx_t *c, uint64_t *odd)
 {
     long  bad = 0;
     hid_t obj = H5Oopen(file, o->name, H5P_DEFAULT);
@@ -529,18 +573,19 @@ static long verify_object(const fz_object_t *o, const fz_mobj_t *mo, hid_t file,
         return 1;
     }
     if (o->is_dset) {
-        hid_t   s = H5Dget_space(obj);
+        hid_t   s                 = H5Dget_space(obj);
         hsize_t dims[FZ_MAX_RANK] = {0};
-        int     nd = H5Sget_simple_extent_dims(s, dims, NULL);
+        int     nd                = H5Sget_simple_extent_dims(s, dims, NULL);
         H5Sclose(s);
         if (nd != mo->nd || dims[0] != mo->dims[0]) {
-            fprintf(stderr, "h5fuzz: %s has %d dimensions, %llu rows, expected %d, %" PRIu64 "\n", o->name, nd,
-                    (unsigned long long)dims[0], mo->nd, mo->dims[0]);
+            fprintf(stderr, "h5fuzz: %s has %d dimensions, %llu rows, expected %d, %" PRIu64 "\n", o->name,
+                    nd, (unsigned long long)dims[0], mo->nd, mo->dims[0]);
             bad++;
         }
         else {
-            long b = mo->dims[0] ? read_compare(o, mo, obj, H5P_DEFAULT, 0, mo->dims[0], c, "after the session:", odd)
-                                 : 0;
+            long b = mo->dims[0]
+                         ? read_compare(o, mo, obj, H5P_DEFAULT, 0, mo->dims[0], c, "after the session:", odd)
+                         : 0;
             bad += b < 0 ? 1 : b;
         }
     }
@@ -548,7 +593,8 @@ static long verify_object(const fz_object_t *o, const fz_mobj_t *mo, hid_t file,
         int32_t v = 0;
         hid_t   a = H5Aexists(obj, ATTR) > 0 ? H5Aopen(obj, ATTR, H5P_DEFAULT) : -1;
         if (a < 0 || H5Aread(a, H5T_NATIVE_INT32, &v) < 0 || v != mo->attr) {
-            fprintf(stderr, "h5fuzz: attribute of %s: %" PRId32 ", expected %" PRId32 "\n", o->name, v, mo->attr);
+            fprintf(stderr, "h5fuzz: attribute of %s: %" PRId32 ", expected %" PRId32 "\n", o->name, v,
+                    mo->attr);
             bad++;
         }
         if (a >= 0)
@@ -558,18 +604,21 @@ static long verify_object(const fz_object_t *o, const fz_mobj_t *mo, hid_t file,
     return bad;
 }
 
-int fz_verify(const fz_plan_t *p, fz_ctx_t *c, fz_verdict_t *v)
+int
+fz_verify(const fz_plan_t *p, fz_ctx_t *c, fz_verdict_t *v)
 {
     fz_model_t m;
-    long       bad = 0;
-    int        rc  = 0;
+    long       bad                 = 0;
+    int        rc                  = 0;
     uint64_t   odd[FZ_MAX_OBJECTS] = {0};
     memset(v, 0, sizeof *v);
     fz_model_init(&m);
     for (size_t i = 0; i < p->nops && rc == 0; i++)
         rc = fz_model_apply(&m, p, &p->ops[i]);
     hid_t file = rc < 0 ? -1 : H5Fopen(c->path, H5F_ACC_RDONLY, c->fapl);
-    if (agree(c, rc < 0 ? fail(c, "out of memory") : file < 0 ? fail(c, "H5Fopen %s read-only failed", c->path) : 0) < 0) {
+    if (agree(c, rc < 0     ? fail(c, "out of memory")
+                 : file < 0 ? fail(c, "H5Fopen %s read-only failed", c->path)
+                            : 0) < 0) {
         fz_model_free(&m);
         return -1;
     }

@@ -14,7 +14,7 @@
 typedef struct {
     MPI_Comm    comm;
     int         rank, size;
-    hid_t       fapl;    /* the driver under test (closed by the caller) */
+    hid_t       fapl; /* the driver under test (closed by the caller) */
     const char *path;
     int         verbose; /* print each operation (rank 0) */
     long        stale;   /* values read during the session that differ from the model */
@@ -27,9 +27,9 @@ int fz_execute(const fz_plan_t *p, fz_ctx_t *c);
 
 /* a file against the model of the whole plan (the same on every rank) */
 typedef struct {
-    long     bad;                        /* wrong values, attributes or objects */
-    uint64_t undefined[FZ_MAX_OBJECTS];  /* per dataset: elements the model leaves undefined */
-    uint64_t odd[FZ_MAX_OBJECTS];        /* ... of which the file holds other bytes than zero */
+    long     bad;                       /* wrong values, attributes or objects */
+    uint64_t undefined[FZ_MAX_OBJECTS]; /* per dataset: elements the model leaves undefined */
+    uint64_t odd[FZ_MAX_OBJECTS];       /* ... of which the file holds other bytes than zero */
 } fz_verdict_t;
 
 /* open the file read-only and compare every object with the model after the whole plan

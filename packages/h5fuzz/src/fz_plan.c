@@ -9,7 +9,8 @@
 #include <string.h>
 
 /* splitmix64: small, fast, and the same sequence everywhere */
-static uint64_t mix(uint64_t x)
+static uint64_t
+mix(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -21,18 +22,32 @@ typedef struct {
     uint64_t state;
 } rng_t;
 
-static uint64_t next(rng_t *r) { return mix(r->state++); }
-static uint64_t below(rng_t *r, uint64_t n) { return n ? next(r) % n : 0; }
-static int      chance(rng_t *r, unsigned percent) { return below(r, 100) < percent; }
-
-const char *fz_op_name(int kind)
+static uint64_t
+next(rng_t *r)
 {
-    static const char *names[] = {"group", "dataset", "write", "extend", "attribute", "read", "flush", "reopen",
-                                  "delete"};
+    return mix(r->state++);
+}
+static uint64_t
+below(rng_t *r, uint64_t n)
+{
+    return n ? next(r) % n : 0;
+}
+static int
+chance(rng_t *r, unsigned percent)
+{
+    return below(r, 100) < percent;
+}
+
+const char *
+fz_op_name(int kind)
+{
+    static const char *names[] = {"group", "dataset", "write",  "extend", "attribute",
+                                  "read",  "flush",   "reopen", "delete"};
     return kind >= 0 && kind <= OP_DELETE ? names[kind] : "?";
 }
 
-uint64_t fz_elements(const fz_object_t *o, uint64_t dim0)
+uint64_t
+fz_elements(const fz_object_t *o, uint64_t dim0)
 {
     uint64_t n = dim0;
     for (int k = 1; k < o->nd; k++)
@@ -45,12 +60,17 @@ uint64_t fz_elements(const fz_object_t *o, uint64_t dim0)
  * is a native int; the array holds 3 int16 */
 static const size_t esizes[MT_COUNT] = {4, 1, 2, 8, 4, 8, 14, 8, 4, 6};
 
-size_t fz_element_size(const fz_object_t *o) { return o->mtype > 0 && o->mtype < MT_COUNT ? esizes[o->mtype] : 4; }
+size_t
+fz_element_size(const fz_object_t *o)
+{
+    return o->mtype > 0 && o->mtype < MT_COUNT ? esizes[o->mtype] : 4;
+}
 
 /* the enum's members in memory (fz_types.c names them; its file type has other values) */
 const int fz_enum_values[4] = {0, 1, -7, 100000};
 
-void fz_element_bytes(const fz_object_t *o, int32_t v, uint8_t *out)
+void
+fz_element_bytes(const fz_object_t *o, int32_t v, uint8_t *out)
 {
     union {
         int8_t   i8;
@@ -64,13 +84,27 @@ void fz_element_bytes(const fz_object_t *o, int32_t v, uint8_t *out)
     } u;
     memset(&u, 0, sizeof u);
     switch (o->mtype) {
-        case MT_I8: u.i8 = (int8_t)v; break;
-        case MT_U16: u.u16 = (uint16_t)v; break;
-        case MT_I64: u.i64 = (int64_t)v * 3; break;
-        case MT_F32: u.f32 = (float)(v & 0xffffff); break; /* exact in float */
-        case MT_F64: u.f64 = (double)v * 0.5; break;
-        case MT_ENUM: u.e = fz_enum_values[(v >> 3) & 3]; break;
-        case MT_ARRAY: u.a16[0] = (int16_t)v, u.a16[1] = (int16_t)(v >> 16), u.a16[2] = (int16_t)(v >> 8); break;
+        case MT_I8:
+            u.i8 = (int8_t)v;
+            break;
+        case MT_U16:
+            u.u16 = (uint16_t)v;
+            break;
+        case MT_I64:
+            u.i64 = (int64_t)v * 3;
+            break;
+        case MT_F32:
+            u.f32 = (float)(v & 0xffffff);
+            break; /* exact in float */
+        case MT_F64:
+            u.f64 = (double)v * 0.5;
+            break;
+        case MT_ENUM:
+            u.e = fz_enum_values[(v >> 3) & 3];
+            break;
+        case MT_ARRAY:
+            u.a16[0] = (int16_t)v, u.a16[1] = (int16_t)(v >> 16), u.a16[2] = (int16_t)(v >> 8);
+            break;
         case MT_STRING:
             for (int k = 0; k < 7; k++)
                 u.s[k] = (char)('a' + ((v >> (4 * k)) & 15));
@@ -83,12 +117,15 @@ void fz_element_bytes(const fz_object_t *o, int32_t v, uint8_t *out)
             memcpy(out + 12, &c, 2);
             return;
         }
-        default: memcpy(out, &v, 4); return;
+        default:
+            memcpy(out, &v, 4);
+            return;
     }
     memcpy(out, &u, fz_element_size(o));
 }
 
-uint64_t fz_row(const fz_object_t *o)
+uint64_t
+fz_row(const fz_object_t *o)
 {
     uint64_t n = 1;
     for (int k = 1; k < o->nd; k++)
@@ -96,22 +133,35 @@ uint64_t fz_row(const fz_object_t *o)
     return n;
 }
 
-uint64_t fz_line(const fz_object_t *o) { return o->nd > 1 ? o->dims[o->nd - 1] : 0; }
+uint64_t
+fz_line(const fz_object_t *o)
+{
+    return o->nd > 1 ? o->dims[o->nd - 1] : 0;
+}
 
-int fz_filtered(const fz_object_t *o) { return o->deflate || o->shuffle || o->fletcher32 || o->nbit || o->scaleoffset; }
+int
+fz_filtered(const fz_object_t *o)
+{
+    return o->deflate || o->shuffle || o->fletcher32 || o->nbit || o->scaleoffset;
+}
 
-int32_t fz_value(const fz_op_t *op, uint64_t i) { return (int32_t)((mix(op->salt ^ (i * 0x100000001b3ULL)) >> 33) | 1); }
+int32_t
+fz_value(const fz_op_t *op, uint64_t i)
+{
+    return (int32_t)((mix(op->salt ^ (i * 0x100000001b3ULL)) >> 33) | 1);
+}
 
 /* the part of the dataset a write distributes: rows of 2-D datasets (columns for the
  * cyclic pattern), elements of 1-D ones */
-int fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64_t i)
+int
+fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64_t i)
 {
     uint64_t n = op->dim0, k = o->nd == 1 ? i : i / fz_row(o);
     int      owner;
     if (op->pattern == PAT_ALL)
         return 0;
     if (op->pattern == PAT_CYCLIC) {
-        k = o->nd == 1 ? i : i % fz_line(o);
+        k     = o->nd == 1 ? i : i % fz_line(o);
         owner = (int)((k / op->block + (uint64_t)op->shift) % (uint64_t)p->ranks);
     }
     else
@@ -123,16 +173,19 @@ int fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64
     return owner;
 }
 
-void fz_read_region(const fz_object_t *o, const fz_op_t *op, int rank, uint64_t *first, uint64_t *count)
+void
+fz_read_region(const fz_object_t *o, const fz_op_t *op, int rank, uint64_t *first, uint64_t *count)
 {
     uint64_t n = op->dim0;
     (void)o;
-    uint64_t a = mix(op->salt + 2 * (uint64_t)rank) % (n + 1), b = mix(op->salt + 2 * (uint64_t)rank + 1) % (n + 1);
-    *first = a < b ? a : b;
-    *count = a < b ? b - a : a - b;
+    uint64_t a = mix(op->salt + 2 * (uint64_t)rank) % (n + 1),
+             b = mix(op->salt + 2 * (uint64_t)rank + 1) % (n + 1);
+    *first     = a < b ? a : b;
+    *count     = a < b ? b - a : a - b;
 }
 
-static fz_op_t *push(fz_plan_t *p, int kind, rng_t *r)
+static fz_op_t *
+push(fz_plan_t *p, int kind, rng_t *r)
 {
     if (p->nops == p->cap) {
         size_t   cap = p->cap ? 2 * p->cap : 64;
@@ -155,9 +208,14 @@ static fz_op_t *push(fz_plan_t *p, int kind, rng_t *r)
 
 /* ---------------------------------------------------------------- the model */
 
-void fz_model_init(fz_model_t *m) { memset(m, 0, sizeof *m); }
+void
+fz_model_init(fz_model_t *m)
+{
+    memset(m, 0, sizeof *m);
+}
 
-void fz_model_free(fz_model_t *m)
+void
+fz_model_free(fz_model_t *m)
 {
     for (int i = 0; i < FZ_MAX_OBJECTS; i++) {
         free(m->obj[i].v);
@@ -166,7 +224,8 @@ void fz_model_free(fz_model_t *m)
     fz_model_init(m);
 }
 
-uint64_t fz_model_elements(const fz_mobj_t *mo)
+uint64_t
+fz_model_elements(const fz_mobj_t *mo)
 {
     uint64_t n = mo->nd ? 1 : 0;
     for (int k = 0; k < mo->nd; k++)
@@ -174,7 +233,8 @@ uint64_t fz_model_elements(const fz_mobj_t *mo)
     return n;
 }
 
-uint64_t fz_model_undefined(const fz_mobj_t *mo)
+uint64_t
+fz_model_undefined(const fz_mobj_t *mo)
 {
     uint64_t u = 0;
     for (uint64_t i = 0, n = fz_model_elements(mo); i < n; i++)
@@ -184,11 +244,12 @@ uint64_t fz_model_undefined(const fz_mobj_t *mo)
 
 /* a dataset's new first dimension: elements keep their row-major index (only the first
  * dimension changes); new ones hold the fill value where HDF5 writes one */
-static int resize(fz_mobj_t *mo, const fz_object_t *o, uint64_t dim0)
+static int
+resize(fz_mobj_t *mo, const fz_object_t *o, uint64_t dim0)
 {
     size_t   es  = fz_element_size(o);
     uint64_t old = mo->nd ? fz_model_elements(mo) : 0, n = fz_elements(o, dim0);
-    uint8_t *v   = realloc(mo->v, (n ? n : 1) * es);
+    uint8_t *v = realloc(mo->v, (n ? n : 1) * es);
     if (v)
         mo->v = v;
     uint8_t *st = realloc(mo->state, n ? n : 1);
@@ -196,7 +257,7 @@ static int resize(fz_mobj_t *mo, const fz_object_t *o, uint64_t dim0)
         mo->state = st;
     if (!v || !st)
         return -1;
-    int     filled = o->fill_time == FILL_ALLOC || (o->fill_time == FILL_IFSET && o->fill_set);
+    int     filled   = o->fill_time == FILL_ALLOC || (o->fill_time == FILL_IFSET && o->fill_set);
     uint8_t fill[16] = {0}; /* HDF5's default fill value: zero bytes */
     if (o->fill_set)
         fz_element_bytes(o, o->fill, fill);
@@ -211,7 +272,8 @@ static int resize(fz_mobj_t *mo, const fz_object_t *o, uint64_t dim0)
     return 0;
 }
 
-int fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op)
+int
+fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op)
 {
     const fz_object_t *o  = &p->obj[op->target];
     fz_mobj_t         *mo = &m->obj[op->target];
@@ -245,14 +307,16 @@ int fz_model_apply(fz_model_t *m, const fz_plan_t *p, const fz_op_t *op)
 
 /* ---------------------------------------------------------------- planning */
 
-static void ordering_point(fz_plan_t *p)
+static void
+ordering_point(fz_plan_t *p)
 {
     for (int i = 0; i < p->nobj; i++)
         p->obj[i].last_owners = -1;
 }
 
 /* grammar 2's choices for a new dataset, from its own stream g */
-static void new_dataset_g2(fz_object_t *o, rng_t *g)
+static void
+new_dataset_g2(fz_object_t *o, rng_t *g)
 {
     o->ftype       = (int)below(g, FT_COUNT);
     o->dense_attrs = chance(g, 20);
@@ -267,7 +331,8 @@ static void new_dataset_g2(fz_object_t *o, rng_t *g)
  * type that converts (not for filtered datasets: HDF5 1.14.6 turns a collective write
  * with a conversion independent and then refuses it), a third dimension for some
  * 2-D datasets (the second split in two) */
-static void new_dataset_g3(fz_object_t *o, rng_t *g)
+static void
+new_dataset_g3(fz_object_t *o, rng_t *g)
 {
     o->mtype = (int)below(g, MT_COUNT);
     o->fconv = !fz_filtered(o) && chance(g, 50);
@@ -289,7 +354,8 @@ static void new_dataset_g3(fz_object_t *o, rng_t *g)
 /* grammar 4's choices, from its own stream g: nbit (not for strings and enums) and
  * lossless scaleoffset (integers) on chunked datasets, which then are written without
  * conversion, as every filtered one */
-static void new_dataset_g4(fz_object_t *o, rng_t *g)
+static void
+new_dataset_g4(fz_object_t *o, rng_t *g)
 {
     int integer = o->mtype == MT_I32 || o->mtype == MT_I8 || o->mtype == MT_U16 || o->mtype == MT_I64;
     if (o->layout != LAYOUT_CHUNKED)
@@ -304,11 +370,13 @@ static void new_dataset_g4(fz_object_t *o, rng_t *g)
 }
 
 /* pick the creation properties of a new dataset (r[0]; grammar 2 also r[1], 3 r[2]) */
-static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
+static void
+new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
 {
-    o->is_dset    = 1;
-    o->layout     = (int)below(r, 10) < 2 ? LAYOUT_CONTIGUOUS : (below(r, 10) < 1 ? LAYOUT_COMPACT : LAYOUT_CHUNKED);
-    o->nd         = chance(r, 60) ? 1 : 2;
+    o->is_dset = 1;
+    o->layout =
+        (int)below(r, 10) < 2 ? LAYOUT_CONTIGUOUS : (below(r, 10) < 1 ? LAYOUT_COMPACT : LAYOUT_CHUNKED);
+    o->nd          = chance(r, 60) ? 1 : 2;
     o->last_owners = -1;
     if (o->nd == 1)
         o->dims[0] = 1 + below(r, o->layout == LAYOUT_COMPACT ? 2000 : 20000);
@@ -335,7 +403,7 @@ static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
         new_dataset_g2(o, r + 1);
     if (fz_filtered(o) && o->fill_time == FILL_NEVER) /* HDF5 refuses fill time never with filters */
         o->fill_time = FILL_ALLOC;
-    if (fz_filtered(o)) /* a conversion turns HDF5 1.14.6's collective write independent, which */
+    if (fz_filtered(o))      /* a conversion turns HDF5 1.14.6's collective write independent, which */
         o->ftype = FT_I32LE; /* it refuses for filtered datasets ("filters in pipeline") */
     if (p->grammar >= 3)
         new_dataset_g3(o, r + 2);
@@ -346,7 +414,8 @@ static void new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
 /* a write: who writes which part, collective or not; a flush first when it would rewrite
  * what another rank wrote independently since the last ordering point */
 /* grammar 2: a collective transfer's property variations */
-static int xfer_bits(rng_t *g)
+static int
+xfer_bits(rng_t *g)
 {
     int x = chance(g, 35) ? XFER_SELECTION_OFF : 0;
     if (chance(g, 20))
@@ -355,7 +424,8 @@ static int xfer_bits(rng_t *g)
     return x | (chunk == 1 ? XFER_CHUNK_ONE : chunk == 2 ? XFER_CHUNK_MULTI : 0);
 }
 
-static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
+static int
+plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
 {
     fz_op_t op0 = {0};
     op0.pattern = o->layout == LAYOUT_COMPACT ? PAT_ALL : (int)below(r, 3);
@@ -369,7 +439,7 @@ static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
         op0.block = (o->nd == 1 ? o->dims[0] : fz_line(o)) / 400 + 1; /* bounded number of pieces */
     /* which rank owns which element: the shift, and the block length of the cyclic pattern */
     int64_t owners = op0.pattern == PAT_CYCLIC ? (int64_t)((op0.block << 16 | (uint64_t)op0.shift) << 1 | 1)
-                                                : (int64_t)op0.shift << 1;
+                                               : (int64_t)op0.shift << 1;
     if (op0.pattern != PAT_ALL && !op0.coll && o->last_owners >= 0 && o->last_owners != owners) {
         if (!push(p, OP_FLUSH, r))
             return -1;
@@ -378,14 +448,14 @@ static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
     fz_op_t *op = push(p, OP_WRITE, r);
     if (!op)
         return -1;
-    int delay_rank = op->delay_rank;
-    unsigned delay = op->delay_us;
-    *op            = op0;
-    op->kind       = OP_WRITE;
-    op->target     = target;
-    op->delay_rank = delay_rank;
-    op->delay_us   = delay;
-    op->dim0       = o->cur0;
+    int      delay_rank = op->delay_rank;
+    unsigned delay      = op->delay_us;
+    *op                 = op0;
+    op->kind            = OP_WRITE;
+    op->target          = target;
+    op->delay_rank      = delay_rank;
+    op->delay_us        = delay;
+    op->dim0            = o->cur0;
     if (p->grammar >= 2 && op->coll)
         op->xfer = xfer_bits(r + 1);
     if (op->coll && op->pattern != PAT_ALL)
@@ -395,7 +465,8 @@ static int plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
     return 0;
 }
 
-static int plan_extend(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
+static int
+plan_extend(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
 {
     fz_op_t *op = push(p, OP_EXTEND, r);
     if (!op)
@@ -410,7 +481,8 @@ static int plan_extend(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
 }
 
 /* a group to put a new object in (nesting bounded by the name's length) */
-static int group_for(const fz_plan_t *p, rng_t *r)
+static int
+group_for(const fz_plan_t *p, rng_t *r)
 {
     int g = (int)below(r, (uint64_t)p->nobj);
     while (p->obj[g].is_dset)
@@ -419,7 +491,8 @@ static int group_for(const fz_plan_t *p, rng_t *r)
 }
 
 /* grammar 2's operations, before a step of grammar 1: 1 when one was planned */
-static int plan_step_g2(fz_plan_t *p, rng_t *r)
+static int
+plan_step_g2(fz_plan_t *p, rng_t *r)
 {
     rng_t *g = r + 1;
     int    t = (int)below(g, (uint64_t)p->nobj);
@@ -438,7 +511,8 @@ static int plan_step_g2(fz_plan_t *p, rng_t *r)
  * (not of filtered datasets: HDF5 1.14.6 hangs in a collective read of one without
  * chunks), without a barrier when no independent write came since the last ordering
  * point (a collective write returns once every rank's part is written) */
-static int plan_read(fz_plan_t *p, int t, rng_t *r)
+static int
+plan_read(fz_plan_t *p, int t, rng_t *r)
 {
     fz_op_t *op = push(p, OP_READ, r);
     if (!op)
@@ -455,7 +529,8 @@ static int plan_read(fz_plan_t *p, int t, rng_t *r)
     return 0;
 }
 
-static int plan_step(fz_plan_t *p, rng_t *r)
+static int
+plan_step(fz_plan_t *p, rng_t *r)
 {
     if (p->grammar >= 2) {
         int done = plan_step_g2(p, r);
@@ -466,9 +541,9 @@ static int plan_step(fz_plan_t *p, rng_t *r)
     int      t    = (int)below(r, (uint64_t)p->nobj);
     fz_op_t *op;
     if (kind < 8 && p->nobj < FZ_MAX_OBJECTS) { /* a group */
-        fz_object_t *o = &p->obj[p->nobj];
+        fz_object_t *o      = &p->obj[p->nobj];
         int          parent = group_for(p, r);
-        o->parent = parent;
+        o->parent           = parent;
         snprintf(o->name, sizeof o->name, "%s/g%d", parent ? p->obj[parent].name : "", p->nobj);
         if (p->grammar >= 2)
             o->dense_attrs = chance(r + 1, 20);
@@ -478,9 +553,9 @@ static int plan_step(fz_plan_t *p, rng_t *r)
         return 0;
     }
     if (kind < 25 && p->nobj < FZ_MAX_OBJECTS) { /* a dataset */
-        fz_object_t *o = &p->obj[p->nobj];
+        fz_object_t *o      = &p->obj[p->nobj];
         int          parent = group_for(p, r);
-        o->parent = parent;
+        o->parent           = parent;
         snprintf(o->name, sizeof o->name, "%s/d%d", parent ? p->obj[parent].name : "", p->nobj);
         new_dataset(p, o, r);
         if (!(op = push(p, OP_DSET, r)))
@@ -510,28 +585,33 @@ static int plan_step(fz_plan_t *p, rng_t *r)
     return plan_write(p, &p->obj[t], t, r);
 }
 
-static void plan_init(fz_plan_t *p, uint64_t seed, int ranks)
+static void
+plan_init(fz_plan_t *p, uint64_t seed, int ranks)
 {
     memset(p, 0, sizeof *p);
     p->grammar = 1;
-    p->seed  = seed;
-    p->ranks = ranks;
-    p->nobj  = 1;
+    p->seed    = seed;
+    p->ranks   = ranks;
+    p->nobj    = 1;
     snprintf(p->obj[0].name, sizeof p->obj[0].name, "/");
     p->obj[0].last_owners = -1;
 }
 
-int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
+int
+fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
 {
-    rng_t r[4] = {{mix(seed) ^ 0x5eed}, {mix(seed) ^ 0x6a2}, {mix(seed) ^ 0x6a3}, {mix(seed) ^ 0x6a4}}; /* per grammar */
+    rng_t r[4] = {{mix(seed) ^ 0x5eed},
+                  {mix(seed) ^ 0x6a2},
+                  {mix(seed) ^ 0x6a3},
+                  {mix(seed) ^ 0x6a4}}; /* per grammar */
     plan_init(p, seed, ranks);
     p->grammar = grammar;
     /* frequent sync points: the same metadata rewritten by other ranks within an epoch */
     p->sync_bytes = chance(r, 60) ? 1024 << below(r, 4) : 0;
     p->coll_md    = chance(r, 30);
     if (grammar >= 2) {
-        p->align       = chance(r + 1, 30) ? 512 << below(r + 1, 4) : 0;
-        p->latest      = chance(r + 1, 30);
+        p->align  = chance(r + 1, 30) ? 512 << below(r + 1, 4) : 0;
+        p->latest = chance(r + 1, 30);
     }
     if (grammar >= 3)
         p->paged = chance(r + 2, 25);
@@ -541,25 +621,30 @@ int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int gramma
     return 0;
 }
 
-int fz_plan_straddle(fz_plan_t *p, int ranks)
+int
+fz_plan_straddle(fz_plan_t *p, int ranks)
 {
     plan_init(p, 0, ranks);
     for (int d = 0; d < 12 && d + 1 < FZ_MAX_OBJECTS; d++) {
         fz_object_t *o = &p->obj[p->nobj];
         snprintf(o->name, sizeof o->name, "/d%02d", d);
-        o->is_dset    = 1;
-        o->nd         = 1;
-        o->layout     = LAYOUT_CHUNKED;
-        o->dims[0]    = o->maxdims[0] = o->cur0 = 50000 * (uint64_t)ranks;
-        o->chunk[0]   = 1024;
-        o->fill_time  = FILL_IFSET;
-        o->last_owners = -1;
-        fz_op_t *op   = push(p, OP_DSET, NULL);
+        o->is_dset = 1;
+        o->nd      = 1;
+        o->layout  = LAYOUT_CHUNKED;
+        o->dims[0] = o->maxdims[0] = o->cur0 = 50000 * (uint64_t)ranks;
+        o->chunk[0]                          = 1024;
+        o->fill_time                         = FILL_IFSET;
+        o->last_owners                       = -1;
+        fz_op_t *op                          = push(p, OP_DSET, NULL);
         if (!op)
             return -1;
         op->target = p->nobj++;
-        fz_op_t w  = {.kind = OP_WRITE, .target = op->target, .pattern = PAT_BLOCKS, .salt = (uint64_t)d + 1,
-                      .dim0 = o->dims[0], .delay_rank = -1};
+        fz_op_t w  = {.kind       = OP_WRITE,
+                      .target     = op->target,
+                      .pattern    = PAT_BLOCKS,
+                      .salt       = (uint64_t)d + 1,
+                      .dim0       = o->dims[0],
+                      .delay_rank = -1};
         if (!(op = push(p, OP_WRITE, NULL)))
             return -1;
         *op = w;
@@ -569,7 +654,8 @@ int fz_plan_straddle(fz_plan_t *p, int ranks)
     return 0;
 }
 
-int fz_plan_metadata(fz_plan_t *p, int ranks)
+int
+fz_plan_metadata(fz_plan_t *p, int ranks)
 {
     rng_t r = {0x6d657461};
     plan_init(p, 0, ranks);
@@ -593,7 +679,8 @@ int fz_plan_metadata(fz_plan_t *p, int ranks)
     return 0;
 }
 
-void fz_plan_free(fz_plan_t *p)
+void
+fz_plan_free(fz_plan_t *p)
 {
     free(p->ops);
     memset(p, 0, sizeof *p);

@@ -20,9 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FZ_NAME 256
+#define FZ_NAME        256
 #define FZ_MAX_OBJECTS 64
-#define FZ_MAX_RANK 8 /* dimensions the model carries (the workloads use 1 to 3) */
+#define FZ_MAX_RANK    8 /* dimensions the model carries (the workloads use 1 to 3) */
 
 enum fz_op_kind { OP_GROUP, OP_DSET, OP_WRITE, OP_EXTEND, OP_ATTR, OP_READ, OP_FLUSH, OP_REOPEN, OP_DELETE };
 enum fz_layout { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_COMPACT };
@@ -45,7 +45,19 @@ enum fz_cache { CACHE_DEFAULT, CACHE_NONE, CACHE_LARGE };
  * (fz_object_t.fconv): integers and floats of other sizes and byte orders, a compound
  * with its members in another order, a longer space-padded string, an enum of another
  * base type (its members converted by name), an array of big-endian elements */
-enum fz_mem_type { MT_I32, MT_I8, MT_U16, MT_I64, MT_F32, MT_F64, MT_COMPOUND, MT_STRING, MT_ENUM, MT_ARRAY, MT_COUNT };
+enum fz_mem_type {
+    MT_I32,
+    MT_I8,
+    MT_U16,
+    MT_I64,
+    MT_F32,
+    MT_F64,
+    MT_COMPOUND,
+    MT_STRING,
+    MT_ENUM,
+    MT_ARRAY,
+    MT_COUNT
+};
 /* the grammars: 1 the first one (int32 in the file, no transfer variations, independent
  * reads); 2 adds file types, filters, transfer variations, collective reads, deletes,
  * chunk caches, alignment and the latest format; 3 adds the element types above, three
@@ -57,37 +69,37 @@ enum fz_mem_type { MT_I32, MT_I8, MT_U16, MT_I64, MT_F32, MT_F64, MT_COMPOUND, M
 
 typedef struct {
     int      kind;
-    int      target;   /* object index (OP_GROUP/OP_DSET: the new one; OP_ATTR: any object) */
-    int      coll;     /* collective transfer */
-    int      pattern;  /* OP_WRITE: enum fz_pattern */
-    int      shift;    /* OP_WRITE: rotates which rank owns which part */
-    uint64_t block;    /* OP_WRITE PAT_CYCLIC: block length; PAT_POINTS: 1 in `block` elements */
-    uint64_t dim0;     /* OP_WRITE, OP_READ: the dataset's first dimension then; OP_EXTEND: the new one */
-    uint32_t skip;     /* OP_WRITE: ranks (bit r % 32) that write nothing this time */
-    uint64_t salt;     /* OP_WRITE: values; OP_READ: regions */
-    int32_t  value;    /* OP_ATTR */
+    int      target;     /* object index (OP_GROUP/OP_DSET: the new one; OP_ATTR: any object) */
+    int      coll;       /* collective transfer */
+    int      pattern;    /* OP_WRITE: enum fz_pattern */
+    int      shift;      /* OP_WRITE: rotates which rank owns which part */
+    uint64_t block;      /* OP_WRITE PAT_CYCLIC: block length; PAT_POINTS: 1 in `block` elements */
+    uint64_t dim0;       /* OP_WRITE, OP_READ: the dataset's first dimension then; OP_EXTEND: the new one */
+    uint32_t skip;       /* OP_WRITE: ranks (bit r % 32) that write nothing this time */
+    uint64_t salt;       /* OP_WRITE: values; OP_READ: regions */
+    int32_t  value;      /* OP_ATTR */
     int      delay_rank; /* a rank that sleeps delay_us before the operation (-1: none) */
     unsigned delay_us;
     /* grammar 2 */
-    int      xfer;    /* OP_WRITE, OP_READ: enum fz_xfer bits */
-    int      barrier; /* OP_READ: a barrier first (always for independent reads) */
+    int xfer;    /* OP_WRITE, OP_READ: enum fz_xfer bits */
+    int barrier; /* OP_READ: a barrier first (always for independent reads) */
 } fz_op_t;
 
 typedef struct {
-    char     name[FZ_NAME]; /* full path */
-    int      is_dset;
-    int      parent;
+    char name[FZ_NAME]; /* full path */
+    int  is_dset;
+    int  parent;
     /* datasets: creation properties */
     int      nd;
     uint64_t dims[FZ_MAX_RANK], maxdims[FZ_MAX_RANK], chunk[FZ_MAX_RANK]; /* maxdims[0] == 0: unlimited */
     int      layout, deflate, fill_time, fill_set;
     int32_t  fill;
     int      ftype, shuffle, fletcher32, cache, dense_attrs; /* grammar 2 (enums above) */
-    int      mtype, fconv; /* grammar 3: enum fz_mem_type, and a file type that converts */
+    int      mtype, fconv;      /* grammar 3: enum fz_mem_type, and a file type that converts */
     int      nbit, scaleoffset; /* grammar 4: H5Pset_nbit, H5Pset_scaleoffset(H5Z_SO_INT) */
-    int      deleted; /* while planning: removed (H5Ldelete); no later operation names it */
+    int      deleted;           /* while planning: removed (H5Ldelete); no later operation names it */
     /* while planning */
-    uint64_t cur0;       /* first dimension now */
+    uint64_t cur0;        /* first dimension now */
     int64_t  last_owners; /* who owns what in independent writes since the last ordering point, -1 none */
 } fz_object_t;
 
@@ -130,10 +142,10 @@ typedef struct {
 } fz_plan_t;
 
 /* a random workload of about nops operations; 0, or -1 (out of memory) */
-int  fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar);
+int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar);
 /* the regression workload "straddle": chunked datasets whose chunks straddle the
  * ranks' slabs, written independently, a flush after each */
-int  fz_plan_straddle(fz_plan_t *p, int ranks);
+int fz_plan_straddle(fz_plan_t *p, int ranks);
 /* the regression workload "metadata": groups and attributes rewritten many times, sync
  * points every KiB of dirty metadata, one epoch (no flush) */
 int  fz_plan_metadata(fz_plan_t *p, int ranks);
@@ -158,7 +170,7 @@ void fz_element_bytes(const fz_object_t *o, int32_t v, uint8_t *out);
 uint64_t fz_line(const fz_object_t *o);
 /* the values of the enum's four members in memory (MT_ENUM) */
 extern const int fz_enum_values[4];
-uint64_t fz_row(const fz_object_t *o);
+uint64_t         fz_row(const fz_object_t *o);
 /* elements of a model object, and those of them the model leaves undefined */
 uint64_t fz_model_elements(const fz_mobj_t *mo);
 uint64_t fz_model_undefined(const fz_mobj_t *mo);

@@ -32,30 +32,33 @@ typedef struct {
     int         verify_only, no_verify, verbose;
 } options_t;
 
-static void usage(FILE *to)
+static void
+usage(FILE *to)
 {
-    fprintf(to, "usage: h5fuzz FILE [--seed S] [--ops K] [--grammar G] [--case C] [--driver D] [--config STR]\n"
-                "              [--writer-ranks N] [--verify-only | --no-verify] [--verbose]\n"
-                "  --seed S          the workload (default 1); the same seed and writer ranks give the same\n"
-                "  --ops K           operations in the workload (default 60)\n"
-                "  --grammar G       the generator: 1 (default: int32, plain transfers, independent reads),\n"
-                "                    2 (file types, filters, transfer variations, collective reads,\n"
-                "                    deletes, chunk caches, alignment, latest format) or 3 (2 and\n"
-                "                    element types: integers, floats, compound, string, enum, array,\n"
-                "                    converted or not; 3-D datasets; paged file space) or 4 (3 and\n"
-                "                    nbit, scaleoffset: HDF5 1.14.6 fails them); a seed means one\n"
-                "                    workload per grammar\n"
-                "  --case C          a fixed regression workload instead of a random one: straddle, metadata\n"
-                "  --driver D        mpio (default), default (HDF5_DRIVER), multifile, mpiposix, dsm, sec2\n"
-                "  --config STR      the driver's configuration (multifile options, dsm configuration)\n"
-                "  --writer-ranks N  ranks that wrote the file (--verify-only; default: this job's)\n"
-                "  --verify-only     only check FILE against the model; --no-verify: only write it\n");
+    fprintf(to,
+            "usage: h5fuzz FILE [--seed S] [--ops K] [--grammar G] [--case C] [--driver D] [--config STR]\n"
+            "              [--writer-ranks N] [--verify-only | --no-verify] [--verbose]\n"
+            "  --seed S          the workload (default 1); the same seed and writer ranks give the same\n"
+            "  --ops K           operations in the workload (default 60)\n"
+            "  --grammar G       the generator: 1 (default: int32, plain transfers, independent reads),\n"
+            "                    2 (file types, filters, transfer variations, collective reads,\n"
+            "                    deletes, chunk caches, alignment, latest format) or 3 (2 and\n"
+            "                    element types: integers, floats, compound, string, enum, array,\n"
+            "                    converted or not; 3-D datasets; paged file space) or 4 (3 and\n"
+            "                    nbit, scaleoffset: HDF5 1.14.6 fails them); a seed means one\n"
+            "                    workload per grammar\n"
+            "  --case C          a fixed regression workload instead of a random one: straddle, metadata\n"
+            "  --driver D        mpio (default), default (HDF5_DRIVER), multifile, mpiposix, dsm, sec2\n"
+            "  --config STR      the driver's configuration (multifile options, dsm configuration)\n"
+            "  --writer-ranks N  ranks that wrote the file (--verify-only; default: this job's)\n"
+            "  --verify-only     only check FILE against the model; --no-verify: only write it\n");
 }
 
 static int rank0_g; /* every rank parses the command line, rank 0 says what is wrong */
 
 /* "h5fuzz: <what is wrong>" on stderr (rank 0); -1 */
-static int wrong(const char *fmt, ...)
+static int
+wrong(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -70,7 +73,8 @@ static int wrong(const char *fmt, ...)
 
 /* text as a decimal integer of lo..hi (digits only: strtoull takes " -1" too): 0, or -1
  * with the option, the text and what it should be said */
-static int number(const char *opt, const char *text, uint64_t lo, uint64_t hi, uint64_t *v)
+static int
+number(const char *opt, const char *text, uint64_t lo, uint64_t hi, uint64_t *v)
 {
     char *end;
     errno      = 0;
@@ -84,42 +88,66 @@ static int number(const char *opt, const char *text, uint64_t lo, uint64_t hi, u
 }
 
 /* one option of getopt_long's: 0, 1 for --help, -1 when its value is wrong (said) */
-static int option(int c, options_t *o)
+static int
+option(int c, options_t *o)
 {
-    uint64_t v = 0;
+    uint64_t v  = 0;
     int      rc = 0;
     switch (c) {
-        case 's': rc = number("--seed", optarg, 0, UINT64_MAX, &o->seed); break;
-        case 'k': rc = number("--ops", optarg, 1, 100000, &v); o->ops = (long)v; break;
-        case 'w': rc = number("--writer-ranks", optarg, 1, 1 << 20, &v); o->writer_ranks = (long)v; break;
-        case 'g': rc = number("--grammar", optarg, 1, FZ_GRAMMAR_LATEST, &v); o->grammar = (long)v; break;
+        case 's':
+            rc = number("--seed", optarg, 0, UINT64_MAX, &o->seed);
+            break;
+        case 'k':
+            rc     = number("--ops", optarg, 1, 100000, &v);
+            o->ops = (long)v;
+            break;
+        case 'w':
+            rc              = number("--writer-ranks", optarg, 1, 1 << 20, &v);
+            o->writer_ranks = (long)v;
+            break;
+        case 'g':
+            rc         = number("--grammar", optarg, 1, FZ_GRAMMAR_LATEST, &v);
+            o->grammar = (long)v;
+            break;
         case 'c':
             o->casename = optarg;
             if (strcmp(optarg, "straddle") && strcmp(optarg, "metadata"))
                 rc = wrong("--case: '%s' is not a case (straddle, metadata)", optarg);
             break;
-        case 'd': o->driver = optarg; break;
-        case 'C': o->config = optarg; break;
-        case 'V': o->verify_only = 1; break;
-        case 'N': o->no_verify = 1; break;
-        case 'v': o->verbose = 1; break;
-        case 'h': return 1;
-        default: return -1; /* getopt said why (on rank 0) */
+        case 'd':
+            o->driver = optarg;
+            break;
+        case 'C':
+            o->config = optarg;
+            break;
+        case 'V':
+            o->verify_only = 1;
+            break;
+        case 'N':
+            o->no_verify = 1;
+            break;
+        case 'v':
+            o->verbose = 1;
+            break;
+        case 'h':
+            return 1;
+        default:
+            return -1; /* getopt said why (on rank 0) */
     }
     return rc;
 }
 
 /* 0, 1 for --help, -1 on bad arguments (what is wrong said by rank 0) */
-static int parse(int argc, char **argv, options_t *o)
+static int
+parse(int argc, char **argv, options_t *o)
 {
     static const struct option opts[] = {
-        {"seed", required_argument, 0, 's'},   {"ops", required_argument, 0, 'k'},
-        {"case", required_argument, 0, 'c'},   {"driver", required_argument, 0, 'd'},
-        {"config", required_argument, 0, 'C'}, {"writer-ranks", required_argument, 0, 'w'},
-        {"verify-only", no_argument, 0, 'V'},  {"no-verify", no_argument, 0, 'N'},
-        {"verbose", no_argument, 0, 'v'},      {"help", no_argument, 0, 'h'},
-        {"grammar", required_argument, 0, 'g'},
-        {0, 0, 0, 0}};
+        {"seed", required_argument, 0, 's'},    {"ops", required_argument, 0, 'k'},
+        {"case", required_argument, 0, 'c'},    {"driver", required_argument, 0, 'd'},
+        {"config", required_argument, 0, 'C'},  {"writer-ranks", required_argument, 0, 'w'},
+        {"verify-only", no_argument, 0, 'V'},   {"no-verify", no_argument, 0, 'N'},
+        {"verbose", no_argument, 0, 'v'},       {"help", no_argument, 0, 'h'},
+        {"grammar", required_argument, 0, 'g'}, {0, 0, 0, 0}};
     int c, rc = 0;
     *o     = (options_t){.driver = "mpio", .seed = 1, .ops = 60, .grammar = 1};
     opterr = rank0_g;
@@ -141,21 +169,24 @@ static int parse(int argc, char **argv, options_t *o)
 
 /* the datasets whose elements the model leaves undefined (never written, no fill value
  * written): a comparison of whole files must leave them out (./h5stack fuzz does) */
-static void report_undefined(const fz_plan_t *p, const fz_verdict_t *v, const char *path)
+static void
+report_undefined(const fz_plan_t *p, const fz_verdict_t *v, const char *path)
 {
     for (int k = 1; k < p->nobj; k++)
         if (v->undefined[k])
             printf("h5fuzz: undefined: %s: %" PRIu64 " elements (never written, no fill value written), "
-                   "%" PRIu64 " of them not zero in %s\n", p->obj[k].name, v->undefined[k], v->odd[k], path);
+                   "%" PRIu64 " of them not zero in %s\n",
+                   p->obj[k].name, v->undefined[k], v->odd[k], path);
 }
 
-static int run(const options_t *o, fz_ctx_t *c)
+static int
+run(const options_t *o, fz_ctx_t *c)
 {
     fz_plan_t p;
     int       ranks = o->writer_ranks ? (int)o->writer_ranks : c->size;
-    int made = !o->casename                     ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar)
-               : !strcmp(o->casename, "straddle") ? fz_plan_straddle(&p, ranks)
-                                                  : fz_plan_metadata(&p, ranks);
+    int       made  = !o->casename ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar)
+                      : !strcmp(o->casename, "straddle") ? fz_plan_straddle(&p, ranks)
+                                                         : fz_plan_metadata(&p, ranks);
     if (made < 0) {
         fprintf(stderr, "h5fuzz: out of memory\n");
         return 1;
@@ -188,13 +219,17 @@ static int run(const options_t *o, fz_ctx_t *c)
                    what, ranks, p.nops, o->driver, v.bad, stale);
         else if (rc == 0)
             printf("h5fuzz: %s, %d writer ranks, %zu operations, driver %s: ok (%s)\n", what, ranks, p.nops,
-                   o->driver, o->no_verify ? "written" : o->verify_only ? "verified" : "written and verified");
+                   o->driver,
+                   o->no_verify     ? "written"
+                   : o->verify_only ? "verified"
+                                    : "written and verified");
     }
     fz_plan_free(&p);
     return rc < 0 ? 1 : v.bad || stale ? 4 : 0;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     options_t o;
     fz_ctx_t  c = {0};

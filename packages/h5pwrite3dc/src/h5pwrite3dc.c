@@ -30,12 +30,13 @@
 
 #define PW_VERSION "0.1.0"
 
-static int g_rank, g_np, g_quiet;
-static MPI_Comm g_comm = MPI_COMM_WORLD; /* the writers: MPI_COMM_WORLD, or the DSM's clients */
-static char g_driver_in_use[32] = "unknown"; /* the driver HDF5 used for FILE */
+static int         g_rank, g_np, g_quiet;
+static MPI_Comm    g_comm = MPI_COMM_WORLD;         /* the writers: MPI_COMM_WORLD, or the DSM's clients */
+static char        g_driver_in_use[32] = "unknown"; /* the driver HDF5 used for FILE */
 static const char *g_file;
 
-static void checkpoint(int k)
+static void
+checkpoint(int k)
 {
     if (!g_quiet)
         fprintf(stderr, "Process: %d, chckpoint: %d\n", g_rank, k);
@@ -44,27 +45,31 @@ static void checkpoint(int k)
 /* stop the job after an error message: let the launcher forward this rank's messages
  * before MPI_Abort tears the job down (MPICH's launcher lost them now and then when
  * every rank aborted at once) */
-static void abort_job(void)
+static void
+abort_job(void)
 {
     fflush(NULL);
-    usleep(1000000); /* on a loaded node MPICH can lose what was written 0.3 s before */
+    usleep(1000000);              /* on a loaded node MPICH can lose what was written 0.3 s before */
     MPI_Abort(MPI_COMM_WORLD, 1); /* the whole job: DSM servers too */
 }
 
 /* an HDF5 call that failed: say what and where, print HDF5's stack, stop the job */
-static void h5_fail(const char *what)
+static void
+h5_fail(const char *what)
 {
-    fprintf(stderr, "h5pwrite3dc: %s: %s failed on rank %d (HDF5's error stack above)\n", g_file, what, g_rank);
+    fprintf(stderr, "h5pwrite3dc: %s: %s failed on rank %d (HDF5's error stack above)\n", g_file, what,
+            g_rank);
     abort_job();
 }
-#define PW_H5(call, what)                                                                                            \
-    do {                                                                                                               \
-        if ((call) < 0)                                                                                                \
-            h5_fail(what);                                                                                             \
+#define PW_H5(call, what)                                                                                    \
+    do {                                                                                                     \
+        if ((call) < 0)                                                                                      \
+            h5_fail(what);                                                                                   \
     } while (0)
 
 /* every rank learns whether one failed (its message printed by itself) */
-static int any_failed(int failed)
+static int
+any_failed(int failed)
 {
     int any = 0;
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, g_comm);
@@ -73,10 +78,11 @@ static int any_failed(int failed)
 
 /* room for the run on every node (memory) and on FILE's file system (disk), before
  * anything is allocated or written; 1 (reason printed once per node) if not */
-static int check_resources(const pw_options *o, char *err, size_t len)
+static int
+check_resources(const pw_options *o, char *err, size_t len)
 {
     MPI_Comm node;
-    int on_node = 1, node_rank = 0;
+    int      on_node = 1, node_rank = 0;
     MPI_Comm_split_type(g_comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &on_node);
     MPI_Comm_rank(node, &node_rank);
@@ -88,25 +94,29 @@ static int check_resources(const pw_options *o, char *err, size_t len)
     return any_failed(bad);
 }
 
-static hid_t make_fapl(const pw_options *o, MPI_Info info)
+static hid_t
+make_fapl(const pw_options *o, MPI_Info info)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     PW_H5(fapl, "H5Pcreate(file access)");
     if (!strcmp(o->driver, "mpio")) {
         PW_H5(H5Pset_fapl_mpio(fapl, g_comm, info), "H5Pset_fapl_mpio");
-    } else if (!strcmp(o->driver, "subfiling")) {
+    }
+    else if (!strcmp(o->driver, "subfiling")) {
 #ifdef H5_HAVE_SUBFILING_VFD
         PW_H5(H5Pset_mpi_params(fapl, g_comm, info), "H5Pset_mpi_params");
         PW_H5(H5Pset_fapl_subfiling(fapl, NULL), "H5Pset_fapl_subfiling");
 #else
         h5_fail("--driver subfiling (this HDF5 was built without the subfiling driver)");
 #endif
-    } else {
+    }
+    else {
         /* a driver plugin by name (multifile, dsm): HDF5 loads it from HDF5_PLUGIN_PATH,
          * or finds it built in (the patched HDF5 has multifile) */
         PW_H5(H5Pset_mpi_params(fapl, g_comm, info), "H5Pset_mpi_params");
         if (H5Pset_driver_by_name(fapl, o->driver, o->driver_config) < 0) {
-            fprintf(stderr, "h5pwrite3dc: %s: no HDF5 driver named '%s' (a plugin must be on HDF5_PLUGIN_PATH)\n",
+            fprintf(stderr,
+                    "h5pwrite3dc: %s: no HDF5 driver named '%s' (a plugin must be on HDF5_PLUGIN_PATH)\n",
                     g_file, o->driver);
             H5Pclose(fapl); /* its communicator freed while MPI is still there */
             abort_job();
@@ -127,19 +137,23 @@ static hid_t make_fapl(const pw_options *o, MPI_Info info)
 
 /* --chunk-cache, else HDF5's default cache, or (for_verify) none: --verify reads each
  * chunk once, so a cache would only copy it */
-static hid_t make_dapl(const pw_options *o, int for_verify)
+static hid_t
+make_dapl(const pw_options *o, int for_verify)
 {
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     PW_H5(dapl, "H5Pcreate(dataset access)");
     if (o->chunk_cache >= 0 || for_verify)
-        PW_H5(H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, o->chunk_cache >= 0 ? (size_t)o->chunk_cache : 0,
-                                 H5D_CHUNK_CACHE_W0_DEFAULT), "H5Pset_chunk_cache");
+        PW_H5(H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT,
+                                 o->chunk_cache >= 0 ? (size_t)o->chunk_cache : 0,
+                                 H5D_CHUNK_CACHE_W0_DEFAULT),
+              "H5Pset_chunk_cache");
     return dapl;
 }
 
 /* between timed phases, outside the timing: write back every dirty page, so a phase
  * does not pay for the previous phase's data (page-cache writeback) */
-static void settle(const pw_options *o)
+static void
+settle(const pw_options *o)
 {
     if (!o->sync)
         return;
@@ -148,21 +162,27 @@ static void settle(const pw_options *o)
     MPI_Barrier(g_comm);
 }
 
-static void dataset_name(long long d, char *buf, size_t len) { snprintf(buf, len, "/data_%04lld", d); }
+static void
+dataset_name(long long d, char *buf, size_t len)
+{
+    snprintf(buf, len, "/data_%04lld", d);
+}
 
 typedef struct {
-    double create, write, close, verify;
+    double    create, write, close, verify;
     long long pixels_checked, pixels_wrong;
 } pw_times;
 
 /* The name of the driver HDF5 uses for file f: the requested one may have been replaced
  * underneath (a preloaded shim, HDF5_DRIVER for a default access list). Compared by
  * class with each driver HDF5 has registered under a known name; "unknown" if none. */
-static const char *driver_in_use(hid_t f)
+static const char *
+driver_in_use(hid_t f)
 {
-    static const char *names[] = {"mpio", "multifile", "subfiling", "dsm", "mpiposix", "ioc", "sec2", "core",
-                                  "log", "stdio", "family", "split", "multi", "direct", "mirror", "onion"};
-    hid_t fapl = H5Fget_access_plist(f), used = fapl >= 0 ? H5Pget_driver(fapl) : H5I_INVALID_HID;
+    static const char *names[] = {"mpio",  "multifile", "subfiling", "dsm",   "mpiposix", "ioc",
+                                  "sec2",  "core",      "log",       "stdio", "family",   "split",
+                                  "multi", "direct",    "mirror",    "onion"};
+    hid_t       fapl = H5Fget_access_plist(f), used = fapl >= 0 ? H5Pget_driver(fapl) : H5I_INVALID_HID;
     const char *found = "unknown";
     H5E_BEGIN_TRY
     {
@@ -183,12 +203,14 @@ static const char *driver_in_use(hid_t f)
 
 /* FILE created through fapl, and the driver HDF5 uses for it printed (rank 0); -1 on
  * every rank when a rank could not create it (said by rank 0) */
-static hid_t create_file(const pw_options *o, hid_t fapl)
+static hid_t
+create_file(const pw_options *o, hid_t fapl)
 {
     hid_t f = H5Fcreate(o->file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (any_failed(f < 0)) {
         if (g_rank == 0)
-            fprintf(stderr, "h5pwrite3dc: %s: Unable to open (H5Fcreate failed; HDF5's error stack above)\n", o->file);
+            fprintf(stderr, "h5pwrite3dc: %s: Unable to open (H5Fcreate failed; HDF5's error stack above)\n",
+                    o->file);
         if (f >= 0)
             H5Fclose(f);
         return H5I_INVALID_HID;
@@ -197,7 +219,8 @@ static hid_t create_file(const pw_options *o, hid_t fapl)
     if (g_rank == 0) {
         if (strcmp(g_driver_in_use, o->driver))
             printf(" driver in use: %s (requested: %s; replaced underneath, e.g. by a preloaded library or "
-                   "HDF5_DRIVER)\n", g_driver_in_use, o->driver);
+                   "HDF5_DRIVER)\n",
+                   g_driver_in_use, o->driver);
         else
             printf(" driver in use: %s\n", g_driver_in_use);
         fflush(stdout);
@@ -206,7 +229,8 @@ static hid_t create_file(const pw_options *o, hid_t fapl)
 }
 
 /* the datasets' creation properties: chunks of 1 x ch_N x ch_N, the fill time */
-static hid_t make_dcpl(const pw_options *o)
+static hid_t
+make_dcpl(const pw_options *o)
 {
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     PW_H5(dcpl, "H5Pcreate(dataset create)");
@@ -221,17 +245,19 @@ static hid_t make_dcpl(const pw_options *o)
 }
 
 /* collective transfers, or independent ones (--independent) */
-static hid_t make_dxpl(const pw_options *o)
+static hid_t
+make_dxpl(const pw_options *o)
 {
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
     PW_H5(dxpl, "H5Pcreate(transfer)");
     PW_H5(H5Pset_dxpl_mpio(dxpl, o->independent ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE),
-            "H5Pset_dxpl_mpio");
+          "H5Pset_dxpl_mpio");
     return dxpl;
 }
 
 /* the create phase: every dataset created and closed again */
-static void create_datasets(const pw_options *o, hid_t f, hid_t fspace, hid_t dcpl, hid_t dapl)
+static void
+create_datasets(const pw_options *o, hid_t f, hid_t fspace, hid_t dcpl, hid_t dapl)
 {
     char name[64];
     for (long long d = 0; d < o->ndsets; d++) {
@@ -243,11 +269,12 @@ static void create_datasets(const pw_options *o, hid_t f, hid_t fspace, hid_t dc
 }
 
 /* the write phase: in each dataset this rank's images r, r+N, r+2N, ..., one H5Dwrite each */
-static void write_datasets(const pw_options *o, hid_t f, hid_t mspace, hid_t fspace, hid_t dapl, hid_t dxpl,
-                           const double *image)
+static void
+write_datasets(const pw_options *o, hid_t f, hid_t mspace, hid_t fspace, hid_t dapl, hid_t dxpl,
+               const double *image)
 {
     const long long mine = o->nsets / o->ndsets / g_np;
-    char name[64];
+    char            name[64];
     for (long long d = 0; d < o->ndsets; d++) {
         dataset_name(d, name, sizeof name);
         hid_t ds = H5Dopen2(f, name, dapl);
@@ -255,7 +282,8 @@ static void write_datasets(const pw_options *o, hid_t f, hid_t mspace, hid_t fsp
         for (long long i = 0; i < mine; i++) {
             hsize_t start[3] = {(hsize_t)(g_rank + i * g_np), 0, 0};
             hsize_t count[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
-            PW_H5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL), "H5Sselect_hyperslab");
+            PW_H5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL),
+                  "H5Sselect_hyperslab");
             PW_H5(H5Dwrite(ds, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, image), "H5Dwrite");
         }
         PW_H5(H5Dclose(ds), "H5Dclose");
@@ -263,7 +291,8 @@ static void write_datasets(const pw_options *o, hid_t f, hid_t mspace, hid_t fsp
 }
 
 /* The original's phases. Returns 0, or 1 when the file could not be created. */
-static int write_file(const pw_options *o, MPI_Info info, double *image, pw_times *t)
+static int
+write_file(const pw_options *o, MPI_Info info, double *image, pw_times *t)
 {
     hid_t fapl = make_fapl(o, info);
     checkpoint(2);
@@ -277,11 +306,11 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
         image[k] = (double)g_rank;
     checkpoint(3);
     hsize_t mdims[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
-    hid_t mspace = H5Screate_simple(3, mdims, NULL);
+    hid_t   mspace   = H5Screate_simple(3, mdims, NULL);
     PW_H5(mspace, "H5Screate_simple(memory)");
     checkpoint(4);
     hsize_t fdims[3] = {(hsize_t)(o->nsets / o->ndsets), (hsize_t)o->g_n, (hsize_t)o->g_n};
-    hid_t fspace = H5Screate_simple(3, fdims, NULL);
+    hid_t   fspace   = H5Screate_simple(3, fdims, NULL);
     PW_H5(fspace, "H5Screate_simple(file)");
     checkpoint(5);
     hid_t dcpl = make_dcpl(o);
@@ -293,8 +322,8 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
     create_datasets(o, f, fspace, dcpl, dapl);
     checkpoint(9);
     MPI_Barrier(g_comm);
-    double t1 = MPI_Wtime();
-    hid_t dxpl = make_dxpl(o);
+    double t1   = MPI_Wtime();
+    hid_t  dxpl = make_dxpl(o);
     write_datasets(o, f, mspace, fspace, dapl, dxpl, image);
     MPI_Barrier(g_comm);
     double t2 = MPI_Wtime();
@@ -310,52 +339,55 @@ static int write_file(const pw_options *o, MPI_Info info, double *image, pw_time
     MPI_Barrier(g_comm);
     double t3 = MPI_Wtime();
     t->create = t1 - t0;
-    t->write = t2 - t1;
-    t->close = t3 - t2;
+    t->write  = t2 - t1;
+    t->close  = t3 - t2;
     return 0;
 }
 
 /* Read every image back through the same driver; each rank checks its own images. */
-static void verify_file(const pw_options *o, MPI_Info info, double *buf, pw_times *t)
+static void
+verify_file(const pw_options *o, MPI_Info info, double *buf, pw_times *t)
 {
     MPI_Barrier(g_comm);
-    double t0 = MPI_Wtime();
-    hid_t fapl = make_fapl(o, info);
-    hid_t f = H5Fopen(o->file, H5F_ACC_RDONLY, fapl);
+    double t0   = MPI_Wtime();
+    hid_t  fapl = make_fapl(o, info);
+    hid_t  f    = H5Fopen(o->file, H5F_ACC_RDONLY, fapl);
     PW_H5(f, "H5Fopen (--verify)");
     const long long per_dset = o->nsets / o->ndsets, mine = per_dset / g_np;
-    const size_t npix = (size_t)o->g_n * (size_t)o->g_n;
-    hsize_t mdims[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
-    hid_t mspace = H5Screate_simple(3, mdims, NULL);
-    hid_t dapl = make_dapl(o, 1);
-    hid_t dxpl = make_dxpl(o);
-    long long checked = 0, wrong = 0;
-    char name[64];
+    const size_t    npix     = (size_t)o->g_n * (size_t)o->g_n;
+    hsize_t         mdims[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
+    hid_t           mspace   = H5Screate_simple(3, mdims, NULL);
+    hid_t           dapl     = make_dapl(o, 1);
+    hid_t           dxpl     = make_dxpl(o);
+    long long       checked = 0, wrong = 0;
+    char            name[64];
     for (long long d = 0; d < o->ndsets; d++) {
         dataset_name(d, name, sizeof name);
         hid_t ds = H5Dopen2(f, name, dapl);
         PW_H5(ds, "H5Dopen (--verify)");
-        hid_t fspace = H5Dget_space(ds);
+        hid_t   fspace  = H5Dget_space(ds);
         hsize_t dims[3] = {0, 0, 0};
         if (H5Sget_simple_extent_ndims(fspace) != 3 || H5Sget_simple_extent_dims(fspace, dims, NULL) != 3 ||
             dims[0] != (hsize_t)per_dset || dims[1] != (hsize_t)o->g_n || dims[2] != (hsize_t)o->g_n) {
-            fprintf(stderr, "h5pwrite3dc: %s: %s has shape %llu x %llu x %llu, expected %lld x %lld x %lld\n", o->file,
-                    name, (unsigned long long)dims[0], (unsigned long long)dims[1], (unsigned long long)dims[2],
-                    per_dset, o->g_n, o->g_n);
+            fprintf(stderr, "h5pwrite3dc: %s: %s has shape %llu x %llu x %llu, expected %lld x %lld x %lld\n",
+                    o->file, name, (unsigned long long)dims[0], (unsigned long long)dims[1],
+                    (unsigned long long)dims[2], per_dset, o->g_n, o->g_n);
             abort_job();
         }
         for (long long i = 0; i < mine; i++) {
-            long long plane = g_rank + i * g_np;
-            hsize_t start[3] = {(hsize_t)plane, 0, 0};
-            hsize_t count[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
-            PW_H5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL), "H5Sselect_hyperslab");
+            long long plane    = g_rank + i * g_np;
+            hsize_t   start[3] = {(hsize_t)plane, 0, 0};
+            hsize_t   count[3] = {1, (hsize_t)o->g_n, (hsize_t)o->g_n};
+            PW_H5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL),
+                  "H5Sselect_hyperslab");
             for (size_t k = 0; k < npix; k++)
                 buf[k] = -1.0;
             PW_H5(H5Dread(ds, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, buf), "H5Dread (--verify)");
             for (size_t k = 0; k < npix; k++)
                 if (buf[k] != (double)g_rank) {
                     if (!wrong)
-                        fprintf(stderr, "h5pwrite3dc: %s: %s image %lld pixel (%zu, %zu) is %g, expected %d\n",
+                        fprintf(stderr,
+                                "h5pwrite3dc: %s: %s image %lld pixel (%zu, %zu) is %g, expected %d\n",
                                 o->file, name, plane, k / (size_t)o->g_n, k % (size_t)o->g_n, buf[k], g_rank);
                     wrong++;
                 }
@@ -374,7 +406,8 @@ static void verify_file(const pw_options *o, MPI_Info info, double *buf, pw_time
     t->verify = MPI_Wtime() - t0;
 }
 
-static void json_string(FILE *j, const char *s)
+static void
+json_string(FILE *j, const char *s)
 {
     fputc('"', j);
     for (; s && *s; s++) {
@@ -390,66 +423,78 @@ static void json_string(FILE *j, const char *s)
 
 typedef struct {
     const pw_options *o;
-    const char *mpi_library;
-    const pw_times *t;
-    double mb;
-    const pw_limit *mpiio, *posix;
+    const char       *mpi_library;
+    const pw_times   *t;
+    double            mb;
+    const pw_limit   *mpiio, *posix;
 } json_results;
 
-static void json_body(FILE *j, const void *arg)
+static void
+json_body(FILE *j, const void *arg)
 {
-    const json_results *r = arg;
-    const pw_options *o = r->o;
-    const pw_times *t = r->t;
-    const double mb = r->mb;
-    unsigned maj, min, rel;
+    const json_results *r  = arg;
+    const pw_options   *o  = r->o;
+    const pw_times     *t  = r->t;
+    const double        mb = r->mb;
+    unsigned            maj, min, rel;
     H5get_libversion(&maj, &min, &rel);
     fprintf(j, "{\n  \"program\": \"h5pwrite3dc\", \"version\": \"%s\",\n  \"file\": ", PW_VERSION);
     json_string(j, o->file);
-    fprintf(j, ",\n  \"ranks\": %d, \"nsets\": %lld, \"ndsets\": %lld, \"g_n\": %lld, \"ch_n\": %lld,\n", g_np,
-            o->nsets, o->ndsets, o->g_n, o->ch_n);
+    fprintf(j, ",\n  \"ranks\": %d, \"nsets\": %lld, \"ndsets\": %lld, \"g_n\": %lld, \"ch_n\": %lld,\n",
+            g_np, o->nsets, o->ndsets, o->g_n, o->ch_n);
     fprintf(j, "  \"driver\": ");
     json_string(j, o->driver);
     fprintf(j, ", \"driver_in_use\": ");
     json_string(j, g_driver_in_use);
-    fprintf(j, ", \"transfer\": \"%s\", \"fill_time\": \"%s\", \"alignment\": %llu, \"alignment_threshold\": %llu,\n",
+    fprintf(j,
+            ", \"transfer\": \"%s\", \"fill_time\": \"%s\", \"alignment\": %llu, \"alignment_threshold\": "
+            "%llu,\n",
             o->independent ? "independent" : "collective", pw_fill_name(o->fill), o->alignment,
             o->alignment_threshold);
-    fprintf(j, "  \"latest_format\": %s, \"coll_metadata\": %s, \"chunk_cache\": %lld, \"meta_block_size\": %lld,\n",
-            o->latest_format ? "true" : "false", o->coll_metadata ? "true" : "false", o->chunk_cache,
-            o->meta_block_size);
+    fprintf(
+        j,
+        "  \"latest_format\": %s, \"coll_metadata\": %s, \"chunk_cache\": %lld, \"meta_block_size\": %lld,\n",
+        o->latest_format ? "true" : "false", o->coll_metadata ? "true" : "false", o->chunk_cache,
+        o->meta_block_size);
     fprintf(j, "  \"sync_between_phases\": %s,\n", o->sync ? "true" : "false");
     fprintf(j, "  \"hdf5_version\": \"%u.%u.%u\", \"mpi_library\": ", maj, min, rel);
     json_string(j, r->mpi_library);
-    fprintf(j, ",\n  \"saved_mb\": %.3f, \"time_create_s\": %.6f, \"time_write_s\": %.6f, \"time_close_s\": %.6f,\n",
-            mb, t->create, t->write, t->close);
+    fprintf(
+        j,
+        ",\n  \"saved_mb\": %.3f, \"time_create_s\": %.6f, \"time_write_s\": %.6f, \"time_close_s\": %.6f,\n",
+        mb, t->create, t->write, t->close);
     fprintf(j, "  \"rate_create_mb_s\": %.3f, \"rate_write_mb_s\": %.3f", mb / t->create, mb / t->write);
     if (o->limits) {
-        fprintf(j, ",\n  \"limits\": {\"mpiio\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}, "
-                   "\"posix_fpp\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}},\n",
+        fprintf(j,
+                ",\n  \"limits\": {\"mpiio\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}, "
+                "\"posix_fpp\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}},\n",
                 r->mpiio->seconds, mb / r->mpiio->seconds, r->posix->seconds, mb / r->posix->seconds);
-        fprintf(j, "  \"ratios\": {\"write/mpiio\": %.4f, \"write/posix_fpp\": %.4f}", r->mpiio->seconds / t->write,
-                r->posix->seconds / t->write);
+        fprintf(j, "  \"ratios\": {\"write/mpiio\": %.4f, \"write/posix_fpp\": %.4f}",
+                r->mpiio->seconds / t->write, r->posix->seconds / t->write);
     }
     if (o->verify)
-        fprintf(j, ",\n  \"verify\": {\"pixels\": %lld, \"wrong\": %lld, \"time_s\": %.6f}", t->pixels_checked,
-                t->pixels_wrong, t->verify);
+        fprintf(j, ",\n  \"verify\": {\"pixels\": %lld, \"wrong\": %lld, \"time_s\": %.6f}",
+                t->pixels_checked, t->pixels_wrong, t->verify);
     fprintf(j, "\n}\n");
 }
 
 /* 1 if --driver names no driver HDF5 has or can load (a plugin on HDF5_PLUGIN_PATH):
  * tried on a property list of its own before anything is opened, HDF5's reason
  * printed by rank 0 */
-static int driver_missing(const pw_options *o)
+static int
+driver_missing(const pw_options *o)
 {
     if (!strcmp(o->driver, "mpio") || !strcmp(o->driver, "subfiling"))
         return 0;
-    hid_t probe = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t  probe = H5Pcreate(H5P_FILE_ACCESS);
     herr_t set;
     if (g_rank == 0)
         set = H5Pset_driver_by_name(probe, o->driver, o->driver_config);
     else {
-        H5E_BEGIN_TRY { set = H5Pset_driver_by_name(probe, o->driver, o->driver_config); }
+        H5E_BEGIN_TRY
+        {
+            set = H5Pset_driver_by_name(probe, o->driver, o->driver_config);
+        }
         H5E_END_TRY
     }
     H5Pclose(probe);
@@ -459,7 +504,8 @@ static int driver_missing(const pw_options *o)
 /* options parsed and checked, the DSM clients coupled, room for the run: PW_ARGS_OK to
  * go on, PW_ARGS_HELP (usage printed), or PW_ARGS_BAD (the reason printed; a DSM job
  * stopped as a whole) */
-static pw_verdict prepare(int argc, char **argv, int provided, pw_options *o, char *err, size_t len)
+static pw_verdict
+prepare(int argc, char **argv, int provided, pw_options *o, char *err, size_t len)
 {
     pw_verdict rc = pw_parse(argc, argv, o, err, len);
     /* a DSM client in an MPMD job: the servers wait for the clients, so the clients
@@ -477,7 +523,8 @@ static pw_verdict prepare(int argc, char **argv, int provided, pw_options *o, ch
         rc = pw_check_ranks(o, g_np, err, len);
     if (rc != PW_ARGS_OK) {
         if (g_rank == 0)
-            fprintf(rc == PW_ARGS_HELP ? stdout : stderr, rc == PW_ARGS_HELP ? "%s" : "h5pwrite3dc: %s\n", err);
+            fprintf(rc == PW_ARGS_HELP ? stdout : stderr, rc == PW_ARGS_HELP ? "%s" : "h5pwrite3dc: %s\n",
+                    err);
         if (rc == PW_ARGS_BAD && dsm_job) /* the servers would wait for clients that never come */
             abort_job();
         return rc;
@@ -495,7 +542,8 @@ static pw_verdict prepare(int argc, char **argv, int provided, pw_options *o, ch
                 o->file, o->driver);
     if (!bad && !strcmp(o->driver, "subfiling") && provided < MPI_THREAD_MULTIPLE) {
         if (g_rank == 0)
-            fprintf(stderr, "h5pwrite3dc: --driver subfiling needs MPI_THREAD_MULTIPLE, this MPI gives level %d\n",
+            fprintf(stderr,
+                    "h5pwrite3dc: --driver subfiling needs MPI_THREAD_MULTIPLE, this MPI gives level %d\n",
                     provided);
         bad = 1;
     }
@@ -508,7 +556,8 @@ static pw_verdict prepare(int argc, char **argv, int provided, pw_options *o, ch
 }
 
 /* the lowest rank that failed (each rank says whether it did), or -1 if none did */
-static int first_failed(int failed)
+static int
+first_failed(int failed)
 {
     int mine = failed ? g_rank : g_np, first = g_np;
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, g_comm);
@@ -517,7 +566,8 @@ static int first_failed(int failed)
 
 /* the original's two hints, then the hints file; MPI_INFO_NULL on every rank when a
  * rank cannot read it (the reason printed by the first such rank) */
-static MPI_Info make_info(const pw_options *o, char *err, size_t len)
+static MPI_Info
+make_info(const pw_options *o, char *err, size_t len)
 {
     MPI_Info info;
     MPI_Info_create(&info);
@@ -534,17 +584,20 @@ static MPI_Info make_info(const pw_options *o, char *err, size_t len)
 }
 
 /* the header: MPI, HDF5 and every parameter of the run (rank 0) */
-static void print_header(const pw_options *o, MPI_Info info, const char *mpi_library)
+static void
+print_header(const pw_options *o, MPI_Info info, const char *mpi_library)
 {
     unsigned maj, min, rel;
     H5get_libversion(&maj, &min, &rel);
     printf("mpi-ranks: %d\nmpi-library: %s\nhdf5-library: %u.%u.%u\n", g_np, mpi_library, maj, min, rel);
-    printf(" np: %d, nsets: %lld, ndsets: %lld, g_N: %lld, ch_N: %lld\n", g_np, o->nsets, o->ndsets, o->g_n, o->ch_n);
+    printf(" np: %d, nsets: %lld, ndsets: %lld, g_N: %lld, ch_N: %lld\n", g_np, o->nsets, o->ndsets, o->g_n,
+           o->ch_n);
     printf(" romio_cb_write: %s, romio_ds_write: %s, filling: %s\n", o->romio_cb_write, o->romio_ds_write,
            pw_fill_name(o->fill));
     printf(" driver: %s, transfer: %s, alignment: %llu (threshold %llu), latest format: %s, collective "
-           "metadata: %s\n", o->driver, o->independent ? "independent" : "collective", o->alignment,
-           o->alignment_threshold, o->latest_format ? "yes" : "no", o->coll_metadata ? "yes" : "no");
+           "metadata: %s\n",
+           o->driver, o->independent ? "independent" : "collective", o->alignment, o->alignment_threshold,
+           o->latest_format ? "yes" : "no", o->coll_metadata ? "yes" : "no");
     printf(" limits: %s, sync between phases: %s\n", o->limits ? "raw MPI-IO and POSIX" : "none",
            o->sync ? "yes" : "no");
     if (o->hints_file) {
@@ -553,14 +606,16 @@ static void print_header(const pw_options *o, MPI_Info info, const char *mpi_lib
     }
     double per_rank = pw_bytes_per_rank_per_dataset(o, g_np);
     if (per_rank > 2e9)
-        fprintf(stderr, "h5pwrite3dc: warning: each rank writes %.2f GB into each dataset (%lld images of %.1f MB), "
-                        "more than ~2 GB per process\n", per_rank / 1e9, o->nsets / (o->ndsets * g_np),
-                (double)o->g_n * o->g_n * 8 / 1e6);
+        fprintf(stderr,
+                "h5pwrite3dc: warning: each rank writes %.2f GB into each dataset (%lld images of %.1f MB), "
+                "more than ~2 GB per process\n",
+                per_rank / 1e9, o->nsets / (o->ndsets * g_np), (double)o->g_n * o->g_n * 8 / 1e6);
     fflush(stdout);
 }
 
 /* --verify: every pixel read back; 0, or 1 when one is wrong */
-static int verify_step(const pw_options *o, MPI_Info info, pw_times *t)
+static int
+verify_step(const pw_options *o, MPI_Info info, pw_times *t)
 {
     double *buf = malloc((size_t)o->g_n * (size_t)o->g_n * sizeof *buf);
     if (any_failed(!buf)) {
@@ -582,8 +637,9 @@ static int verify_step(const pw_options *o, MPI_Info info, pw_times *t)
 
 /* the raw MPI-IO and POSIX writes of the same bytes; 0, or 1 (reason printed; o->limits
  * cleared so the JSON carries none) */
-static int limits_step(pw_options *o, MPI_Info info, const double *image, const pw_times *t, double mb,
-                       pw_limit *mpiio, pw_limit *posix, char *err, size_t len)
+static int
+limits_step(pw_options *o, MPI_Info info, const double *image, const pw_times *t, double mb, pw_limit *mpiio,
+            pw_limit *posix, char *err, size_t len)
 {
     int status = 0;
     settle(o);
@@ -591,12 +647,15 @@ static int limits_step(pw_options *o, MPI_Info info, const double *image, const 
     settle(o);
     if (failed || pw_limit_posix(o, g_comm, image, posix, err, len)) {
         fprintf(stderr, "h5pwrite3dc: limit: %s\n", err);
-        status = 1;
+        status    = 1;
         o->limits = 0;
-    } else if (g_rank == 0) {
+    }
+    else if (g_rank == 0) {
         printf(" limit mpiio (%s, shared file): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
-               o->independent ? "MPI_File_write_at" : "MPI_File_write_at_all", mpiio->seconds, mb / mpiio->seconds);
-        printf(" limit posix-fpp (pwrite, file per process): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
+               o->independent ? "MPI_File_write_at" : "MPI_File_write_at_all", mpiio->seconds,
+               mb / mpiio->seconds);
+        printf(" limit posix-fpp (pwrite, file per process): elapsed time( write): %.6f, rate(write): %.3f "
+               "(MB/s)\n",
                posix->seconds, mb / posix->seconds);
         printf(" ratio rate(write)/mpiio: %.4f\n", mpiio->seconds / t->write);
         printf(" ratio rate(write)/posix-fpp: %.4f\n", posix->seconds / t->write);
@@ -608,10 +667,11 @@ static int limits_step(pw_options *o, MPI_Info info, const double *image, const 
 
 /* the original's first checkpoint (with the host's name), and the MPI library's name
  * (its first line) in mpi_library */
-static void first_checkpoint(char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING])
+static void
+first_checkpoint(char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING])
 {
     char host[MPI_MAX_PROCESSOR_NAME];
-    int hlen = 0, llen = 0;
+    int  hlen = 0, llen = 0;
     MPI_Get_processor_name(host, &hlen);
     if (!g_quiet)
         fprintf(stderr, "Process: %d, chckpoint: 1, hostname: %s\n", g_rank, host);
@@ -620,7 +680,8 @@ static void first_checkpoint(char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING])
 }
 
 /* the original's summary lines of the timed phases (rank 0); mb: the megabytes written */
-static void print_phases(const pw_times *t, double mb)
+static void
+print_phases(const pw_times *t, double mb)
 {
     printf(" elapsed time(create): %.6f\n", t->create);
     printf(" elapsed time( write): %.6f\n", t->write);
@@ -630,7 +691,8 @@ static void print_phases(const pw_times *t, double mb)
     fflush(stdout);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -641,15 +703,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_np);
 
     pw_options o;
-    char err[4096];
-    pw_verdict rc = prepare(argc, argv, provided, &o, err, sizeof err);
-    MPI_Info info = rc != PW_ARGS_OK ? MPI_INFO_NULL : make_info(&o, err, sizeof err);
+    char       err[4096];
+    pw_verdict rc   = prepare(argc, argv, provided, &o, err, sizeof err);
+    MPI_Info   info = rc != PW_ARGS_OK ? MPI_INFO_NULL : make_info(&o, err, sizeof err);
     if (rc != PW_ARGS_OK || info == MPI_INFO_NULL) {
         MPI_Finalize();
         return rc == PW_ARGS_HELP ? 0 : 2; /* 2: bad arguments or hints */
     }
     g_quiet = o.quiet;
-    g_file = o.file;
+    g_file  = o.file;
     char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
     first_checkpoint(mpi_library);
     if (g_rank == 0)
@@ -657,7 +719,7 @@ int main(int argc, char **argv)
 
     /* one image, every pixel this rank's id (the original's local array; filled once
      * the file is open, so a refused file costs no memory) */
-    size_t npix = (size_t)o.g_n * (size_t)o.g_n;
+    size_t  npix  = (size_t)o.g_n * (size_t)o.g_n;
     double *image = malloc(npix * sizeof *image);
     if (!image)
         fprintf(stderr, "h5pwrite3dc: rank %d: Unable to allocate local data array (%.1f MB)\n", g_rank,
@@ -674,7 +736,7 @@ int main(int argc, char **argv)
         print_phases(&t, mb);
 
     settle(&o);
-    int status = o.verify ? verify_step(&o, info, &t) : 0;
+    int      status = o.verify ? verify_step(&o, info, &t) : 0;
     pw_limit mpiio = {0}, posix = {0};
     if (o.limits)
         status |= limits_step(&o, info, image, &t, mb, &mpiio, &posix, err, sizeof err);

@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 /* what st is, for a file that was expected to be a regular one */
-static const char *file_kind(const struct stat *st)
+static const char *
+file_kind(const struct stat *st)
 {
     return S_ISDIR(st->st_mode)    ? "is a directory"
            : S_ISFIFO(st->st_mode) ? "is a FIFO, not a regular file"
@@ -20,12 +21,13 @@ static const char *file_kind(const struct stat *st)
                                    : "is a device, not a regular file";
 }
 
-FILE *pw_open_input(const char *path, const char *what, char *err, size_t len)
+FILE *
+pw_open_input(const char *path, const char *what, char *err, size_t len)
 {
     struct stat st;
     /* O_NONBLOCK: a FIFO opens at once (no writer needed), to be refused below */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    FILE *f = NULL;
+    int   fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f  = NULL;
     if (fd < 0 || fstat(fd, &st) < 0)
         snprintf(err, len, "%s: cannot open the %s: %s", path, what, strerror(errno));
     else if (!S_ISREG(st.st_mode))
@@ -37,9 +39,10 @@ FILE *pw_open_input(const char *path, const char *what, char *err, size_t len)
     return f;
 }
 
-int pw_check_creatable(const char *path, char *err, size_t len)
+int
+pw_check_creatable(const char *path, char *err, size_t len)
 {
-    char copy[4096];
+    char        copy[4096];
     struct stat st;
     snprintf(copy, sizeof copy, "%s", path);
     const char *dir = dirname(copy);
@@ -54,7 +57,8 @@ int pw_check_creatable(const char *path, char *err, size_t len)
     return -1;
 }
 
-int pw_check_not_a_link(const char *path, char *err, size_t len)
+int
+pw_check_not_a_link(const char *path, char *err, size_t len)
 {
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -64,7 +68,8 @@ int pw_check_not_a_link(const char *path, char *err, size_t len)
     return 0;
 }
 
-int pw_create_new(const char *path, char *err, size_t len)
+int
+pw_create_new(const char *path, char *err, size_t len)
 {
     if (unlink(path) < 0 && errno != ENOENT) {
         snprintf(err, len, "%s: cannot remove what is there: %s", path, strerror(errno));
@@ -77,13 +82,14 @@ int pw_create_new(const char *path, char *err, size_t len)
     return fd;
 }
 
-int pw_write_replacing(const char *path, void (*write)(FILE *f, const void *arg), const void *arg, char *err,
-                       size_t len)
+int
+pw_write_replacing(const char *path, void (*write)(FILE *f, const void *arg), const void *arg, char *err,
+                   size_t len)
 {
     char tmp[4096 + 16];
     snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-    int fd = mkstemp(tmp); /* O_EXCL: a new file of ours */
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    int   fd = mkstemp(tmp); /* O_EXCL: a new file of ours */
+    FILE *f  = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
         snprintf(err, len, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         if (fd >= 0)

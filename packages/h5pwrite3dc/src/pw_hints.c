@@ -9,13 +9,14 @@
 
 #include "pw_files.h"
 
-int pw_hints_load(const char *path, MPI_Info info, char *err, size_t len)
+int
+pw_hints_load(const char *path, MPI_Info info, char *err, size_t len)
 {
     FILE *f = pw_open_input(path, "hints file", err, len);
     if (!f)
         return 1;
     char line[4096];
-    int lineno = 0, rc = 0;
+    int  lineno = 0, rc = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         size_t l = strlen(line);
@@ -58,13 +59,14 @@ int pw_hints_load(const char *path, MPI_Info info, char *err, size_t len)
     return rc;
 }
 
-void pw_hints_print(MPI_Info info)
+void
+pw_hints_print(MPI_Info info)
 {
     int n = 0;
     MPI_Info_get_nkeys(info, &n);
     for (int i = 0; i < n; i++) {
         char key[MPI_MAX_INFO_KEY + 1], value[MPI_MAX_INFO_VAL + 1];
-        int flag = 0;
+        int  flag = 0;
         MPI_Info_get_nthkey(info, i, key);
         MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
         if (flag)

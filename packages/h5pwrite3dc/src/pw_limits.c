@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static void limit_path(const pw_options *o, const char *what, int rank, char *buf, size_t len)
+static void
+limit_path(const pw_options *o, const char *what, int rank, char *buf, size_t len)
 {
     if (rank < 0)
         snprintf(buf, len, "%s.limit-%s", o->file, what);
@@ -19,7 +20,8 @@ static void limit_path(const pw_options *o, const char *what, int rank, char *bu
 }
 
 /* every rank learns whether any failed; a rank that did not fail says which rank did */
-static int agree(int failed, MPI_Comm comm, char *err, size_t len)
+static int
+agree(int failed, MPI_Comm comm, char *err, size_t len)
 {
     int any = 0, rank;
     MPI_Comm_rank(comm, &rank);
@@ -30,16 +32,18 @@ static int agree(int failed, MPI_Comm comm, char *err, size_t len)
     return any >= 0;
 }
 
-static void mpi_error(int code, const char *path, const char *what, char *err, size_t len)
+static void
+mpi_error(int code, const char *path, const char *what, char *err, size_t len)
 {
     char text[MPI_MAX_ERROR_STRING];
-    int n = 0;
+    int  n = 0;
     MPI_Error_string(code, text, &n);
     snprintf(err, len, "%s: %s: %s", path, what, text);
 }
 
-int pw_limit_mpiio(const pw_options *o, MPI_Comm comm, MPI_Info info, const double *image, pw_limit *out,
-                   char *err, size_t len)
+int
+pw_limit_mpiio(const pw_options *o, MPI_Comm comm, MPI_Info info, const double *image, pw_limit *out,
+               char *err, size_t len)
 {
     int rank, np;
     MPI_Comm_rank(comm, &rank);
@@ -52,7 +56,7 @@ int pw_limit_mpiio(const pw_options *o, MPI_Comm comm, MPI_Info info, const doub
 
     /* created new (O_EXCL): a link planted at its name meanwhile fails the open */
     MPI_File fh = MPI_FILE_NULL;
-    int rc = MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, info, &fh);
+    int      rc = MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, info, &fh);
     if (rc != MPI_SUCCESS) {
         mpi_error(rc, path, "MPI_File_open", err, len); /* collective: every rank sees it */
         return 1;
@@ -61,9 +65,9 @@ int pw_limit_mpiio(const pw_options *o, MPI_Comm comm, MPI_Info info, const doub
     MPI_Datatype row;
     MPI_Type_contiguous((int)o->g_n, MPI_DOUBLE, &row);
     MPI_Type_commit(&row);
-    const long long per_dset = o->nsets / o->ndsets, mine = per_dset / np;
+    const long long  per_dset = o->nsets / o->ndsets, mine = per_dset / np;
     const MPI_Offset image_bytes = (MPI_Offset)o->g_n * o->g_n * 8;
-    int failed = 0;
+    int              failed      = 0;
 
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
@@ -88,7 +92,8 @@ int pw_limit_mpiio(const pw_options *o, MPI_Comm comm, MPI_Info info, const doub
     return agree(failed, comm, err, len);
 }
 
-int pw_limit_posix(const pw_options *o, MPI_Comm comm, const double *image, pw_limit *out, char *err, size_t len)
+int
+pw_limit_posix(const pw_options *o, MPI_Comm comm, const double *image, pw_limit *out, char *err, size_t len)
 {
     int rank, np;
     MPI_Comm_rank(comm, &rank);
@@ -96,7 +101,7 @@ int pw_limit_posix(const pw_options *o, MPI_Comm comm, const double *image, pw_l
     char path[4096];
     limit_path(o, "posix", rank, path, sizeof path);
     int failed = 0;
-    int fd = pw_create_new(path, err, len); /* never through a link planted at its name */
+    int fd     = pw_create_new(path, err, len); /* never through a link planted at its name */
     if (fd < 0)
         failed = 1;
     if (agree(failed, comm, err, len)) {
@@ -105,14 +110,14 @@ int pw_limit_posix(const pw_options *o, MPI_Comm comm, const double *image, pw_l
         return 1;
     }
     const long long per_dset = o->nsets / o->ndsets, mine = per_dset / np;
-    const size_t image_bytes = (size_t)o->g_n * (size_t)o->g_n * 8;
+    const size_t    image_bytes = (size_t)o->g_n * (size_t)o->g_n * 8;
 
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
-    off_t at = 0;
+    off_t  at = 0;
     for (long long k = 0; k < o->ndsets * mine && !failed; k++) {
-        const char *p = (const char *)image;
-        size_t left = image_bytes;
+        const char *p    = (const char *)image;
+        size_t      left = image_bytes;
         while (left) {
             ssize_t n = pwrite(fd, p, left, at);
             if (n < 0 && errno == EINTR)
@@ -137,7 +142,8 @@ int pw_limit_posix(const pw_options *o, MPI_Comm comm, const double *image, pw_l
     return agree(failed, comm, err, len);
 }
 
-void pw_limits_remove(const pw_options *o, int rank)
+void
+pw_limits_remove(const pw_options *o, int rank)
 {
     char path[4096];
     limit_path(o, "posix", rank, path, sizeof path);

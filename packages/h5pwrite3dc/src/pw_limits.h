@@ -18,7 +18,7 @@
 #include "pw_options.h"
 
 typedef struct {
-    double seconds;  /* rank 0's barrier-to-barrier time */
+    double seconds; /* rank 0's barrier-to-barrier time */
 } pw_limit;
 
 /* Each returns 0, or 1 with err set ("<path>: <reason>") on the rank that failed;

@@ -24,27 +24,27 @@ typedef enum {
 } pw_verdict;
 
 typedef struct {
-    const char *file;           /* the HDF5 file (a directory with --driver multifile) */
-    long long nsets, ndsets;    /* images in all, HDF5 datasets */
-    long long g_n, ch_n;        /* image edge and chunk edge, pixels */
-    const char *driver;         /* mpio, subfiling, or a plugin driver by name (multifile, dsm) */
-    const char *driver_config;  /* string given to H5Pset_driver_by_name */
-    int independent;            /* H5FD_MPIO_INDEPENDENT transfers instead of collective */
-    pw_fill fill;               /* H5Pset_fill_time: the original's default is never */
+    const char        *file;          /* the HDF5 file (a directory with --driver multifile) */
+    long long          nsets, ndsets; /* images in all, HDF5 datasets */
+    long long          g_n, ch_n;     /* image edge and chunk edge, pixels */
+    const char        *driver;        /* mpio, subfiling, or a plugin driver by name (multifile, dsm) */
+    const char        *driver_config; /* string given to H5Pset_driver_by_name */
+    int                independent;   /* H5FD_MPIO_INDEPENDENT transfers instead of collective */
+    pw_fill            fill;          /* H5Pset_fill_time: the original's default is never */
     unsigned long long alignment, alignment_threshold; /* H5Pset_alignment; 0 = unset */
-    const char *hints_file;     /* MPI-IO hints, "key value" per line */
-    char romio_cb_write[64];    /* the original's two hints (enable / disable) */
-    char romio_ds_write[64];
-    int latest_format;          /* H5Pset_libver_bounds(LATEST, LATEST) */
-    long long chunk_cache;      /* H5Pset_chunk_cache bytes on the datasets; -1 = HDF5's */
-    long long meta_block_size;  /* H5Pset_meta_block_size; -1 = HDF5's */
-    int coll_metadata;          /* collective metadata reads and writes */
-    int verify;                 /* read every pixel back and check it */
-    int limits;                 /* measure raw MPI-IO and POSIX writes of the same bytes */
-    int keep_limits;            /* leave the limit files behind */
-    int sync;                   /* sync(2) between the timed phases (default on) */
-    const char *json;           /* machine-readable results (rank 0 writes it) */
-    int quiet;                  /* no per-rank checkpoint lines */
+    const char        *hints_file;                     /* MPI-IO hints, "key value" per line */
+    char               romio_cb_write[64];             /* the original's two hints (enable / disable) */
+    char               romio_ds_write[64];
+    int                latest_format;   /* H5Pset_libver_bounds(LATEST, LATEST) */
+    long long          chunk_cache;     /* H5Pset_chunk_cache bytes on the datasets; -1 = HDF5's */
+    long long          meta_block_size; /* H5Pset_meta_block_size; -1 = HDF5's */
+    int                coll_metadata;   /* collective metadata reads and writes */
+    int                verify;          /* read every pixel back and check it */
+    int                limits;          /* measure raw MPI-IO and POSIX writes of the same bytes */
+    int                keep_limits;     /* leave the limit files behind */
+    int                sync;            /* sync(2) between the timed phases (default on) */
+    const char        *json;            /* machine-readable results (rank 0 writes it) */
+    int                quiet;           /* no per-rank checkpoint lines */
 } pw_options;
 
 /* Fill o from argv. */

@@ -10,10 +10,11 @@
 #include <unistd.h>
 
 /* MemAvailable of /proc/meminfo in bytes, or the physical memory where there is none */
-static double available_memory(void)
+static double
+available_memory(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
+    FILE  *f = fopen("/proc/meminfo", "r");
+    char   line[256];
     double kib = -1;
     while (f && fgets(line, sizeof line, f))
         if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
@@ -23,30 +24,34 @@ static double available_memory(void)
     return kib >= 0 ? kib * 1024 : (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
 }
 
-int pw_check_memory(const pw_options *o, int ranks_on_node, char *err, size_t len)
+int
+pw_check_memory(const pw_options *o, int ranks_on_node, char *err, size_t len)
 {
     double need = (double)pw_image_bytes(o) * (o->verify ? 2 : 1) * ranks_on_node, have = available_memory();
     if (need <= have)
         return 0;
-    snprintf(err, len,
-             "the images need %.2f GB of memory on this node (%d rank(s) x %s%.2f GB for one %lld x %lld image), "
-             "%.2f GB are available: use a smaller --size or fewer ranks per node",
-             need / 1e9, ranks_on_node, o->verify ? "2 x " : "", (double)pw_image_bytes(o) / 1e9, o->g_n, o->g_n,
-             have / 1e9);
+    snprintf(
+        err, len,
+        "the images need %.2f GB of memory on this node (%d rank(s) x %s%.2f GB for one %lld x %lld image), "
+        "%.2f GB are available: use a smaller --size or fewer ranks per node",
+        need / 1e9, ranks_on_node, o->verify ? "2 x " : "", (double)pw_image_bytes(o) / 1e9, o->g_n, o->g_n,
+        have / 1e9);
     return -1;
 }
 
-int pw_check_disk(const pw_options *o, char *err, size_t len)
+int
+pw_check_disk(const pw_options *o, char *err, size_t len)
 {
     if (!strcmp(o->driver, "dsm"))
         return 0;
     char copy[4096];
     snprintf(copy, sizeof copy, "%s", o->file);
-    const char *dir = dirname(copy);
+    const char    *dir = dirname(copy);
     struct statvfs st;
     if (statvfs(dir, &st) < 0)
         return 0; /* a missing directory: the file's creation says so, with the file's name */
-    double need = (double)pw_total_bytes(o) * (o->limits ? 3 : 1), have = (double)st.f_bavail * (double)st.f_frsize;
+    double need = (double)pw_total_bytes(o) * (o->limits ? 3 : 1),
+           have = (double)st.f_bavail * (double)st.f_frsize;
     if (need <= have)
         return 0;
     snprintf(err, len,

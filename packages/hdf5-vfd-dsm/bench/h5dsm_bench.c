@@ -50,7 +50,8 @@ typedef struct {
 
 static int g_rank, g_size;
 
-static void die(const char *msg, const char *what)
+static void
+die(const char *msg, const char *what)
 {
     if (g_rank == 0)
         fprintf(stderr, "h5dsm-bench: %s%s (see --help)\n", msg, what ? what : "");
@@ -62,14 +63,15 @@ static void die(const char *msg, const char *what)
 /* ---------------------------------------------------------------- the limit */
 
 /* every client puts its share of L to one server in messages of m bytes; MB/s */
-static double put_rate(const bench_t *b, MPI_Win win, int is_server, MPI_Comm clients, uint64_t total, size_t m,
-                       const char *buf)
+static double
+put_rate(const bench_t *b, MPI_Win win, int is_server, MPI_Comm clients, uint64_t total, size_t m,
+         const char *buf)
 {
-    int      nclients = g_size - b->servers;
-    double   t        = 0.0;
+    int    nclients = g_size - b->servers;
+    double t        = 0.0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (!is_server) {
-        int      k     = g_rank - b->servers, target = k % b->servers;
+        int      k = g_rank - b->servers, target = k % b->servers;
         int      peers = (nclients - target + b->servers - 1) / b->servers; /* clients on that server */
         uint64_t share = total / (uint64_t)nclients;
         uint64_t base  = (uint64_t)(k / b->servers) * (b->size / (uint64_t)peers);
@@ -92,7 +94,8 @@ static double put_rate(const bench_t *b, MPI_Win win, int is_server, MPI_Comm cl
     return tmax > 0 ? (double)moved / 1e6 / tmax : 0.0;
 }
 
-static double measure_limit(const bench_t *b, int is_server, MPI_Comm clients, uint64_t total)
+static double
+measure_limit(const bench_t *b, int is_server, MPI_Comm clients, uint64_t total)
 {
     char   *local = NULL, *buf = NULL;
     MPI_Win win;
@@ -103,7 +106,7 @@ static double measure_limit(const bench_t *b, int is_server, MPI_Comm clients, u
             die("no memory for the put buffer", NULL);
         memset(buf, 0x5a, b->size);
     }
-    double best = 0;
+    double best   = 0;
     size_t best_m = 0;
     for (size_t m = 1024; m <= (4u << 20); m *= 2) {
         put_rate(b, win, is_server, clients, total, m, buf); /* warm-up */
@@ -131,7 +134,8 @@ static double measure_limit(const bench_t *b, int is_server, MPI_Comm clients, u
 /* ---------------------------------------------------------------- DSM writes */
 
 /* clients: one file of ndsets datasets summing to about L bytes; MB/s of the writes */
-static double write_file(const bench_t *b, MPI_Comm clients, int ndsets, double *buf, uint64_t *bytes_out)
+static double
+write_file(const bench_t *b, MPI_Comm clients, int ndsets, double *buf, uint64_t *bytes_out)
 {
     int      crank, nclients;
     uint64_t L       = (uint64_t)b->servers * b->size;
@@ -188,8 +192,8 @@ static double write_file(const bench_t *b, MPI_Comm clients, int ndsets, double 
 /* one experiment on one distribution: the servers host, the clients write the file
  * --repeat times (time steps into the same DSM); the first write is reported apart,
  * the best stands (the first pays for touching fresh memory in the MPI library) */
-static double run_one(const bench_t *b, int is_server, const char *dist, int ndsets, double limit,
-                      const char *experiment)
+static double
+run_one(const bench_t *b, int is_server, const char *dist, int ndsets, double limit, const char *experiment)
 {
     char     err[1024];
     double   rate[2] = {0, 0}; /* first, best */
@@ -227,8 +231,8 @@ static double run_one(const bench_t *b, int is_server, const char *dist, int nds
     MPI_Bcast(rate, 2, MPI_DOUBLE, b->servers, MPI_COMM_WORLD);
     MPI_Bcast(&bytes, 1, MPI_UINT64_T, b->servers, MPI_COMM_WORLD);
     if (g_rank == 0) {
-        printf("h5dsm-bench: %s %-24s %10.1f MB/s  ratio to MPI_Put %.3f  (first write %.1f MB/s)\n", experiment, dist,
-               rate[1], limit > 0 ? rate[1] / limit : 0.0, rate[0]);
+        printf("h5dsm-bench: %s %-24s %10.1f MB/s  ratio to MPI_Put %.3f  (first write %.1f MB/s)\n",
+               experiment, dist, rate[1], limit > 0 ? rate[1] / limit : 0.0, rate[0]);
         if (b->csv)
             fprintf(b->csv, "%s,%s,,%" PRIu64 ",%.1f,%.4f,%.1f\n", experiment, dist, bytes, rate[1],
                     limit > 0 ? rate[1] / limit : 0.0, rate[0]);
@@ -237,35 +241,49 @@ static double run_one(const bench_t *b, int is_server, const char *dist, int nds
     return rate[1];
 }
 
-static void usage(void)
+static void
+usage(void)
 {
-    printf("usage: mpiexec -n N h5dsm-bench [--servers S] [--size BYTES] [--blocks LIST] [--repeat R] [--csv FILE]\n"
-           "  --servers S     the first S ranks host the DSM (default 1; N - S >= 1 clients)\n"
-           "  --size BYTES    bytes each server hosts (default 64m; k, m, g suffixes)\n"
-           "  --blocks LIST   block sizes of block-cyclic and random-block (default 1k,4k,16k,64k,256k,1m,4m)\n"
-           "  --repeat R      files written per distribution (time steps; default 3): the best counts\n"
-           "  --csv FILE      rows: experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s\n");
+    printf(
+        "usage: mpiexec -n N h5dsm-bench [--servers S] [--size BYTES] [--blocks LIST] [--repeat R] [--csv "
+        "FILE]\n"
+        "  --servers S     the first S ranks host the DSM (default 1; N - S >= 1 clients)\n"
+        "  --size BYTES    bytes each server hosts (default 64m; k, m, g suffixes)\n"
+        "  --blocks LIST   block sizes of block-cyclic and random-block (default 1k,4k,16k,64k,256k,1m,4m)\n"
+        "  --repeat R      files written per distribution (time steps; default 3): the best counts\n"
+        "  --csv FILE      rows: "
+        "experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s\n");
 }
 
 /* the command line into b (blocks and csv as given); 1 after --help, 0 to run */
-static int parse_options(int argc, char **argv, bench_t *b, const char **blocks, const char **csv)
+static int
+parse_options(int argc, char **argv, bench_t *b, const char **blocks, const char **csv)
 {
-    static const struct option opts[] = {{"servers", required_argument, 0, 's'}, {"size", required_argument, 0, 'z'},
-                                         {"blocks", required_argument, 0, 'b'},  {"csv", required_argument, 0, 'c'},
+    static const struct option opts[] = {{"servers", required_argument, 0, 's'},
+                                         {"size", required_argument, 0, 'z'},
+                                         {"blocks", required_argument, 0, 'b'},
+                                         {"csv", required_argument, 0, 'c'},
                                          {"repeat", required_argument, 0, 'r'},
-                                         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    opterr = 0;
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    opterr                            = 0;
     for (int c; (c = getopt_long(argc, argv, "s:z:b:c:r:h", opts, NULL)) != -1;) {
         const char *end = NULL;
         switch (c) {
-            case 's': b->servers = atoi(optarg); break;
+            case 's':
+                b->servers = atoi(optarg);
+                break;
             case 'z':
                 b->size = dsm_parse_size(optarg, &end);
                 if (!b->size || *end)
                     die("--size must be a positive size (k, m, g suffixes), got ", optarg);
                 break;
-            case 'b': *blocks = optarg; break;
-            case 'c': *csv = optarg; break;
+            case 'b':
+                *blocks = optarg;
+                break;
+            case 'c':
+                *csv = optarg;
+                break;
             case 'r':
                 b->repeat = atoi(optarg);
                 if (b->repeat < 1)
@@ -275,7 +293,8 @@ static int parse_options(int argc, char **argv, bench_t *b, const char **blocks,
                 if (g_rank == 0)
                     usage();
                 return 1;
-            default: die("unknown option or missing value: ", argv[optind - 1]);
+            default:
+                die("unknown option or missing value: ", argv[optind - 1]);
         }
     }
     if (b->servers < 1 || b->servers >= g_size)
@@ -284,7 +303,8 @@ static int parse_options(int argc, char **argv, bench_t *b, const char **blocks,
 }
 
 /* --blocks: a comma-separated list of sizes up to --size */
-static void parse_blocks(bench_t *b, const char *blocks)
+static void
+parse_blocks(bench_t *b, const char *blocks)
 {
     char copy[512], *save = NULL;
     snprintf(copy, sizeof copy, "%s", blocks);
@@ -297,19 +317,22 @@ static void parse_blocks(bench_t *b, const char *blocks)
     }
 }
 
-static void print_header(const bench_t *b, uint64_t L)
+static void
+print_header(const bench_t *b, uint64_t L)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int  len = 0;
     MPI_Get_library_version(lib, &len);
     lib[strcspn(lib, "\n")] = '\0';
-    printf("h5dsm-bench: %d server(s) x %" PRIu64 " bytes = %" PRIu64 " bytes, %d client(s); %s; HDF5 %d.%d.%d\n",
+    printf("h5dsm-bench: %d server(s) x %" PRIu64 " bytes = %" PRIu64
+           " bytes, %d client(s); %s; HDF5 %d.%d.%d\n",
            b->servers, b->size, L, g_size - b->servers, lib, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
 }
 
 /* the paper's two experiments (one dataset, ten datasets) on every distribution and
  * block size, and the summary line of each */
-static void run_experiments(const bench_t *b, int is_server, double limit)
+static void
+run_experiments(const bench_t *b, int is_server, double limit)
 {
     const char *experiments[2] = {"one-dataset", "ten-datasets"};
     double      best_lin[2] = {0, 0}, best_block[2] = {0, 0};
@@ -320,7 +343,8 @@ static void run_experiments(const bench_t *b, int is_server, double limit)
         for (int kind = 0; kind < 2; kind++)
             for (int i = 0; i < b->nblocks; i++) {
                 char dist[64];
-                snprintf(dist, sizeof dist, "%s:%" PRIu64, kind ? "random-block" : "block-cyclic", b->blocks[i]);
+                snprintf(dist, sizeof dist, "%s:%" PRIu64, kind ? "random-block" : "block-cyclic",
+                         b->blocks[i]);
                 double r = run_one(b, is_server, dist, ndsets, limit, experiments[e]);
                 if (r > best_block[e]) {
                     best_block[e] = r;
@@ -338,7 +362,8 @@ static void run_experiments(const bench_t *b, int is_server, double limit)
     }
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);

@@ -28,7 +28,7 @@
 #define H5FD_DSM_VALUE ((H5FD_class_value_t)362)
 /* the longest timeout accepted (seconds: a week), for the clients and the server alike */
 #define H5FD_DSM_TIMEOUT_MAX 604800.0
-#define H5FD_DSM (H5FD_dsm_init())
+#define H5FD_DSM             (H5FD_dsm_init())
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,8 +74,8 @@ typedef int (*h5dsm_action_t)(h5dsm_host_t *host, const h5dsm_file_t *file, void
  * servers' job). distribution: "linear", "block-cyclic:<size>", "random-block:<size>[:seed]";
  * bytes_per_server: l. contact: NULL for MPMD, else the file to publish the port in.
  * 0, or -1 with err. */
-int h5dsm_host_start(h5dsm_host_t **host, const char *distribution, uint64_t bytes_per_server, const char *contact,
-                     char *err, size_t errlen);
+int h5dsm_host_start(h5dsm_host_t **host, const char *distribution, uint64_t bytes_per_server,
+                     const char *contact, char *err, size_t errlen);
 
 /* Serve one client connection until the clients disconnect; the action may be NULL.
  * Returns the number of files closed by the clients, -1 on error, H5DSM_CLIENTS_LOST

@@ -39,16 +39,16 @@
 typedef enum { MODE_CLIENT, MODE_HOST } dsm_mode_t;
 
 typedef struct {
-    H5FD_t     pub;        /* public part, must be first */
-    MPI_File   mpi_handle; /* for HDF5's atomicity calls (vfd_mpihandle.h) */
-    MPI_Comm   comm;
-    MPI_Info   info;
-    int        rank, size;
-    char      *name;
-    dsm_mode_t mode;
-    int        writable;
-    haddr_t    eoa, eof;
-    uint64_t   step;
+    H5FD_t      pub;        /* public part, must be first */
+    MPI_File    mpi_handle; /* for HDF5's atomicity calls (vfd_mpihandle.h) */
+    MPI_Comm    comm;
+    MPI_Info    info;
+    int         rank, size;
+    char       *name;
+    dsm_mode_t  mode;
+    int         writable;
+    haddr_t     eoa, eof;
+    uint64_t    step;
     dsm_link_t *link;
 } H5FD_dsm_t;
 VFD_MPI_HANDLE_FIRST(H5FD_dsm_t, mpi_handle);
@@ -61,10 +61,10 @@ typedef struct {
 } dsm_options_t;
 #define DSM_OPTIONS_MAGIC 0x44534d31u /* "DSM1" */
 
-static dsm_link_t client_link_g;          /* this process's connection as a client */
-static int        client_linked_g = 0;
-static int        file_open_g     = 0;    /* the DSM holds one file at a time */
-static dsm_link_t *host_link_g    = NULL; /* set by the host while its action runs */
+static dsm_link_t  client_link_g; /* this process's connection as a client */
+static int         client_linked_g = 0;
+static int         file_open_g     = 0;    /* the DSM holds one file at a time */
+static dsm_link_t *host_link_g     = NULL; /* set by the host while its action runs */
 static char        host_name_g[DSM_NAME_MAX];
 static uint64_t    host_size_g = 0;
 
@@ -80,7 +80,8 @@ static herr_t  dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
 static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type);
 static herr_t  dsm_get_handle(H5FD_t *file, hid_t fapl, void **handle);
 static herr_t  dsm_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
-static herr_t  dsm_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+static herr_t  dsm_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
+                         const void *buf);
 static herr_t  dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                                size_t sizes[], void *bufs[]);
 static herr_t  dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
@@ -137,7 +138,8 @@ static vfd_driver_t dsm_driver_g = VFD_DRIVER_INIT(&H5FD_dsm_g, "dsm", "h5stack 
 
 /* a public function of the driver failed: print the stack as HDF5's own API functions
  * do (when automatic printing is on), then clear it */
-static herr_t api_fail(void)
+static herr_t
+api_fail(void)
 {
     H5E_auto2_t func = NULL;
     void       *data = NULL;
@@ -149,12 +151,21 @@ static herr_t api_fail(void)
 
 /* ---------------------------------------------------------------- plugin entry points */
 
-H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
-const void *H5PLget_plugin_info(void) { return &H5FD_dsm_g; }
+H5PL_type_t
+H5PLget_plugin_type(void)
+{
+    return H5PL_TYPE_VFD;
+}
+const void *
+H5PLget_plugin_info(void)
+{
+    return &H5FD_dsm_g;
+}
 
 /* ---------------------------------------------------------------- options */
 
-static void options_default(dsm_options_t *o)
+static void
+options_default(dsm_options_t *o)
 {
     memset(o, 0, sizeof *o);
     o->magic   = DSM_OPTIONS_MAGIC;
@@ -162,7 +173,8 @@ static void options_default(dsm_options_t *o)
 }
 
 /* "contact=<file>;timeout=<seconds>" (also ',' between items); 0, or -1 with err */
-static int options_parse(dsm_options_t *o, const char *text, char *err, size_t len)
+static int
+options_parse(dsm_options_t *o, const char *text, char *err, size_t len)
 {
     char  copy[DSM_CONFIG_SZ];
     char *save = NULL;
@@ -194,7 +206,8 @@ static int options_parse(dsm_options_t *o, const char *text, char *err, size_t l
             char  *end = NULL;
             double t   = strtod(value, &end);
             if (!*value || *end || !(t > 0 && t <= H5FD_DSM_TIMEOUT_MAX)) {
-                snprintf(err, len, "timeout must be a positive number of seconds up to %.0f (a week), got '%s'",
+                snprintf(err, len,
+                         "timeout must be a positive number of seconds up to %.0f (a week), got '%s'",
                          H5FD_DSM_TIMEOUT_MAX, value);
                 return -1;
             }
@@ -208,10 +221,14 @@ static int options_parse(dsm_options_t *o, const char *text, char *err, size_t l
     return 0;
 }
 
-static void get_options(hid_t fapl_id, dsm_options_t *o)
+static void
+get_options(hid_t fapl_id, dsm_options_t *o)
 {
     const dsm_options_t *cur = NULL;
-    H5E_BEGIN_TRY { cur = H5Pget_driver_info(fapl_id); } /* NULL without error: by name or HDF5_DRIVER */
+    H5E_BEGIN_TRY
+    {
+        cur = H5Pget_driver_info(fapl_id);
+    } /* NULL without error: by name or HDF5_DRIVER */
     H5E_END_TRY
     if (cur && cur->magic == DSM_OPTIONS_MAGIC)
         *o = *cur;
@@ -221,9 +238,14 @@ static void get_options(hid_t fapl_id, dsm_options_t *o)
 
 /* ---------------------------------------------------------------- public API */
 
-hid_t H5FD_dsm_init(void) { return vfd_register(&dsm_driver_g); }
+hid_t
+H5FD_dsm_init(void)
+{
+    return vfd_register(&dsm_driver_g);
+}
 
-herr_t H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
+herr_t
+H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
 {
     dsm_options_t o;
     char          err[DSM_ERR_SIZE];
@@ -247,7 +269,8 @@ herr_t H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
 }
 
 /* the clients leave the servers: BYE from client 0, then the link's collective close */
-static int disconnect(void)
+static int
+disconnect(void)
 {
     int ok = 1;
     if (client_linked_g) {
@@ -266,7 +289,8 @@ static int disconnect(void)
 
 /* at MPI_Finalize (MPI_COMM_SELF's attributes are deleted first thing there, while
  * collective calls still work) */
-static int disconnect_at_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
+static int
+disconnect_at_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
     (void)keyval;
@@ -276,7 +300,8 @@ static int disconnect_at_finalize(MPI_Comm comm, int keyval, void *value, void *
     return MPI_SUCCESS;
 }
 
-static void remember_link(void)
+static void
+remember_link(void)
 {
     static int keyval = MPI_KEYVAL_INVALID;
     client_linked_g   = 1;
@@ -286,7 +311,8 @@ static void remember_link(void)
     }
 }
 
-int H5FD_dsm_disconnect(void)
+int
+H5FD_dsm_disconnect(void)
 {
     if (file_open_g) {
         fprintf(stderr, "dsm: H5FD_dsm_disconnect: a file is still open in the DSM\n");
@@ -295,7 +321,8 @@ int H5FD_dsm_disconnect(void)
     return disconnect();
 }
 
-int H5FD_dsm_mpmd_clients(MPI_Comm *clients)
+int
+H5FD_dsm_mpmd_clients(MPI_Comm *clients)
 {
     char err[DSM_ERR_SIZE];
     if (client_linked_g) {
@@ -313,16 +340,22 @@ int H5FD_dsm_mpmd_clients(MPI_Comm *clients)
 
 /* ---------------------------------------------------------------- helpers */
 
-void dsm_driver_set_host(dsm_link_t *link, const char *name, uint64_t size)
+void
+dsm_driver_set_host(dsm_link_t *link, const char *name, uint64_t size)
 {
     host_link_g = link;
     snprintf(host_name_g, sizeof host_name_g, "%s", name ? name : "");
     host_size_g = size;
 }
 
-static herr_t dsm_term(void) { return vfd_terminate(&dsm_driver_g); }
+static herr_t
+dsm_term(void)
+{
+    return vfd_terminate(&dsm_driver_g);
+}
 
-static void *dsm_fapl_get(H5FD_t *file)
+static void *
+dsm_fapl_get(H5FD_t *file)
 {
     (void)file;
     dsm_options_t *o = malloc(sizeof *o);
@@ -331,7 +364,8 @@ static void *dsm_fapl_get(H5FD_t *file)
     return o;
 }
 
-static void free_file(H5FD_dsm_t *f)
+static void
+free_file(H5FD_dsm_t *f)
 {
     if (!f)
         return;
@@ -341,7 +375,8 @@ static void free_file(H5FD_dsm_t *f)
 }
 
 /* on a server rank while the action runs: the file held, read-only, this rank alone */
-static H5FD_t *open_host(H5FD_dsm_t *f, unsigned flags)
+static H5FD_t *
+open_host(H5FD_dsm_t *f, unsigned flags)
 {
     if (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) {
         DSM_ERROR("%s: a server opens the DSM's file read-only", f->name);
@@ -364,19 +399,24 @@ static H5FD_t *open_host(H5FD_dsm_t *f, unsigned flags)
 
 /* the client's options and communicator from the fapl; 0, or -1 with err */
 /* is this process in a later program of an MPMD job (MPI_APPNUM > 0: the servers come first)? */
-static int mpmd_client(void)
+static int
+mpmd_client(void)
 {
     int *appnum = NULL, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
     return flag && appnum && *appnum > 0;
 }
 
-static int client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t len)
+static int
+client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t len)
 {
     char config[DSM_CONFIG_SZ];
     get_options(fapl_id, o);
     ssize_t config_len = -1;
-    H5E_BEGIN_TRY { config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config); }
+    H5E_BEGIN_TRY
+    {
+        config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config);
+    }
     H5E_END_TRY
     if (config_len > 0 && options_parse(o, config, err, len) < 0) {
         char why[DSM_ERR_SIZE];
@@ -386,7 +426,10 @@ static int client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *er
     }
     herr_t   got  = -1;
     MPI_Info info = MPI_INFO_NULL;
-    H5E_BEGIN_TRY { got = H5Pget_mpi_params(fapl_id, &f->comm, &info); }
+    H5E_BEGIN_TRY
+    {
+        got = H5Pget_mpi_params(fapl_id, &f->comm, &info);
+    }
     H5E_END_TRY
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
@@ -409,7 +452,8 @@ static int client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *er
 
 /* the connection to the servers (made once per process, at the first open) and its
  * preconditions for this file; collective; 0, or -1 with err (the same on every rank) */
-static int client_link(H5FD_dsm_t *f, const dsm_options_t *o, char *err, size_t len)
+static int
+client_link(H5FD_dsm_t *f, const dsm_options_t *o, char *err, size_t len)
 {
     int ok = 1;
     if (!client_linked_g) {
@@ -431,7 +475,7 @@ static int client_link(H5FD_dsm_t *f, const dsm_options_t *o, char *err, size_t 
     }
     f->link          = &client_link_g;
     f->link->timeout = o->timeout;
-    int same = 0;
+    int same         = 0;
     MPI_Comm_compare(f->comm, f->link->local, &same);
     if (same != MPI_CONGRUENT && same != MPI_IDENT)
         ok = 0, snprintf(err, len, "every client rank of the DSM must open the file, in the same order");
@@ -441,12 +485,13 @@ static int client_link(H5FD_dsm_t *f, const dsm_options_t *o, char *err, size_t 
 }
 
 /* ask server 0 for the file; every client gets its answer; 0, or -1 with err */
-static int client_ask_open(H5FD_dsm_t *f, const char *name, unsigned flags, char *err, size_t len)
+static int
+client_ask_open(H5FD_dsm_t *f, const char *name, unsigned flags, char *err, size_t len)
 {
     int       ok  = 1;
     dsm_msg_t msg = {.type = DSM_MSG_OPEN};
     msg.mode      = (flags & (H5F_ACC_CREAT | H5F_ACC_TRUNC)) ? DSM_OPEN_CREATE
-                    : (flags & H5F_ACC_RDWR)                 ? DSM_OPEN_RDWR
+                    : (flags & H5F_ACC_RDWR)                  ? DSM_OPEN_RDWR
                                                               : DSM_OPEN_RDONLY;
     snprintf(msg.name, sizeof msg.name, "%s", name);
     dsm_msg_t ask = msg;
@@ -467,14 +512,16 @@ static int client_ask_open(H5FD_dsm_t *f, const char *name, unsigned flags, char
     return 0;
 }
 
-static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
+static H5FD_t *
+dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
 {
     H5FD_dsm_t   *f = NULL;
     dsm_options_t o;
     char          err[DSM_ERR_SIZE] = "";
 
     if (!name || !*name || strlen(name) >= DSM_NAME_MAX || maxaddr == 0) {
-        DSM_ERROR("invalid file name (empty or longer than %d characters) or maximum address", DSM_NAME_MAX - 1);
+        DSM_ERROR("invalid file name (empty or longer than %d characters) or maximum address",
+                  DSM_NAME_MAX - 1);
         return NULL;
     }
     if (vfd_ensure_mpi(&dsm_driver_g) < 0) {
@@ -490,7 +537,7 @@ static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t
     f->info       = MPI_INFO_NULL;
     f->mpi_handle = MPI_FILE_NULL;
     vfd_mpi_handle_open(&f->mpi_handle); /* without it, HDF5's atomicity calls fail with MPI's error */
-    MPI_Info_create(&f->info); /* HDF5 takes a null info for an error (H5Fget_access_plist) */
+    MPI_Info_create(&f->info);           /* HDF5 takes a null info for an error (H5Fget_access_plist) */
     if (host_link_g)
         return open_host(f, flags);
     if (client_setup(f, fapl_id, &o, err, sizeof err) < 0 || client_link(f, &o, err, sizeof err) < 0 ||
@@ -502,15 +549,18 @@ static H5FD_t *dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t
     return (H5FD_t *)f;
 }
 
-static herr_t dsm_close(H5FD_t *_file)
+static herr_t
+dsm_close(H5FD_t *_file)
 {
-    H5FD_dsm_t *f   = (H5FD_dsm_t *)_file;
+    H5FD_dsm_t *f                 = (H5FD_dsm_t *)_file;
     char        err[DSM_ERR_SIZE] = "";
     int         ok                = 1;
     if (f->mode == MODE_CLIENT) {
         /* every client's transfers are complete (each ends with its unlock): hand the file back */
         MPI_Barrier(f->link->local);
-        dsm_msg_t msg = {.type = DSM_MSG_CLOSE, .mode = (uint64_t)f->writable, .size = f->eoa > f->eof ? f->eoa : f->eof,
+        dsm_msg_t msg = {.type = DSM_MSG_CLOSE,
+                         .mode = (uint64_t)f->writable,
+                         .size = f->eoa > f->eof ? f->eoa : f->eof,
                          .step = f->step};
         snprintf(msg.name, sizeof msg.name, "%s", f->name);
         if (f->link->rank == 0)
@@ -524,18 +574,21 @@ static herr_t dsm_close(H5FD_t *_file)
     return ok ? 0 : -1;
 }
 
-static int dsm_cmp(const H5FD_t *f1, const H5FD_t *f2)
+static int
+dsm_cmp(const H5FD_t *f1, const H5FD_t *f2)
 {
     return strcmp(((const H5FD_dsm_t *)f1)->name, ((const H5FD_dsm_t *)f2)->name);
 }
 
-static haddr_t dsm_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+static haddr_t
+dsm_get_eoa(const H5FD_t *file, H5FD_mem_t type)
 {
     (void)type;
     return ((const H5FD_dsm_t *)file)->eoa;
 }
 
-static herr_t dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+static herr_t
+dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 {
     (void)type;
     ((H5FD_dsm_t *)file)->eoa = addr;
@@ -544,18 +597,21 @@ static herr_t dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 
 /* H5Fget_vfd_handle: the file is in the servers' memory; an error, never a wrong handle
  * (an MPI-IO program would take any pointer for an MPI_File) */
-static herr_t dsm_get_handle(H5FD_t *file, hid_t fapl, void **handle)
+static herr_t
+dsm_get_handle(H5FD_t *file, hid_t fapl, void **handle)
 {
     (void)fapl;
     *handle = NULL;
-    DSM_ERROR("%s: no file handle to give: a DSM file lives in the memory of the server ranks, not in an MPI or "
-              "POSIX file",
-              ((H5FD_dsm_t *)file)->name);
+    DSM_ERROR(
+        "%s: no file handle to give: a DSM file lives in the memory of the server ranks, not in an MPI or "
+        "POSIX file",
+        ((H5FD_dsm_t *)file)->name);
     return -1;
 }
 
 /* as HDF5's mpio driver: known at open and at each truncate, the same on every rank */
-static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type)
+static haddr_t
+dsm_get_eof(const H5FD_t *file, H5FD_mem_t type)
 {
     (void)type;
     return ((const H5FD_dsm_t *)file)->eof;
@@ -566,7 +622,8 @@ static haddr_t dsm_get_eof(const H5FD_t *file, H5FD_mem_t type)
  * and completed together (dsm_store_issue_*, dsm_store_complete): one piece for plain
  * bytes, many for a vector or a transfer described by MPI datatypes.
  */
-static int get_piece(void *file, uint64_t at, void *mem, size_t len)
+static int
+get_piece(void *file, uint64_t at, void *mem, size_t len)
 {
     H5FD_dsm_t *f = file;
     char        err[DSM_ERR_SIZE];
@@ -586,7 +643,8 @@ static int get_piece(void *file, uint64_t at, void *mem, size_t len)
     return 0;
 }
 
-static int put_piece(void *file, uint64_t at, void *mem, size_t len)
+static int
+put_piece(void *file, uint64_t at, void *mem, size_t len)
 {
     H5FD_dsm_t *f = file;
     char        err[DSM_ERR_SIZE];
@@ -602,7 +660,8 @@ static int put_piece(void *file, uint64_t at, void *mem, size_t len)
 }
 
 /* the end of a batch: every piece issued is complete (also after a failed one) */
-static herr_t complete(H5FD_dsm_t *f, int status)
+static herr_t
+complete(H5FD_dsm_t *f, int status)
 {
     char err[DSM_ERR_SIZE];
     if (dsm_store_complete(&f->link->store, err, sizeof err) < 0) {
@@ -613,7 +672,8 @@ static herr_t complete(H5FD_dsm_t *f, int status)
 }
 
 /* one call's transfer: bytes, or `size` elements of btype against the file view (addr, ftype) */
-static herr_t transfer(H5FD_dsm_t *f, H5FD_mem_t type, bool writing, haddr_t addr, size_t size, void *buf)
+static herr_t
+transfer(H5FD_dsm_t *f, H5FD_mem_t type, bool writing, haddr_t addr, size_t size, void *buf)
 {
     MPI_Datatype btype, ftype;
     vfd_piece_fn piece = writing ? put_piece : get_piece;
@@ -626,11 +686,13 @@ static herr_t transfer(H5FD_dsm_t *f, H5FD_mem_t type, bool writing, haddr_t add
         return complete(f, piece(f, addr, buf, size));
     int rc = vfd_typed_transfer(btype, size, buf, ftype, addr, piece, f, err);
     if (rc < 0)
-        DSM_ERROR("%s: a collective %s described by MPI datatypes: %s", f->name, writing ? "write" : "read", err);
+        DSM_ERROR("%s: a collective %s described by MPI datatypes: %s", f->name, writing ? "write" : "read",
+                  err);
     return complete(f, rc);
 }
 
-static herr_t dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+static herr_t
+dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     (void)dxpl;
     return transfer((H5FD_dsm_t *)_file, type, false, addr, size, buf);
@@ -643,7 +705,8 @@ static herr_t dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
  * before every later one (as MPI-IO's collective writes begin and end); the clients agree
  * on the outcome (status: this client's).
  */
-static herr_t sync_collective(H5FD_dsm_t *f, herr_t status)
+static herr_t
+sync_collective(H5FD_dsm_t *f, herr_t status)
 {
     int failed = status < 0, any = 0;
     if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS) {
@@ -657,7 +720,8 @@ static herr_t sync_collective(H5FD_dsm_t *f, herr_t status)
     return status;
 }
 
-static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+static herr_t
+dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
     H5FD_dsm_t *f    = (H5FD_dsm_t *)_file;
     bool        coll = vfd_collective_call();
@@ -669,29 +733,33 @@ static herr_t dsm_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr
 }
 
 /* vector entries (vfd_each_entry): plain byte ranges, whatever their memory types */
-static herr_t get_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+static herr_t
+get_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     (void)type;
     (void)dxpl;
     return get_piece(file, addr, buf, size);
 }
 
-static herr_t put_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+static herr_t
+put_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     (void)type;
     (void)dxpl;
     return put_piece(file, addr, buf, size);
 }
 
-static herr_t dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
-                              size_t sizes[], void *bufs[])
+static herr_t
+dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[], size_t sizes[],
+                void *bufs[])
 {
     H5FD_dsm_t *f = (H5FD_dsm_t *)file;
     return complete(f, vfd_each_entry(get_entry, file, dxpl, count, types, addrs, sizes, bufs));
 }
 
-static herr_t dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
-                               size_t sizes[], const void *bufs[])
+static herr_t
+dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                 size_t sizes[], const void *bufs[])
 {
     H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
     bool        coll = vfd_collective_call();
@@ -702,7 +770,8 @@ static herr_t dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_me
     return coll ? sync_collective(f, ret) : ret;
 }
 
-static herr_t dsm_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
+static herr_t
+dsm_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 {
     H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
     (void)dxpl;
@@ -712,7 +781,8 @@ static herr_t dsm_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
     return 0;
 }
 
-static herr_t dsm_ctl(H5FD_t *_file, uint64_t op_code, uint64_t flags, const void *input, void **output)
+static herr_t
+dsm_ctl(H5FD_t *_file, uint64_t op_code, uint64_t flags, const void *input, void **output)
 {
     H5FD_dsm_t *f = (H5FD_dsm_t *)_file;
     vfd_comm_t  c = {f->comm, f->info, f->rank, f->size};

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dsm_couple_mpmd(dsm_couple_t *c, int is_server, char *err, size_t len)
+int
+dsm_couple_mpmd(dsm_couple_t *c, int is_server, char *err, size_t len)
 {
     memset(c, 0, sizeof *c);
     c->local = c->inter = c->merged = MPI_COMM_NULL;
@@ -26,7 +27,8 @@ int dsm_couple_mpmd(dsm_couple_t *c, int is_server, char *err, size_t len)
             c->nservers++;
             if (first_server < 0)
                 first_server = r;
-        } else {
+        }
+        else {
             c->nclients++;
             if (first_client < 0)
                 first_client = r;
@@ -35,7 +37,8 @@ int dsm_couple_mpmd(dsm_couple_t *c, int is_server, char *err, size_t len)
     free(all);
     if (first_server < 0 || first_client < 0) {
         snprintf(err, len,
-                 "not an MPMD job with servers and clients (%d server rank(s), %d client rank(s) in MPI_COMM_WORLD): "
+                 "not an MPMD job with servers and clients (%d server rank(s), %d client rank(s) in "
+                 "MPI_COMM_WORLD): "
                  "start it as `mpiexec -n S h5dsm-server ... : -n C app ...` (or srun --multi-prog)",
                  c->nservers, c->nclients);
         return -1;
@@ -43,12 +46,14 @@ int dsm_couple_mpmd(dsm_couple_t *c, int is_server, char *err, size_t len)
     c->is_server = is_server;
     MPI_Comm_split(MPI_COMM_WORLD, c->is_server ? 0 : 1, rank, &c->local);
     /* leaders: rank 0 of each program's communicator; the remote one by its world rank */
-    MPI_Intercomm_create(c->local, 0, MPI_COMM_WORLD, c->is_server ? first_client : first_server, 7311, &c->inter);
+    MPI_Intercomm_create(c->local, 0, MPI_COMM_WORLD, c->is_server ? first_client : first_server, 7311,
+                         &c->inter);
     MPI_Intercomm_merge(c->inter, c->is_server ? 0 : 1, &c->merged); /* servers low: ranks 0 .. S-1 */
     return 0;
 }
 
-void dsm_couple_free(dsm_couple_t *c)
+void
+dsm_couple_free(dsm_couple_t *c)
 {
     if (c->merged != MPI_COMM_NULL)
         MPI_Comm_free(&c->merged);

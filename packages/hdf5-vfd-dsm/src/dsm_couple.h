@@ -16,9 +16,9 @@
 #include <stddef.h>
 
 typedef struct {
-    MPI_Comm local;     /* this program's ranks */
-    MPI_Comm inter;     /* servers <-> clients */
-    MPI_Comm merged;    /* servers (ranks 0 .. nservers-1), then clients */
+    MPI_Comm local;  /* this program's ranks */
+    MPI_Comm inter;  /* servers <-> clients */
+    MPI_Comm merged; /* servers (ranks 0 .. nservers-1), then clients */
     int      is_server;
     int      nservers, nclients;
 } dsm_couple_t;

@@ -27,13 +27,13 @@ typedef enum { DSM_LINEAR, DSM_MASK, DSM_BLOCK_CYCLIC, DSM_RANDOM_BLOCK } dsm_ki
 
 typedef struct {
     dsm_kind_t kind;
-    int        nservers;   /* P */
-    uint64_t   local;      /* l: bytes used in each server's buffer */
-    uint64_t   total;      /* L = P x l */
-    uint64_t   block;      /* s (block kinds); 0 otherwise */
-    uint64_t   seed;       /* random-block */
-    uint64_t   nblocks;    /* L / s (block kinds) */
-    uint64_t  *perm;       /* random-block: block -> shuffled block, and its inverse */
+    int        nservers; /* P */
+    uint64_t   local;    /* l: bytes used in each server's buffer */
+    uint64_t   total;    /* L = P x l */
+    uint64_t   block;    /* s (block kinds); 0 otherwise */
+    uint64_t   seed;     /* random-block */
+    uint64_t   nblocks;  /* L / s (block kinds) */
+    uint64_t  *perm;     /* random-block: block -> shuffled block, and its inverse */
     uint64_t  *inverse;
 } dsm_layout_t;
 
@@ -44,7 +44,8 @@ uint64_t dsm_parse_size(const char *s, const char **end);
 /* Parse "linear", "mask", "mask:<file size>", "block-cyclic:<size>", "random-block:<size>[:seed]"
  * (sizes with k/m/g suffixes, powers of 1024; mask's file size comes back in *block, 0
  * when not given). 0, or -1 with err saying why. */
-int dsm_layout_parse(const char *text, dsm_kind_t *kind, uint64_t *block, uint64_t *seed, char *err, size_t errlen);
+int dsm_layout_parse(const char *text, dsm_kind_t *kind, uint64_t *block, uint64_t *seed, char *err,
+                     size_t errlen);
 
 /* Build a layout over nservers buffers of buffer_len bytes each. For mask, file_size is
  * the size of the file to hold (the window is resized to it; alignment rounds each

@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 /* a new file at path opened for writing ("w"), or NULL with errno set */
-static inline FILE *dsm_create_new(const char *path)
+static inline FILE *
+dsm_create_new(const char *path)
 {
     if (unlink(path) < 0 && errno != ENOENT)
         return NULL;

@@ -27,14 +27,15 @@ struct h5dsm_host {
     char       layout[128];
     char       held[DSM_NAME_MAX]; /* the file the DSM holds ("" before the first) */
     uint64_t   size;
-    uint64_t   steps;              /* files closed so far */
-    int        open;               /* a client program has the file open */
-    double     client_timeout;     /* seconds without a request while a file is open; 0: none */
-    int        abandoned;          /* the clients vanished: the connection cannot be closed */
+    uint64_t   steps;          /* files closed so far */
+    int        open;           /* a client program has the file open */
+    double     client_timeout; /* seconds without a request while a file is open; 0: none */
+    int        abandoned;      /* the clients vanished: the connection cannot be closed */
 };
 
-int h5dsm_host_start(h5dsm_host_t **out, const char *distribution, uint64_t bytes_per_server, const char *contact,
-                     char *err, size_t len)
+int
+h5dsm_host_start(h5dsm_host_t **out, const char *distribution, uint64_t bytes_per_server, const char *contact,
+                 char *err, size_t len)
 {
     dsm_kind_t        kind;
     dsm_link_layout_t layout = {0, 0, 0, bytes_per_server};
@@ -42,12 +43,13 @@ int h5dsm_host_start(h5dsm_host_t **out, const char *distribution, uint64_t byte
     if (dsm_layout_parse(distribution, &kind, &layout.block, &layout.seed, err, len) < 0)
         return -1;
     if (kind == DSM_MASK && layout.block == 0) {
-        snprintf(err, len, "the mask distribution resizes the window to the files it will hold: give their size, "
-                           "mask:<bytes> (each server then holds a page-aligned share of ceil(bytes/servers))");
+        snprintf(err, len,
+                 "the mask distribution resizes the window to the files it will hold: give their size, "
+                 "mask:<bytes> (each server then holds a page-aligned share of ceil(bytes/servers))");
         return -1;
     }
-    layout.kind       = (uint64_t)kind;
-    h5dsm_host_t *h   = calloc(1, sizeof *h);
+    layout.kind     = (uint64_t)kind;
+    h5dsm_host_t *h = calloc(1, sizeof *h);
     if (!h) {
         snprintf(err, len, "out of memory");
         return -1;
@@ -61,10 +63,19 @@ int h5dsm_host_start(h5dsm_host_t **out, const char *distribution, uint64_t byte
     return 0;
 }
 
-uint64_t h5dsm_host_capacity(const h5dsm_host_t *h) { return h->link.store.layout.total; }
-const char *h5dsm_host_layout(const h5dsm_host_t *h) { return h->layout; }
+uint64_t
+h5dsm_host_capacity(const h5dsm_host_t *h)
+{
+    return h->link.store.layout.total;
+}
+const char *
+h5dsm_host_layout(const h5dsm_host_t *h)
+{
+    return h->layout;
+}
 
-hid_t h5dsm_host_fapl(h5dsm_host_t *h)
+hid_t
+h5dsm_host_fapl(h5dsm_host_t *h)
 {
     (void)h;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -77,13 +88,15 @@ hid_t h5dsm_host_fapl(h5dsm_host_t *h)
     return fapl;
 }
 
-int h5dsm_host_read(h5dsm_host_t *h, uint64_t addr, void *buf, size_t len, char *err, size_t errlen)
+int
+h5dsm_host_read(h5dsm_host_t *h, uint64_t addr, void *buf, size_t len, char *err, size_t errlen)
 {
     return dsm_store_get(&h->link.store, addr, buf, len, err, errlen);
 }
 
 /* server 0's answer to an OPEN */
-static void answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
+static void
+answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
 {
     memset(ans, 0, sizeof *ans);
     ans->type = DSM_MSG_GRANT;
@@ -106,14 +119,19 @@ static void answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
         h->open = 1;
 }
 
-void h5dsm_host_set_client_timeout(h5dsm_host_t *h, double seconds) { h->client_timeout = seconds; }
+void
+h5dsm_host_set_client_timeout(h5dsm_host_t *h, double seconds)
+{
+    h->client_timeout = seconds;
+}
 
 /* the clients left with the file open: it is incomplete, nobody acts on it */
-static void discard_open_file(h5dsm_host_t *h, const char *why)
+static void
+discard_open_file(h5dsm_host_t *h, const char *why)
 {
     if (h->link.rank == 0) {
-        fprintf(stderr, "h5dsm: step %" PRIu64 ": '%s' discarded (%s): no action runs on it\n", h->steps, h->held,
-                why);
+        fprintf(stderr, "h5dsm: step %" PRIu64 ": '%s' discarded (%s): no action runs on it\n", h->steps,
+                h->held, why);
         fflush(stderr);
     }
     h->held[0] = '\0';
@@ -121,7 +139,8 @@ static void discard_open_file(h5dsm_host_t *h, const char *why)
     h->open    = 0;
 }
 
-long h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
+long
+h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
 {
     dsm_link_t *l     = &h->link;
     long        files = 0;
@@ -137,7 +156,8 @@ long h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
             return -1;
         if (got == DSM_WAIT_TIMEOUT) { /* none within the client timeout */
             char why[160];
-            snprintf(why, sizeof why, "no word from the clients for %g s with the file open: their job is gone",
+            snprintf(why, sizeof why,
+                     "no word from the clients for %g s with the file open: their job is gone",
                      h->client_timeout);
             discard_open_file(h, why);
             dsm_link_abandon(l);
@@ -182,7 +202,8 @@ long h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
     }
 }
 
-void h5dsm_host_stop(h5dsm_host_t *h)
+void
+h5dsm_host_stop(h5dsm_host_t *h)
 {
     if (!h)
         return;

@@ -17,31 +17,35 @@
 #define TAG_LAYOUT 7401
 #define TAG_MSG    7402
 
-static double now(void)
+static double
+now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void init(dsm_link_t *l)
+static void
+init(dsm_link_t *l)
 {
     memset(l, 0, sizeof *l);
     l->local = l->inter = l->merged = MPI_COMM_NULL;
 }
 
 /* the layout travels from server 0 to every rank of merged; all open the store */
-static int open_store(dsm_link_t *l, const dsm_link_layout_t *given, char *err, size_t len)
+static int
+open_store(dsm_link_t *l, const dsm_link_layout_t *given, char *err, size_t len)
 {
     dsm_link_layout_t layout = {0, 0, 0, 0};
     if (given)
         layout = *given;
     MPI_Bcast(&layout, 4, MPI_UINT64_T, 0, l->merged);
-    return dsm_store_open(&l->store, l->merged, 0, l->nservers, layout.bytes_per_server, (dsm_kind_t)layout.kind,
-                          layout.block, layout.seed, err, len);
+    return dsm_store_open(&l->store, l->merged, 0, l->nservers, layout.bytes_per_server,
+                          (dsm_kind_t)layout.kind, layout.block, layout.seed, err, len);
 }
 
-static int from_couple(dsm_link_t *l, int is_server, char *err, size_t len)
+static int
+from_couple(dsm_link_t *l, int is_server, char *err, size_t len)
 {
     dsm_couple_t c;
     if (dsm_couple_mpmd(&c, is_server, err, len) < 0)
@@ -56,7 +60,8 @@ static int from_couple(dsm_link_t *l, int is_server, char *err, size_t len)
     return 0;
 }
 
-int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *layout, char *err, size_t len)
+int
+dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *layout, char *err, size_t len)
 {
     init(l);
     if (!contact) {
@@ -89,7 +94,8 @@ int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *
                 text[--n] = '\0';
             const char *last = strrchr(text, '\n'); /* MPICH: an error stack, the cause last */
             snprintf(err, len,
-                     "MPI_Open_port failed: this MPI cannot accept connections from other jobs (%s); start servers "
+                     "MPI_Open_port failed: this MPI cannot accept connections from other jobs (%s); start "
+                     "servers "
                      "and clients as one MPMD job instead",
                      last ? last + 1 : text);
             ok = 0;
@@ -119,7 +125,8 @@ int dsm_link_serve(dsm_link_t *l, const char *contact, const dsm_link_layout_t *
 }
 
 /* wait for the contact file to exist (the servers may still be starting) */
-static int read_contact(const char *contact, double timeout, char *port, char *err, size_t len)
+static int
+read_contact(const char *contact, double timeout, char *port, char *err, size_t len)
 {
     double end = now() + timeout;
     for (;;) {
@@ -138,7 +145,8 @@ static int read_contact(const char *contact, double timeout, char *port, char *e
             return -1;
         }
         if (now() > end) {
-            snprintf(err, len, "%s: no DSM server wrote this contact file within %.0f s (start h5dsm-server first)",
+            snprintf(err, len,
+                     "%s: no DSM server wrote this contact file within %.0f s (start h5dsm-server first)",
                      contact, timeout);
             return -1;
         }
@@ -146,7 +154,8 @@ static int read_contact(const char *contact, double timeout, char *port, char *e
     }
 }
 
-int dsm_link_connect(dsm_link_t *l, MPI_Comm comm, const char *contact, double timeout, char *err, size_t len)
+int
+dsm_link_connect(dsm_link_t *l, MPI_Comm comm, const char *contact, double timeout, char *err, size_t len)
 {
     init(l);
     l->timeout = timeout;
@@ -166,7 +175,8 @@ int dsm_link_connect(dsm_link_t *l, MPI_Comm comm, const char *contact, double t
     int rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, l->local, &l->inter);
     if (vfd_agree(l->local, rc == MPI_SUCCESS, err, len) < 0) {
         if (rc != MPI_SUCCESS)
-            snprintf(err, len, "%s: MPI_Comm_connect to '%s' failed (is the server still running?)", contact, port);
+            snprintf(err, len, "%s: MPI_Comm_connect to '%s' failed (is the server still running?)", contact,
+                     port);
         return -1;
     }
     MPI_Comm_remote_size(l->inter, &l->nservers);
@@ -174,7 +184,8 @@ int dsm_link_connect(dsm_link_t *l, MPI_Comm comm, const char *contact, double t
     return open_store(l, NULL, err, len);
 }
 
-void dsm_link_close(dsm_link_t *l)
+void
+dsm_link_close(dsm_link_t *l)
 {
     if (l->merged == MPI_COMM_NULL)
         return;
@@ -193,7 +204,8 @@ typedef enum {
 
 /* complete n (<= 2) requests; timeout <= 0: wait for ever. On DSM_WAIT_TIMEOUT the
  * requests are cancelled and freed */
-static dsm_wait_t complete(MPI_Request *reqs, int n, double timeout, pause_t pause)
+static dsm_wait_t
+complete(MPI_Request *reqs, int n, double timeout, pause_t pause)
 {
     int        done = 0;
     double     end  = now() + timeout;
@@ -217,25 +229,29 @@ static dsm_wait_t complete(MPI_Request *reqs, int n, double timeout, pause_t pau
 
 /* complete the requests within the link's timeout; on expiry cancel them: a server that
  * never answers (or never even receives) must not hold the clients forever */
-static int wait_timed(dsm_link_t *l, MPI_Request *reqs, int n, char *err, size_t len)
+static int
+wait_timed(dsm_link_t *l, MPI_Request *reqs, int n, char *err, size_t len)
 {
     dsm_wait_t rc = complete(reqs, n, l->timeout, PAUSE_SLEEP);
     if (rc == DSM_WAIT_TIMEOUT)
-        snprintf(err, len, "no answer from the DSM servers within %.0f s (timeout=%g in the driver's configuration)",
+        snprintf(err, len,
+                 "no answer from the DSM servers within %.0f s (timeout=%g in the driver's configuration)",
                  l->timeout, l->timeout);
     else if (rc == DSM_WAIT_ERROR)
         snprintf(err, len, "lost the connection to the DSM servers");
     return rc == DSM_WAIT_DONE ? 0 : -1;
 }
 
-int dsm_link_send(dsm_link_t *l, const dsm_msg_t *msg, char *err, size_t len)
+int
+dsm_link_send(dsm_link_t *l, const dsm_msg_t *msg, char *err, size_t len)
 {
     MPI_Request req;
     MPI_Isend(msg, (int)sizeof *msg, MPI_BYTE, 0, TAG_MSG, l->merged, &req);
     return wait_timed(l, &req, 1, err, len);
 }
 
-int dsm_link_ask(dsm_link_t *l, const dsm_msg_t *msg, dsm_msg_t *answer, char *err, size_t len)
+int
+dsm_link_ask(dsm_link_t *l, const dsm_msg_t *msg, dsm_msg_t *answer, char *err, size_t len)
 {
     MPI_Request reqs[2];
     MPI_Irecv(answer, (int)sizeof *answer, MPI_BYTE, 0, TAG_MSG, l->merged, &reqs[0]);
@@ -247,9 +263,14 @@ int dsm_link_ask(dsm_link_t *l, const dsm_msg_t *msg, dsm_msg_t *answer, char *e
  * a workstation, cores) with the clients. No sleeping: an MPI whose one-sided transfers
  * need the target's progress (MPICH over UCX moves large puts in pieces, each when the
  * target next calls MPI) would crawl (pauses of up to 1 ms gave 89 MB/s instead of 8 GB/s) */
-void dsm_idle_wait(MPI_Request *req) { complete(req, 1, 0, PAUSE_YIELD); }
+void
+dsm_idle_wait(MPI_Request *req)
+{
+    complete(req, 1, 0, PAUSE_YIELD);
+}
 
-dsm_wait_t dsm_link_request(dsm_link_t *l, dsm_msg_t *msg, double timeout)
+dsm_wait_t
+dsm_link_request(dsm_link_t *l, dsm_msg_t *msg, double timeout)
 {
     MPI_Request req;
     if (MPI_Irecv(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged, &req) != MPI_SUCCESS)
@@ -258,14 +279,16 @@ dsm_wait_t dsm_link_request(dsm_link_t *l, dsm_msg_t *msg, double timeout)
     return complete(&req, 1, timeout, PAUSE_YIELD);
 }
 
-void dsm_link_abandon(dsm_link_t *l)
+void
+dsm_link_abandon(dsm_link_t *l)
 {
     /* the clients' side is gone: no collective call over the connection can complete,
      * so its communicators and window are left as they are (their memory stays taken) */
     l->merged = l->inter = MPI_COMM_NULL;
 }
 
-int dsm_link_reply(dsm_link_t *l, const dsm_msg_t *msg)
+int
+dsm_link_reply(dsm_link_t *l, const dsm_msg_t *msg)
 {
     return MPI_Send(msg, (int)sizeof *msg, MPI_BYTE, l->nservers, TAG_MSG, l->merged) == MPI_SUCCESS ? 0 : -1;
 }

@@ -33,21 +33,21 @@ enum { DSM_OPEN_CREATE = 1, DSM_OPEN_RDWR, DSM_OPEN_RDONLY };
 #define DSM_NAME_MAX 1024
 
 typedef struct {
-    uint64_t type;  /* DSM_MSG_* */
-    uint64_t mode;  /* OPEN: DSM_OPEN_*; CLOSE: 1 when the file was written */
-    uint64_t size;  /* GRANT: size of the file held; CLOSE: final size */
-    uint64_t step;  /* GRANT/CLOSE: number of the file in the series (0, 1, ...) */
+    uint64_t type; /* DSM_MSG_* */
+    uint64_t mode; /* OPEN: DSM_OPEN_*; CLOSE: 1 when the file was written */
+    uint64_t size; /* GRANT: size of the file held; CLOSE: final size */
+    uint64_t step; /* GRANT/CLOSE: number of the file in the series (0, 1, ...) */
     char     name[DSM_NAME_MAX];
 } dsm_msg_t;
 
 typedef struct {
-    MPI_Comm    local;     /* this program's ranks (clients: the application's communicator) */
-    MPI_Comm    inter;     /* servers <-> clients */
-    MPI_Comm    merged;    /* servers 0 .. nservers-1, then clients */
+    MPI_Comm    local;  /* this program's ranks (clients: the application's communicator) */
+    MPI_Comm    inter;  /* servers <-> clients */
+    MPI_Comm    merged; /* servers 0 .. nservers-1, then clients */
     int         is_server;
     int         nservers, nclients;
-    int         rank;      /* in local */
-    double      timeout;   /* seconds a client waits for server 0 */
+    int         rank;    /* in local */
+    double      timeout; /* seconds a client waits for server 0 */
     dsm_store_t store;
 } dsm_link_t;
 
@@ -59,13 +59,15 @@ typedef struct {
 /* Servers: collective over local (MPMD: over MPI_COMM_WORLD; the servers' communicator
  * results). contact: NULL for MPMD, else the file to write the port name to. Builds
  * the store with the layout. 0, or -1 with err. */
-int dsm_link_serve(dsm_link_t *link, const char *contact, const dsm_link_layout_t *layout, char *err, size_t len);
+int dsm_link_serve(dsm_link_t *link, const char *contact, const dsm_link_layout_t *layout, char *err,
+                   size_t len);
 
 /* Clients: collective over comm (MPMD: every rank of MPI_COMM_WORLD calls it, servers
  * through dsm_link_serve; comm is then ignored and local becomes the clients' part).
  * contact: NULL for MPMD, else the file written by the servers (waited for up to
  * timeout seconds). 0, or -1 with err, the same on every client. */
-int dsm_link_connect(dsm_link_t *link, MPI_Comm comm, const char *contact, double timeout, char *err, size_t len);
+int dsm_link_connect(dsm_link_t *link, MPI_Comm comm, const char *contact, double timeout, char *err,
+                     size_t len);
 
 /* Collective over merged: frees the store and the communicators. */
 void dsm_link_close(dsm_link_t *link);

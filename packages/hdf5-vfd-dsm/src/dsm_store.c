@@ -12,10 +12,11 @@
 
 /* bytes the servers of one node can have: MemAvailable, and no more than /dev/shm has
  * free where it exists (both MPIs keep the windows of ranks sharing a node there) */
-static double node_memory(void)
+static double
+node_memory(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
+    FILE  *f = fopen("/proc/meminfo", "r");
+    char   line[256];
     double kib = -1, have;
     while (f && fgets(line, sizeof line, f))
         if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
@@ -31,21 +32,23 @@ static double node_memory(void)
 
 /* collective over comm: do the servers of every node fit in its memory? 0, or -1 with
  * err (on every rank: the message of the first node that does not) */
-static int check_node_memory(MPI_Comm comm, MPI_Aint bytes, char *err, size_t len)
+static int
+check_node_memory(MPI_Comm comm, MPI_Aint bytes, char *err, size_t len)
 {
     MPI_Comm node;
-    int rank, node_servers = 0, server = bytes > 0;
-    double need = 0, mine = (double)bytes;
+    int      rank, node_servers = 0, server = bytes > 0;
+    double   need = 0, mine = (double)bytes;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Allreduce(&mine, &need, 1, MPI_DOUBLE, MPI_SUM, node);
     MPI_Allreduce(&server, &node_servers, 1, MPI_INT, MPI_SUM, node);
     MPI_Comm_free(&node);
-    double have = node_memory();
-    char msg[512] = "";
+    double have     = node_memory();
+    char   msg[512] = "";
     if (need > have)
         snprintf(msg, sizeof msg,
-                 "the DSM needs %.2f GiB of memory on one node (%d server rank(s) x %.2f GiB), the node has %.2f GiB "
+                 "the DSM needs %.2f GiB of memory on one node (%d server rank(s) x %.2f GiB), the node has "
+                 "%.2f GiB "
                  "available (MemAvailable, /dev/shm free): use a smaller --size or more nodes",
                  need / 1073741824.0, node_servers, (double)bytes / 1073741824.0, have / 1073741824.0);
     int first = *msg ? rank : INT_MAX, any;
@@ -57,8 +60,9 @@ static int check_node_memory(MPI_Comm comm, MPI_Aint bytes, char *err, size_t le
     return -1;
 }
 
-int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers, uint64_t buffer_len,
-                   dsm_kind_t kind, uint64_t block, uint64_t seed, char *err, size_t len)
+int
+dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers, uint64_t buffer_len,
+               dsm_kind_t kind, uint64_t block, uint64_t seed, char *err, size_t len)
 {
     memset(s, 0, sizeof *s);
     int size;
@@ -76,8 +80,8 @@ int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers
                         kind == DSM_MASK ? 4096 : 0, err, len) < 0)
         return -1;
     s->first_server = first_server;
-    s->is_server = s->rank >= first_server && s->rank < first_server + nservers;
-    s->locked = calloc((size_t)nservers, sizeof *s->locked);
+    s->is_server    = s->rank >= first_server && s->rank < first_server + nservers;
+    s->locked       = calloc((size_t)nservers, sizeof *s->locked);
     /* whole pages: with segments of odd sizes (10007 bytes), MPICH 4.0.2's window on one
      * node put the first bytes written to server 1 into the last bytes of server 0
      * (tests/test_store.c on 4 ranks); page-sized segments do not overlap */
@@ -95,7 +99,8 @@ int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers
     }
     int rc = MPI_Comm_dup(comm, &s->comm);
     if (rc == MPI_SUCCESS) {
-        MPI_Comm_set_errhandler(s->comm, MPI_ERRORS_RETURN); /* a window MPI cannot make: an error, not an abort */
+        MPI_Comm_set_errhandler(s->comm,
+                                MPI_ERRORS_RETURN); /* a window MPI cannot make: an error, not an abort */
         rc = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, s->comm, &s->local, &s->win);
     }
     int ok = rc == MPI_SUCCESS && s->locked, all = 0;
@@ -106,8 +111,10 @@ int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers
         if (rc != MPI_SUCCESS)
             MPI_Error_string(rc, why, &n);
         snprintf(err, len,
-                 "cannot expose %" PRIu64 " bytes per server in an MPI window (MPI_Win_allocate: %s); across nodes "
-                 "the MPI needs a one-sided component that reaches every rank (Open MPI over TCP: OMPI_MCA_osc=ucx "
+                 "cannot expose %" PRIu64
+                 " bytes per server in an MPI window (MPI_Win_allocate: %s); across nodes "
+                 "the MPI needs a one-sided component that reaches every rank (Open MPI over TCP: "
+                 "OMPI_MCA_osc=ucx "
                  "or pt2pt)",
                  s->layout.local, why);
         return -1;
@@ -122,7 +129,8 @@ int dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers
     return 0;
 }
 
-void dsm_store_close(dsm_store_t *s)
+void
+dsm_store_close(dsm_store_t *s)
 {
     MPI_Win_free(&s->win);
     MPI_Comm_free(&s->comm);
@@ -138,15 +146,17 @@ typedef enum { PUT, GET } dir_t;
 #endif
 
 /* issue the runs of one transfer, locking each server it touches (once per batch) */
-static int issue(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len, char *err, size_t elen)
+static int
+issue(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len, char *err, size_t elen)
 {
     const dsm_layout_t *l = &s->layout;
     if (len == 0)
         return 0;
     if (addr > l->total || len > l->total - addr) {
-        snprintf(err, elen, "the DSM is full: %s of %zu bytes at address %" PRIu64 " goes beyond its %" PRIu64
-                            " bytes (%d servers x %" PRIu64 ")", dir == PUT ? "a write" : "a read", len, addr,
-                 l->total, l->nservers, l->local);
+        snprintf(err, elen,
+                 "the DSM is full: %s of %zu bytes at address %" PRIu64 " goes beyond its %" PRIu64
+                 " bytes (%d servers x %" PRIu64 ")",
+                 dir == PUT ? "a write" : "a read", len, addr, l->total, l->nservers, l->local);
         return -1;
     }
     int rc = MPI_SUCCESS;
@@ -162,26 +172,28 @@ static int issue(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len
             /* shared for writes too: clients write disjoint addresses (what HDF5 asks of any
              * parallel driver), and exclusive locks taken on several servers in different
              * orders by two clients deadlock (seen with block-cyclic on 4 ranks) */
-            rc = MPI_Win_lock(MPI_LOCK_SHARED, target, 0, s->win);
+            rc                = MPI_Win_lock(MPI_LOCK_SHARED, target, 0, s->win);
             s->locked[server] = 1;
         }
         if (rc == MPI_SUCCESS)
-            rc = dir == PUT ? MPI_Put(buf + done, (int)n, MPI_BYTE, target, (MPI_Aint)off, (int)n, MPI_BYTE, s->win)
-                            : MPI_Get(buf + done, (int)n, MPI_BYTE, target, (MPI_Aint)off, (int)n, MPI_BYTE, s->win);
+            rc = dir == PUT
+                     ? MPI_Put(buf + done, (int)n, MPI_BYTE, target, (MPI_Aint)off, (int)n, MPI_BYTE, s->win)
+                     : MPI_Get(buf + done, (int)n, MPI_BYTE, target, (MPI_Aint)off, (int)n, MPI_BYTE, s->win);
         done += n;
     }
     if (rc != MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
         int  n = 0;
         MPI_Error_string(rc, text, &n);
-        snprintf(err, elen, "one-sided %s of %zu bytes at %" PRIu64 " failed: %s", dir == PUT ? "write" : "read", len,
-                 addr, text);
+        snprintf(err, elen, "one-sided %s of %zu bytes at %" PRIu64 " failed: %s",
+                 dir == PUT ? "write" : "read", len, addr, text);
         return -1;
     }
     return 0;
 }
 
-int dsm_store_complete(dsm_store_t *s, char *err, size_t elen)
+int
+dsm_store_complete(dsm_store_t *s, char *err, size_t elen)
 {
     int rc = MPI_SUCCESS;
     for (int server = 0; server < s->layout.nservers; server++)
@@ -203,7 +215,8 @@ int dsm_store_complete(dsm_store_t *s, char *err, size_t elen)
 
 /* one transfer, complete when it returns: the servers' locks are released (whatever
  * happened; an issue's error is the one kept) */
-static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len, char *err, size_t elen)
+static int
+transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t len, char *err, size_t elen)
 {
     char later[256];
     int  rc   = issue(s, dir, addr, buf, len, err, elen);
@@ -211,22 +224,26 @@ static int transfer(dsm_store_t *s, dir_t dir, uint64_t addr, char *buf, size_t 
     return rc < 0 || done < 0 ? -1 : 0;
 }
 
-int dsm_store_issue_put(dsm_store_t *s, uint64_t addr, const void *buf, size_t len, char *err, size_t elen)
+int
+dsm_store_issue_put(dsm_store_t *s, uint64_t addr, const void *buf, size_t len, char *err, size_t elen)
 {
     return issue(s, PUT, addr, (char *)buf, len, err, elen);
 }
 
-int dsm_store_issue_get(dsm_store_t *s, uint64_t addr, void *buf, size_t len, char *err, size_t elen)
+int
+dsm_store_issue_get(dsm_store_t *s, uint64_t addr, void *buf, size_t len, char *err, size_t elen)
 {
     return issue(s, GET, addr, buf, len, err, elen);
 }
 
-int dsm_store_put(dsm_store_t *s, uint64_t addr, const void *buf, size_t len, char *err, size_t elen)
+int
+dsm_store_put(dsm_store_t *s, uint64_t addr, const void *buf, size_t len, char *err, size_t elen)
 {
     return transfer(s, PUT, addr, (char *)buf, len, err, elen);
 }
 
-int dsm_store_get(dsm_store_t *s, uint64_t addr, void *buf, size_t len, char *err, size_t elen)
+int
+dsm_store_get(dsm_store_t *s, uint64_t addr, void *buf, size_t len, char *err, size_t elen)
 {
     return transfer(s, GET, addr, buf, len, err, elen);
 }

@@ -21,14 +21,14 @@
 #include "dsm_distribution.h"
 
 typedef struct {
-    MPI_Comm     comm;         /* servers and clients */
+    MPI_Comm     comm; /* servers and clients */
     MPI_Win      win;
     int          rank;
     int          first_server; /* servers are ranks first_server .. first_server + P - 1 of comm */
     int          is_server;
-    void        *local;        /* this server's buffer (NULL on clients) */
+    void        *local; /* this server's buffer (NULL on clients) */
     dsm_layout_t layout;
-    int         *locked;       /* per server: locked in the current transfer */
+    int         *locked; /* per server: locked in the current transfer */
 } dsm_store_t;
 
 /* Collective over comm. Servers (ranks [first_server, first_server + nservers)) each
@@ -47,7 +47,8 @@ int dsm_store_get(dsm_store_t *store, uint64_t addr, void *buf, size_t len, char
 /* a batch of transfers in one access epoch per server (many small pieces of one call):
  * issue them, then complete them all; a get's bytes and a put's source are only read
  * or free again after dsm_store_complete, which is needed after a failed issue too */
-int dsm_store_issue_put(dsm_store_t *store, uint64_t addr, const void *buf, size_t len, char *err, size_t errlen);
+int dsm_store_issue_put(dsm_store_t *store, uint64_t addr, const void *buf, size_t len, char *err,
+                        size_t errlen);
 int dsm_store_issue_get(dsm_store_t *store, uint64_t addr, void *buf, size_t len, char *err, size_t errlen);
 int dsm_store_complete(dsm_store_t *store, char *err, size_t errlen);
 

@@ -12,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    char err[512];
+    char         err[512];
     dsm_couple_t c;
-    int wrank;
+    int          wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     if (dsm_couple_mpmd(&c, argc > 1 && !strcmp(argv[1], "server"), err, sizeof err) < 0) {
         if (wrank == 0)
@@ -32,12 +33,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    const uint64_t L = s.layout.total;
-    long long errors = 0;
-    unsigned char *buf = malloc(L);
-    int crank = rank - c.nservers;
+    const uint64_t L      = s.layout.total;
+    long long      errors = 0;
+    unsigned char *buf    = malloc(L);
+    int            crank  = rank - c.nservers;
     if (!c.is_server) { /* client k writes [k L / C, (k+1) L / C) */
-        uint64_t lo = L * (uint64_t)crank / (uint64_t)c.nclients, hi = L * (uint64_t)(crank + 1) / (uint64_t)c.nclients;
+        uint64_t lo = L * (uint64_t)crank / (uint64_t)c.nclients,
+                 hi = L * (uint64_t)(crank + 1) / (uint64_t)c.nclients;
         for (uint64_t a = lo; a < hi; a++)
             buf[a] = (unsigned char)(a * 7 + 1);
         if (dsm_store_put(&s, lo, buf + lo, hi - lo, err, sizeof err) < 0) {
@@ -53,7 +55,8 @@ int main(int argc, char **argv)
             if (mem[off] != (unsigned char)(dsm_unmap(&s.layout, rank, off) * 7 + 1))
                 errors++;
         MPI_Win_unlock(rank, s.win);
-    } else {
+    }
+    else {
         if (dsm_store_get(&s, 0, buf, L, err, sizeof err) < 0) {
             fprintf(stderr, "client %d: %s\n", crank, err);
             errors++;

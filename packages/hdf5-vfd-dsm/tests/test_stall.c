@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     char          err[1024];

@@ -12,40 +12,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned char pattern(uint64_t addr, int round) { return (unsigned char)((addr * 31 + 7 + round * 13) & 0xff); }
+static unsigned char
+pattern(uint64_t addr, int round)
+{
+    return (unsigned char)((addr * 31 + 7 + round * 13) & 0xff);
+}
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const int nservers = size > 1 ? size / 2 : 1;
-    const int first_client = size > 1 ? nservers : 0, nclients = size - first_client;
-    const int is_client = rank >= first_client;
-    const char *layouts[] = {"linear", "block-cyclic:64", "block-cyclic:1000", "random-block:64:5", "random-block:7"};
+    const int      nservers     = size > 1 ? size / 2 : 1;
+    const int      first_client = size > 1 ? nservers : 0, nclients = size - first_client;
+    const int      is_client  = rank >= first_client;
+    const char    *layouts[]  = {"linear", "block-cyclic:64", "block-cyclic:1000", "random-block:64:5",
+                                 "random-block:7"};
     const uint64_t buffer_len = 10007; /* not a multiple of the blocks: L is rounded */
-    long long errors = 0;
-    char err[512];
+    long long      errors     = 0;
+    char           err[512];
 
     for (size_t t = 0; t < sizeof layouts / sizeof *layouts; t++) {
         dsm_kind_t kind;
-        uint64_t block, seed;
+        uint64_t   block, seed;
         if (dsm_layout_parse(layouts[t], &kind, &block, &seed, err, sizeof err) < 0) {
             fprintf(stderr, "%s\n", err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         dsm_store_t s;
-        if (dsm_store_open(&s, MPI_COMM_WORLD, 0, nservers, buffer_len, kind, block, seed, err, sizeof err) < 0) {
+        if (dsm_store_open(&s, MPI_COMM_WORLD, 0, nservers, buffer_len, kind, block, seed, err, sizeof err) <
+            0) {
             fprintf(stderr, "rank %d: %s: %s\n", rank, layouts[t], err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        const uint64_t L = s.layout.total;
+        const uint64_t L   = s.layout.total;
         unsigned char *buf = malloc(L);
         /* each client writes its share of [0, L) in runs of 1..777 bytes */
         if (is_client) {
-            int c = rank - first_client;
-            uint64_t lo = L * (uint64_t)c / (uint64_t)nclients, hi = L * (uint64_t)(c + 1) / (uint64_t)nclients;
+            int      c  = rank - first_client;
+            uint64_t lo = L * (uint64_t)c / (uint64_t)nclients,
+                     hi = L * (uint64_t)(c + 1) / (uint64_t)nclients;
             for (uint64_t a = lo; a < hi; a++)
                 buf[a] = pattern(a, (int)t);
             for (uint64_t a = lo, n = 1; a < hi; a += n, n = n * 7 % 777 + 1) {
@@ -61,14 +69,15 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         /* placement: each server's memory holds what belongs there */
         if (s.is_server) {
-            int server = rank - s.first_server;
-            const unsigned char *mem = s.local;
+            int                  server = rank - s.first_server;
+            const unsigned char *mem    = s.local;
             MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, s.win);
             for (uint64_t off = 0; off < s.layout.local; off++) {
                 uint64_t a = dsm_unmap(&s.layout, server, off);
                 if (mem[off] != pattern(a, (int)t) && errors++ < 5)
-                    fprintf(stderr, "rank %d: %s: server %d offset %" PRIu64 " (address %" PRIu64 ") holds %d\n", rank,
-                            layouts[t], server, off, a, mem[off]);
+                    fprintf(stderr,
+                            "rank %d: %s: server %d offset %" PRIu64 " (address %" PRIu64 ") holds %d\n",
+                            rank, layouts[t], server, off, a, mem[off]);
             }
             MPI_Win_unlock(rank, s.win);
         }
@@ -93,7 +102,8 @@ int main(int argc, char **argv)
         /* beyond the end: refused, nothing written */
         if (rank == first_client) {
             unsigned char junk[16] = {0}, last = 0;
-            if (dsm_store_put(&s, L - 8, junk, sizeof junk, err, sizeof err) == 0 || !strstr(err, "the DSM is full")) {
+            if (dsm_store_put(&s, L - 8, junk, sizeof junk, err, sizeof err) == 0 ||
+                !strstr(err, "the DSM is full")) {
                 fprintf(stderr, "%s: a write beyond the DSM was not refused (%s)\n", layouts[t], err);
                 errors++;
             }
@@ -113,7 +123,8 @@ int main(int argc, char **argv)
     if (rank == 0 && all)
         printf("store: FAILED, %lld error(s)\n", all);
     else if (rank == 0)
-        printf("store: ok (%d ranks, %d servers, %zu layouts)\n", size, nservers, sizeof layouts / sizeof *layouts);
+        printf("store: ok (%d ranks, %d servers, %zu layouts)\n", size, nservers,
+               sizeof layouts / sizeof *layouts);
     MPI_Finalize();
     return all ? 1 : 0;
 }

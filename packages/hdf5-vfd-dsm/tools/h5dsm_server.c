@@ -38,31 +38,37 @@ typedef struct {
 
 static int g_rank = 0;
 
-static void usage(FILE *to)
+static void
+usage(FILE *to)
 {
-    fprintf(to,
-            "usage: h5dsm-server --size BYTES [--distribution D] [--contact FILE] [--action A]... [--connections N]\n"
-            "  --size BYTES        memory each server rank hosts (k, m, g suffixes: powers of 1024)\n"
-            "  --distribution D    linear (default), mask:<file size>, block-cyclic:<size>, random-block:<size>[:seed]\n"
-            "  --contact FILE      accept clients of another job through FILE (else: MPMD, servers first)\n"
-            "  --action A          after each closed file: summary (default), list, dump:<path> ({step}: its\n"
-            "                      number), none; several --action run in order\n"
-            "  --connections N     serve N client jobs one after the other (--contact only; default 1)\n"
-            "  --client-timeout S  with a file open, take the clients for gone after S seconds without a\n"
-            "                      request (a client job that died): discard the file, serve the next\n"
-            "                      connection (default 0: wait for ever)\n");
+    fprintf(
+        to,
+        "usage: h5dsm-server --size BYTES [--distribution D] [--contact FILE] [--action A]... [--connections "
+        "N]\n"
+        "  --size BYTES        memory each server rank hosts (k, m, g suffixes: powers of 1024)\n"
+        "  --distribution D    linear (default), mask:<file size>, block-cyclic:<size>, "
+        "random-block:<size>[:seed]\n"
+        "  --contact FILE      accept clients of another job through FILE (else: MPMD, servers first)\n"
+        "  --action A          after each closed file: summary (default), list, dump:<path> ({step}: its\n"
+        "                      number), none; several --action run in order\n"
+        "  --connections N     serve N client jobs one after the other (--contact only; default 1)\n"
+        "  --client-timeout S  with a file open, take the clients for gone after S seconds without a\n"
+        "                      request (a client job that died): discard the file, serve the next\n"
+        "                      connection (default 0: wait for ever)\n");
 }
 
 /* stop the whole job: in an MPMD job the clients would otherwise wait for the servers
  * forever; the pause lets the launcher forward the message first */
-static void stop_job(int status)
+static void
+stop_job(int status)
 {
     fflush(NULL);
     usleep(1000000); /* on a loaded node MPICH can lose what was written 0.3 s before */
     MPI_Abort(MPI_COMM_WORLD, status);
 }
 
-static void bad_args(const char *fmt, const char *what)
+static void
+bad_args(const char *fmt, const char *what)
 {
     if (g_rank == 0) {
         fprintf(stderr, "h5dsm-server: ");
@@ -74,7 +80,8 @@ static void bad_args(const char *fmt, const char *what)
 
 /* ---------------------------------------------------------------- actions */
 
-static herr_t list_object(hid_t obj, const char *name, const H5O_info2_t *info, void *arg)
+static herr_t
+list_object(hid_t obj, const char *name, const H5O_info2_t *info, void *arg)
 {
     (void)arg;
     if (info->type == H5O_TYPE_GROUP)
@@ -98,7 +105,8 @@ static herr_t list_object(hid_t obj, const char *name, const H5O_info2_t *info, 
     return 0;
 }
 
-static int action_list(h5dsm_host_t *host, const h5dsm_file_t *file)
+static int
+action_list(h5dsm_host_t *host, const h5dsm_file_t *file)
 {
     hid_t fapl = h5dsm_host_fapl(host);
     hid_t f    = fapl >= 0 ? H5Fopen(file->name, H5F_ACC_RDONLY, fapl) : H5I_INVALID_HID;
@@ -114,7 +122,8 @@ static int action_list(h5dsm_host_t *host, const h5dsm_file_t *file)
     return ok ? 0 : -1;
 }
 
-static int action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char *pattern)
+static int
+action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char *pattern)
 {
     char path[4096], tmp[4200], step[32], err[1024];
     snprintf(step, sizeof step, "%" PRIu64, file->step);
@@ -166,13 +175,15 @@ static int action_dump(h5dsm_host_t *host, const h5dsm_file_t *file, const char 
     if (!ok)
         remove(tmp);
     else
-        printf("h5dsm-server: step %" PRIu64 ": wrote %s (%" PRIu64 " bytes)\n", file->step, path, file->size);
+        printf("h5dsm-server: step %" PRIu64 ": wrote %s (%" PRIu64 " bytes)\n", file->step, path,
+               file->size);
     fflush(stdout);
     return ok ? 0 : -1;
 }
 
 /* every action runs on server 0; the other servers wait (their memory is read one-sided) */
-static int run_actions(h5dsm_host_t *host, const h5dsm_file_t *file, void *arg)
+static int
+run_actions(h5dsm_host_t *host, const h5dsm_file_t *file, void *arg)
 {
     server_t *s  = arg;
     int       rc = 0;
@@ -206,7 +217,8 @@ typedef struct {
 } options_t;
 
 /* one --action into s (refused with the reason and exit 2 when unknown) */
-static void add_action(server_t *s, const char *action)
+static void
+add_action(server_t *s, const char *action)
 {
     if (strcmp(action, "summary") && strcmp(action, "list") && strcmp(action, "none") &&
         (strncmp(action, "dump:", 5) || !action[5]))
@@ -218,26 +230,35 @@ static void add_action(server_t *s, const char *action)
 }
 
 /* the command line into s and o; 1 after --help, 0 to run (bad arguments: exit 2) */
-static int parse_options(int argc, char **argv, server_t *s, options_t *o)
+static int
+parse_options(int argc, char **argv, server_t *s, options_t *o)
 {
-    static const struct option opts[] = {{"size", required_argument, 0, 's'},
-                                         {"distribution", required_argument, 0, 'd'},
-                                         {"contact", required_argument, 0, 'c'},
-                                         {"action", required_argument, 0, 'a'},
-                                         {"connections", required_argument, 0, 'n'},
-                                         {"client-timeout", required_argument, 0, 't'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *size_text = NULL, *end = NULL;
-    int         chose_actions = 0;
-    opterr                    = 0;
+    static const struct option opts[]    = {{"size", required_argument, 0, 's'},
+                                            {"distribution", required_argument, 0, 'd'},
+                                            {"contact", required_argument, 0, 'c'},
+                                            {"action", required_argument, 0, 'a'},
+                                            {"connections", required_argument, 0, 'n'},
+                                            {"client-timeout", required_argument, 0, 't'},
+                                            {"help", no_argument, 0, 'h'},
+                                            {0, 0, 0, 0}};
+    const char                *size_text = NULL, *end = NULL;
+    int                        chose_actions = 0;
+    opterr                                   = 0;
     for (int c; (c = getopt_long(argc, argv, "+s:d:c:a:n:t:h", opts, NULL)) != -1;) {
         char *stop = NULL;
         switch (c) {
-            case 's': size_text = optarg; break;
-            case 'd': o->distribution = optarg; break;
-            case 'c': o->contact = optarg; break;
-            case 'a': add_action(s, optarg), chose_actions = 1; break;
+            case 's':
+                size_text = optarg;
+                break;
+            case 'd':
+                o->distribution = optarg;
+                break;
+            case 'c':
+                o->contact = optarg;
+                break;
+            case 'a':
+                add_action(s, optarg), chose_actions = 1;
+                break;
             case 'n':
                 o->connections = strtol(optarg, &stop, 10);
                 if (!*optarg || *stop || o->connections < 1)
@@ -245,15 +266,18 @@ static int parse_options(int argc, char **argv, server_t *s, options_t *o)
                 break;
             case 't':
                 o->client_timeout = strtod(optarg, &stop);
-                if (!*optarg || *stop || !(o->client_timeout >= 0 && o->client_timeout <= H5FD_DSM_TIMEOUT_MAX))
+                if (!*optarg || *stop ||
+                    !(o->client_timeout >= 0 && o->client_timeout <= H5FD_DSM_TIMEOUT_MAX))
                     bad_args("--client-timeout must be a number of seconds from 0 to 604800 (a week, "
-                             "H5FD_DSM_TIMEOUT_MAX), got '%s'", optarg);
+                             "H5FD_DSM_TIMEOUT_MAX), got '%s'",
+                             optarg);
                 break;
             case 'h':
                 if (g_rank == 0)
                     usage(stdout);
                 return 1;
-            default: bad_args("unknown option or missing value: '%s'", argv[optind - 1]);
+            default:
+                bad_args("unknown option or missing value: '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
@@ -272,7 +296,8 @@ static int parse_options(int argc, char **argv, server_t *s, options_t *o)
 
 /* host the DSM for each connection in turn; the exit status, *lost the connections whose
  * clients were lost */
-static int serve_connections(server_t *s, const options_t *o, long *lost)
+static int
+serve_connections(server_t *s, const options_t *o, long *lost)
 {
     int status = 0;
     for (long conn = 0; conn < o->connections && status == 0; conn++) {
@@ -285,8 +310,8 @@ static int serve_connections(server_t *s, const options_t *o, long *lost)
             stop_job(strstr(err, "distribution") || strstr(err, "block") ? 2 : 1);
         }
         if (g_rank == 0) {
-            printf("h5dsm-server: hosting %" PRIu64 " bytes (%s) for clients (%s)\n", h5dsm_host_capacity(host),
-                   h5dsm_host_layout(host), o->contact ? o->contact : "MPMD");
+            printf("h5dsm-server: hosting %" PRIu64 " bytes (%s) for clients (%s)\n",
+                   h5dsm_host_capacity(host), h5dsm_host_layout(host), o->contact ? o->contact : "MPMD");
             fflush(stdout);
         }
         h5dsm_host_set_client_timeout(host, o->client_timeout);
@@ -308,7 +333,8 @@ static int serve_connections(server_t *s, const options_t *o, long *lost)
     return status;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -322,8 +348,11 @@ int main(int argc, char **argv)
     int status = serve_connections(&s, &o, &lost);
     if (lost > 0) { /* served on, but a connection ended badly */
         if (g_rank == 0)
-            fprintf(stderr, "h5dsm-server: %ld of %ld connection(s) lost their clients; ending with MPI_Abort (MPI_Finalize "
-                            "would wait for the dead job, which stays connected)\n", lost, o.connections);
+            fprintf(stderr,
+                    "h5dsm-server: %ld of %ld connection(s) lost their clients; ending with MPI_Abort "
+                    "(MPI_Finalize "
+                    "would wait for the dead job, which stays connected)\n",
+                    lost, o.connections);
         fflush(NULL);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -10,11 +10,11 @@
  * Each file: a group /fields with a 2-D dataset written in row blocks by the ranks
  * (collective hyperslabs), NDSETS chunked 1-D datasets /series/data_NN of growing sizes
  * (each rank its block), and a "step" attribute; values depend on the step, so files of
- * different steps differ. --config: the DSM driver's configuration (mpmd). --verify reopens each file read-only through the same route
- * and checks every value. Prints "mpi-ranks: <ranks of the job>", "mpi-library: ...", and
- * "workload: ok (<files> files, <ranks> ranks)" (client ranks). --die-mid-file: in the last
- * file, rank 0 kills itself (SIGKILL) after the first dataset is written (tests: a client
- * job that dies with a file open).
+ * different steps differ. --config: the DSM driver's configuration (mpmd). --verify reopens each file
+ * read-only through the same route and checks every value. Prints "mpi-ranks: <ranks of the job>",
+ * "mpi-library: ...", and "workload: ok (<files> files, <ranks> ranks)" (client ranks). --die-mid-file: in
+ * the last file, rank 0 kills itself (SIGKILL) after the first dataset is written (tests: a client job that
+ * dies with a file open).
  */
 #include "H5FDdsm.h"
 
@@ -31,25 +31,35 @@
 static int         g_rank, g_size;
 static MPI_Comm    g_comm;
 static const char *g_config = NULL; /* --config: the DSM driver's configuration (mpmd route) */
-static int         g_die      = 0;    /* --die-mid-file */
+static int         g_die    = 0;    /* --die-mid-file */
 
-static void fail(const char *what, const char *file)
+static void
+fail(const char *what, const char *file)
 {
     fprintf(stderr, "workload: rank %d: %s: %s failed\n", g_rank, file, what);
     fflush(NULL);
     usleep(1000000); /* on a loaded node MPICH can lose what was written 0.3 s before */
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
-#define CHECK(call, what, file)                                                                                       \
-    do {                                                                                                               \
-        if ((call) < 0)                                                                                                \
-            fail(what, file);                                                                                          \
+#define CHECK(call, what, file)                                                                              \
+    do {                                                                                                     \
+        if ((call) < 0)                                                                                      \
+            fail(what, file);                                                                                \
     } while (0)
 
-static double field_value(int step, hsize_t row, hsize_t col) { return step * 1e6 + (double)(row * COLS + col); }
-static int    series_value(int step, int d, hsize_t i) { return step * 100000 + d * 1000 + (int)(i % 1000); }
+static double
+field_value(int step, hsize_t row, hsize_t col)
+{
+    return step * 1e6 + (double)(row * COLS + col);
+}
+static int
+series_value(int step, int d, hsize_t i)
+{
+    return step * 100000 + d * 1000 + (int)(i % 1000);
+}
 
-static hid_t make_fapl(const char *route)
+static hid_t
+make_fapl(const char *route)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (!strcmp(route, "mpio"))
@@ -61,7 +71,8 @@ static hid_t make_fapl(const char *route)
     return fapl;
 }
 
-static void write_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows, int last)
+static void
+write_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows, int last)
 {
     hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(f, "H5Fcreate", name);
@@ -70,9 +81,10 @@ static void write_file(const char *name, hid_t fapl, int step, int ndsets, hsize
 
     hid_t g = H5Gcreate2(f, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(g, "H5Gcreate", name);
-    hsize_t dims[2] = {rows * (hsize_t)g_size, COLS}, start[2] = {rows * (hsize_t)g_rank, 0}, count[2] = {rows, COLS};
-    hid_t   space = H5Screate_simple(2, dims, NULL);
-    hid_t   ds    = H5Dcreate2(g, "pressure", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {rows * (hsize_t)g_size, COLS}, start[2] = {rows * (hsize_t)g_rank, 0},
+            count[2] = {rows, COLS};
+    hid_t space      = H5Screate_simple(2, dims, NULL);
+    hid_t ds = H5Dcreate2(g, "pressure", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(ds, "H5Dcreate pressure", name);
     double *buf = malloc(rows * COLS * sizeof *buf);
     for (hsize_t r = 0; r < rows; r++)
@@ -130,15 +142,16 @@ static void write_file(const char *name, hid_t fapl, int step, int ndsets, hsize
 }
 
 /* independent reads of every value (a chunk cache is fine: no collective transfer) */
-static long verify_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows)
+static long
+verify_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows)
 {
     long  wrong = 0;
     hid_t f     = H5Fopen(name, H5F_ACC_RDONLY, fapl);
     CHECK(f, "H5Fopen (--verify)", name);
     hid_t ds = H5Dopen2(f, "fields/pressure", H5P_DEFAULT);
     CHECK(ds, "H5Dopen pressure", name);
-    hsize_t n    = rows * (hsize_t)g_size * COLS;
-    double *buf  = malloc(n * sizeof *buf);
+    hsize_t n   = rows * (hsize_t)g_size * COLS;
+    double *buf = malloc(n * sizeof *buf);
     CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "H5Dread pressure", name);
     for (hsize_t i = 0; i < n; i++)
         wrong += buf[i] != field_value(step, i / COLS, i % COLS);
@@ -161,7 +174,8 @@ static long verify_file(const char *name, hid_t fapl, int step, int ndsets, hsiz
     return wrong;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     const char *args[4] = {0};
@@ -180,7 +194,8 @@ int main(int argc, char **argv)
             args[nargs++] = argv[i];
     }
     if (nargs < 3 || rows == 0) {
-        fprintf(stderr, "usage: h5dsm-workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] [--config C] [--die-mid-file]\n");
+        fprintf(stderr, "usage: h5dsm-workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] "
+                        "[--config C] [--die-mid-file]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *route = args[0], *pattern = args[1];

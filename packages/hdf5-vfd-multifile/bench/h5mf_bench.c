@@ -58,7 +58,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAXREP 16
+#define MAXREP     16
 #define MF_XSTR(x) #x
 #define MF_STR(x)  MF_XSTR(x)
 
@@ -78,13 +78,15 @@ typedef struct {
 static result_t results[24];
 static int      nresults;
 
-static void die(const char *what)
+static void
+die(const char *what)
 {
     fprintf(stderr, "h5mf-bench: rank %d: %s: %s\n", rank, what, strerror(errno));
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-static void check_h5(herr_t rc, const char *what)
+static void
+check_h5(herr_t rc, const char *what)
 {
     if (rc < 0) {
         H5Eprint2(H5E_DEFAULT, stderr);
@@ -93,7 +95,8 @@ static void check_h5(herr_t rc, const char *what)
     }
 }
 
-static result_t *result(const char *name)
+static result_t *
+result(const char *name)
 {
     for (int i = 0; i < nresults; i++)
         if (!strcmp(results[i].name, name))
@@ -102,7 +105,8 @@ static result_t *result(const char *name)
     return &results[nresults++];
 }
 
-static void record(const char *name, double seconds, uint64_t bytes)
+static void
+record(const char *name, double seconds, uint64_t bytes)
 {
     double t;
     MPI_Allreduce(&seconds, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -111,13 +115,15 @@ static void record(const char *name, double seconds, uint64_t bytes)
         r->mibs[r->n++] = (double)bytes / (1 << 20) / t;
 }
 
-static int cmp_double(const void *a, const void *b)
+static int
+cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
-static double median_of(double *v, int n)
+static double
+median_of(double *v, int n)
 {
     if (n == 0)
         return 0;
@@ -125,7 +131,8 @@ static double median_of(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static double median(const char *name)
+static double
+median(const char *name)
 {
     result_t *r = result(name);
     double    v[MAXREP];
@@ -136,7 +143,8 @@ static double median(const char *name)
 /* the median over the runs of a's rate / b's rate in the same run: kernels of one run
  * are measured minutes apart at most, so a drift of the machine between runs (other
  * load, writeback, the host of a VM) cancels, which a ratio of medians does not do */
-static double paired_ratio(const char *a, const char *b)
+static double
+paired_ratio(const char *a, const char *b)
 {
     result_t *x = result(a), *y = result(b);
     double    q[MAXREP];
@@ -149,7 +157,8 @@ static double paired_ratio(const char *a, const char *b)
 
 /* every kernel starts alike: no dirty pages of the one before it (written back, not
  * timed), all ranks together */
-static double start_clock(void)
+static double
+start_clock(void)
 {
     if (rank == 0)
         sync();
@@ -157,9 +166,14 @@ static double start_clock(void)
     return MPI_Wtime();
 }
 
-static void path(char *out, const char *name) { snprintf(out, PATH_MAX, "%s/%s", dir, name); }
+static void
+path(char *out, const char *name)
+{
+    snprintf(out, PATH_MAX, "%s/%s", dir, name);
+}
 
-static void rm(const char *name)
+static void
+rm(const char *name)
 {
     char p[PATH_MAX];
     path(p, name);
@@ -170,7 +184,8 @@ static void rm(const char *name)
 
 /* ---------------------------------------------------------------- raw kernels */
 
-static void posix_fpp(void)
+static void
+posix_fpp(void)
 {
     char name[64], p[PATH_MAX];
     snprintf(name, sizeof name, "fpp.%d", rank);
@@ -189,7 +204,8 @@ static void posix_fpp(void)
     unlink(p);
 }
 
-static void mpiio(int collective)
+static void
+mpiio(int collective)
 {
     char     p[PATH_MAX];
     MPI_File fh;
@@ -197,12 +213,13 @@ static void mpiio(int collective)
     if (rank == 0 && close(mf_create_new(p)) < 0) /* a file of ours, never one through a planted link */
         die(p);
     double t0 = start_clock();
-    if (MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+    if (MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) !=
+        MPI_SUCCESS)
         die(p);
     for (uint64_t off = 0; off < per_rank; off += block) {
         MPI_Offset at = (MPI_Offset)((uint64_t)rank * per_rank + off);
-        int        rc = collective ? MPI_File_write_at_all(fh, at, buf, (int)block, MPI_BYTE, MPI_STATUS_IGNORE)
-                                   : MPI_File_write_at(fh, at, buf, (int)block, MPI_BYTE, MPI_STATUS_IGNORE);
+        int rc = collective ? MPI_File_write_at_all(fh, at, buf, (int)block, MPI_BYTE, MPI_STATUS_IGNORE)
+                            : MPI_File_write_at(fh, at, buf, (int)block, MPI_BYTE, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS)
             die("MPI_File_write_at");
     }
@@ -217,7 +234,8 @@ static void mpiio(int collective)
 
 /* ---------------------------------------------------------------- HDF5 kernels */
 
-static hid_t fapl_for(const char *driver, const char *options)
+static hid_t
+fapl_for(const char *driver, const char *options)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (!strcmp(driver, "mpio"))
@@ -239,12 +257,13 @@ static hid_t fapl_for(const char *driver, const char *options)
     return fapl;
 }
 
-static void hdf5_write(const char *kernel, const char *driver, const char *file, int selection_off)
+static void
+hdf5_write(const char *kernel, const char *driver, const char *file, int selection_off)
 {
     char    p[PATH_MAX];
     hsize_t total = per_rank * (uint64_t)size, count = block;
     path(p, file);
-    char  opts[512];
+    char opts[512];
     snprintf(opts, sizeof opts, "%s%s", do_fsync ? "sync=on;" : "", mf_options ? mf_options : "");
     hid_t fapl = fapl_for(driver, opts);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), dxpl = H5Pcreate(H5P_DATASET_XFER);
@@ -259,7 +278,7 @@ static void hdf5_write(const char *kernel, const char *driver, const char *file,
     hid_t  f  = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     check_h5(f, "H5Fcreate");
     hid_t fs = H5Screate_simple(1, &total, NULL), ms = H5Screate_simple(1, &count, NULL);
-    hid_t d  = H5Dcreate2(f, "data", H5T_NATIVE_UCHAR, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    hid_t d = H5Dcreate2(f, "data", H5T_NATIVE_UCHAR, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     check_h5(d, "H5Dcreate2");
     for (uint64_t off = 0; off < per_rank; off += block) {
         hsize_t start = (hsize_t)rank * per_rank + off;
@@ -283,14 +302,15 @@ static void hdf5_write(const char *kernel, const char *driver, const char *file,
     H5Pclose(fapl);
 }
 
-static void hdf5_read(const char *kernel, const char *file, const char *options)
+static void
+hdf5_read(const char *kernel, const char *file, const char *options)
 {
     char    p[PATH_MAX];
     hsize_t count = block;
     path(p, file);
-    hid_t fapl = fapl_for("multifile", options);
-    double t0 = start_clock();
-    hid_t  f  = H5Fopen(p, H5F_ACC_RDONLY, fapl);
+    hid_t  fapl = fapl_for("multifile", options);
+    double t0   = start_clock();
+    hid_t  f    = H5Fopen(p, H5F_ACC_RDONLY, fapl);
     check_h5(f, "H5Fopen");
     hid_t d = H5Dopen2(f, "data", H5P_DEFAULT), fs = H5Dget_space(d), ms = H5Screate_simple(1, &count, NULL);
     for (uint64_t off = 0; off < per_rank; off += block) {
@@ -309,7 +329,8 @@ static void hdf5_read(const char *kernel, const char *file, const char *options)
 
 /* ---------------------------------------------------------------- reconstruction */
 
-static uint64_t record_bytes(const mf_dir_t *d)
+static uint64_t
+record_bytes(const mf_dir_t *d)
 {
     uint64_t b = 0;
     for (unsigned r = 0; r < d->meta.ranks; r++)
@@ -318,7 +339,8 @@ static uint64_t record_bytes(const mf_dir_t *d)
 }
 
 /* reconstruct DIR/mf.h5 into DIR/merged.h5 with `parts` processes */
-static void merge(int parallel)
+static void
+merge(int parallel)
 {
     char     src[PATH_MAX], out[PATH_MAX];
     mf_dir_t d;
@@ -357,7 +379,8 @@ static void merge(int parallel)
 }
 
 /* len bytes of in (from 0) into out at `at`, as cp copies: copy_file_range(2) */
-static void copy_fd(int in, int out, uint64_t at, uint64_t len)
+static void
+copy_fd(int in, int out, uint64_t at, uint64_t len)
 {
     loff_t from = 0, to = (loff_t)at;
     while (len > 0) {
@@ -372,7 +395,8 @@ static void copy_fd(int in, int out, uint64_t at, uint64_t len)
 
 /* copy the rank files of DIR/mf.h5 into one file: the bytes the merge moves, by the
  * means it uses (copy_file_range) */
-static void copy(int parallel)
+static void
+copy(int parallel)
 {
     char     src[PATH_MAX], out[PATH_MAX], rf[PATH_MAX];
     uint64_t bytes = 0;
@@ -410,7 +434,8 @@ static void copy(int parallel)
 
 /* what cp(1) achieves on the same files, rank 0 copying each rank file (with --fsync,
  * each copy is fsynced too): the yardstick of copy-serial */
-static void cp_files(void)
+static void
+cp_files(void)
 {
     char     src[PATH_MAX], rf[PATH_MAX], out[PATH_MAX];
     uint64_t bytes = 0;
@@ -442,7 +467,8 @@ static void cp_files(void)
 /* ---------------------------------------------------------------- main */
 
 /* the JSON results: a new file (never written through a link planted at its name) */
-static FILE *create_json(const char *p)
+static FILE *
+create_json(const char *p)
 {
     int   fd = mf_create_new(p);
     FILE *f  = fd < 0 ? NULL : fdopen(fd, "w");
@@ -451,7 +477,8 @@ static FILE *create_json(const char *p)
     return f;
 }
 
-static void ratio(FILE *json, const char *what, const char *a, const char *b, int *first)
+static void
+ratio(FILE *json, const char *what, const char *a, const char *b, int *first)
 {
     double x = median(a), y = median(b), q = paired_ratio(a, b);
     if (rank != 0)
@@ -470,10 +497,11 @@ typedef struct {
 } args_t;
 
 /* a whole number in [lo, hi]; 0 or -1 */
-static int number(const char *text, uint64_t lo, uint64_t hi, uint64_t *out)
+static int
+number(const char *text, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     char *end;
-    errno = 0;
+    errno                = 0;
     unsigned long long v = strtoull(text, &end, 10);
     if (!*text || *text == '-' || *end || errno || v < lo || v > hi)
         return -1;
@@ -481,63 +509,76 @@ static int number(const char *text, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
-static int usage(const char *prog, const char *why)
+static int
+usage(const char *prog, const char *why)
 {
     if (rank == 0) {
         if (why)
             fprintf(stderr, "h5mf-bench: %s\n", why);
-        fprintf(stderr, "usage: mpiexec -n N %s DIR [--mib-per-rank M] [--block-kib K] [--repeat R] "
-                        "[--fsync] [--multifile-options OPTS] [--json FILE]\n"
-                        "       mpiexec -n N %s DIR --records N1,N2,... [--record-bytes B] [--json FILE]\n",
+        fprintf(stderr,
+                "usage: mpiexec -n N %s DIR [--mib-per-rank M] [--block-kib K] [--repeat R] "
+                "[--fsync] [--multifile-options OPTS] [--json FILE]\n"
+                "       mpiexec -n N %s DIR --records N1,N2,... [--record-bytes B] [--json FILE]\n",
                 prog, prog);
     }
     return 2;
 }
 
 /* the command line into a and the globals; 0, or the exit status (the reason printed) */
-static int parse_args(int argc, char **argv, args_t *a)
+static int
+parse_args(int argc, char **argv, args_t *a)
 {
-    static const struct option opts[] = {
-        {"mib-per-rank", required_argument, 0, 'm'}, {"block-kib", required_argument, 0, 'b'},
-        {"repeat", required_argument, 0, 'r'},       {"json", required_argument, 0, 'j'},
-        {"multifile-options", required_argument, 0, 'o'}, {"fsync", no_argument, 0, 'f'},
-        {"records", required_argument, 0, 'n'},      {"record-bytes", required_argument, 0, 'B'},
-        {0, 0, 0, 0}};
-    uint64_t v;
-    int      c;
+    static const struct option opts[] = {{"mib-per-rank", required_argument, 0, 'm'},
+                                         {"block-kib", required_argument, 0, 'b'},
+                                         {"repeat", required_argument, 0, 'r'},
+                                         {"json", required_argument, 0, 'j'},
+                                         {"multifile-options", required_argument, 0, 'o'},
+                                         {"fsync", no_argument, 0, 'f'},
+                                         {"records", required_argument, 0, 'n'},
+                                         {"record-bytes", required_argument, 0, 'B'},
+                                         {0, 0, 0, 0}};
+    uint64_t                   v;
+    int                        c;
     memset(a, 0, sizeof *a);
     a->record_bytes = 8;
-    opterr = 0;
+    opterr          = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 'm':
-            if (number(optarg, 1, 1u << 20, &v) < 0)
-                return usage(argv[0], "--mib-per-rank takes 1 to 1048576");
-            per_rank = v << 20;
-            break;
-        case 'b':
-            if (number(optarg, 1, 1u << 20, &v) < 0)
-                return usage(argv[0], "--block-kib takes 1 to 1048576");
-            block = v << 10;
-            break;
-        case 'r':
-            if (number(optarg, 1, MAXREP, &v) < 0)
-                return usage(argv[0], "--repeat takes 1 to " MF_STR(MAXREP));
-            repeat = (int)v;
-            break;
-        case 'j': a->json = optarg; break;
-        case 'o': mf_options = optarg; break;
-        case 'f': do_fsync = 1; break;
-        case 'n':
-            for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
-                if (a->ncounts == 32 || number(tok, 1, UINT64_MAX >> 8, &a->counts[a->ncounts++]) < 0)
-                    return usage(argv[0], "--records takes up to 32 positive counts");
-            break;
-        case 'B':
-            if (number(optarg, 1, 1u << 20, &a->record_bytes) < 0)
-                return usage(argv[0], "--record-bytes takes 1 to 1048576");
-            break;
-        default: return usage(argv[0], "unknown option or missing value");
+            case 'm':
+                if (number(optarg, 1, 1u << 20, &v) < 0)
+                    return usage(argv[0], "--mib-per-rank takes 1 to 1048576");
+                per_rank = v << 20;
+                break;
+            case 'b':
+                if (number(optarg, 1, 1u << 20, &v) < 0)
+                    return usage(argv[0], "--block-kib takes 1 to 1048576");
+                block = v << 10;
+                break;
+            case 'r':
+                if (number(optarg, 1, MAXREP, &v) < 0)
+                    return usage(argv[0], "--repeat takes 1 to " MF_STR(MAXREP));
+                repeat = (int)v;
+                break;
+            case 'j':
+                a->json = optarg;
+                break;
+            case 'o':
+                mf_options = optarg;
+                break;
+            case 'f':
+                do_fsync = 1;
+                break;
+            case 'n':
+                for (char *tok = strtok(optarg, ","); tok; tok = strtok(NULL, ","))
+                    if (a->ncounts == 32 || number(tok, 1, UINT64_MAX >> 8, &a->counts[a->ncounts++]) < 0)
+                        return usage(argv[0], "--records takes up to 32 positive counts");
+                break;
+            case 'B':
+                if (number(optarg, 1, 1u << 20, &a->record_bytes) < 0)
+                    return usage(argv[0], "--record-bytes takes 1 to 1048576");
+                break;
+            default:
+                return usage(argv[0], "unknown option or missing value");
         }
     }
     if (optind != argc - 1)
@@ -556,7 +597,8 @@ static int parse_args(int argc, char **argv, args_t *a)
 }
 
 /* one run of every kernel, then the files removed */
-static void one_run(int rep, int subfiling)
+static void
+one_run(int rep, int subfiling)
 {
     posix_fpp();
     mpiio(1);
@@ -598,7 +640,8 @@ static void one_run(int rep, int subfiling)
 }
 
 /* rank 0: the table of kernels, and the JSON opened with its kernels (NULL without --json) */
-static FILE *report_kernels(const char *json_path)
+static FILE *
+report_kernels(const char *json_path)
 {
     printf("\n%-22s %12s %12s %12s   (MiB/s over %d runs)\n", "kernel", "median", "min", "max", repeat);
     for (int i = 0; i < nresults; i++) {
@@ -614,8 +657,9 @@ static FILE *report_kernels(const char *json_path)
     if (json_path && !(json = create_json(json_path)))
         die(json_path);
     if (json) {
-        fprintf(json, "{\n  \"ranks\": %d, \"mib_per_rank\": %llu, \"block_kib\": %llu, \"repeat\": %d, "
-                      "\"fsync\": %s,\n  \"kernels\": {",
+        fprintf(json,
+                "{\n  \"ranks\": %d, \"mib_per_rank\": %llu, \"block_kib\": %llu, \"repeat\": %d, "
+                "\"fsync\": %s,\n  \"kernels\": {",
                 size, (unsigned long long)(per_rank >> 20), (unsigned long long)(block >> 10), repeat,
                 do_fsync ? "true" : "false");
         for (int i = 0; i < nresults; i++) {
@@ -630,7 +674,8 @@ static FILE *report_kernels(const char *json_path)
     return json;
 }
 
-static void report_ratios(FILE *json, int subfiling)
+static void
+report_ratios(FILE *json, int subfiling)
 {
     int first = 1;
     ratio(json, "multifile/posix-fpp (write limit)", "hdf5-multifile", "posix-fpp", &first);
@@ -655,7 +700,8 @@ static void report_ratios(FILE *json, int subfiling)
     }
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

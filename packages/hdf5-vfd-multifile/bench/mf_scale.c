@@ -34,7 +34,8 @@ static const char *op_names[NOPS] = {"info", "merge-serial", "merge-parallel", "
 
 static int rank, size;
 
-static void fail(const char *what)
+static void
+fail(const char *what)
 {
     fprintf(stderr, "h5mf-bench: rank %d: %s failed\n", rank, what);
     H5Eprint2(H5E_DEFAULT, stderr);
@@ -42,7 +43,8 @@ static void fail(const char *what)
 }
 
 /* peak memory: reset the high-water mark, read it back later (kB) */
-static long status_kb(const char *field)
+static long
+status_kb(const char *field)
 {
     char  line[256];
     long  kb = 0;
@@ -55,7 +57,8 @@ static long status_kb(const char *field)
     return kb;
 }
 
-static long reset_peak(void)
+static long
+reset_peak(void)
 {
     int fd = open("/proc/self/clear_refs", O_WRONLY);
     if (fd >= 0) {
@@ -66,7 +69,8 @@ static long reset_peak(void)
     return status_kb("VmRSS:");
 }
 
-static hid_t mf_fapl(const char *options)
+static hid_t
+mf_fapl(const char *options)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (H5Pset_fapl_multifile(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) < 0 ||
@@ -75,7 +79,8 @@ static hid_t mf_fapl(const char *options)
     return fapl;
 }
 
-static void write_records(const char *path, uint64_t n, uint64_t bytes)
+static void
+write_records(const char *path, uint64_t n, uint64_t bytes)
 {
     uint64_t mine  = n / (uint64_t)size + ((uint64_t)rank < n % (uint64_t)size);
     hsize_t  total = 2 * n * bytes, start = 2 * bytes * (hsize_t)rank, stride = 2 * bytes * (hsize_t)size;
@@ -88,7 +93,7 @@ static void write_records(const char *path, uint64_t n, uint64_t bytes)
     H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
     hid_t f  = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     hid_t fs = H5Screate_simple(1, &total, NULL), ms = H5Screate_simple(1, &all, NULL);
-    hid_t d  = H5Dcreate2(f, "data", H5T_NATIVE_UCHAR, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    hid_t d = H5Dcreate2(f, "data", H5T_NATIVE_UCHAR, fs, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     if (f < 0 || d < 0)
         fail("H5Fcreate/H5Dcreate2");
     if (mine == 0)
@@ -104,7 +109,8 @@ static void write_records(const char *path, uint64_t n, uint64_t bytes)
 }
 
 /* load and reconstruct part `part` of `nparts` into out (created by rank 0) */
-static uint64_t merge(const char *src, const char *out, int part, int nparts)
+static uint64_t
+merge(const char *src, const char *out, int part, int nparts)
 {
     mf_dir_t d;
     mf_err_t err;
@@ -113,7 +119,8 @@ static uint64_t merge(const char *src, const char *out, int part, int nparts)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int fd = open(out, O_WRONLY);
-    if (fd < 0 || mf_merge_part(&d, fd, (unsigned)part, (unsigned)nparts, NULL, NULL, err) < 0 || close(fd) < 0) {
+    if (fd < 0 || mf_merge_part(&d, fd, (unsigned)part, (unsigned)nparts, NULL, NULL, err) < 0 ||
+        close(fd) < 0) {
         fprintf(stderr, "h5mf-bench: %s: %s\n", out, fd < 0 ? "cannot open" : err);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -122,7 +129,8 @@ static uint64_t merge(const char *src, const char *out, int part, int nparts)
     return records;
 }
 
-static void make_output(const char *out, const char *src)
+static void
+make_output(const char *out, const char *src)
 {
     mf_dir_t d;
     mf_err_t err;
@@ -138,7 +146,8 @@ static void make_output(const char *out, const char *src)
 }
 
 /* one count: times (s) and peak memory added (kB, max over ranks) of each operation */
-static uint64_t measure(const char *dir, uint64_t n, uint64_t bytes, double t[NOPS], long kb[NOPS])
+static uint64_t
+measure(const char *dir, uint64_t n, uint64_t bytes, double t[NOPS], long kb[NOPS])
 {
     char     src[PATH_MAX], out[PATH_MAX];
     uint64_t records = 0;
@@ -146,7 +155,7 @@ static uint64_t measure(const char *dir, uint64_t n, uint64_t bytes, double t[NO
     snprintf(out, sizeof out, "%s/scale-merged.h5", dir);
     write_records(src, n, bytes);
     for (int op = 0; op < NOPS; op++) {
-        int  all = op == OP_MERGE_PARALLEL || op == OP_INPLACE;
+        int  all  = op == OP_MERGE_PARALLEL || op == OP_INPLACE;
         long mine = 0;
         if (op == OP_MERGE_SERIAL || op == OP_MERGE_PARALLEL)
             make_output(out, src);
@@ -188,7 +197,8 @@ static uint64_t measure(const char *dir, uint64_t n, uint64_t bytes, double t[NO
 }
 
 /* least-squares slope of log t against log n over the counts >= 10^4 */
-static double exponent(const uint64_t *n, double t[][NOPS], int k, int op)
+static double
+exponent(const uint64_t *n, double t[][NOPS], int k, int op)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     int    m = 0;
@@ -200,7 +210,8 @@ static double exponent(const uint64_t *n, double t[][NOPS], int k, int op)
     return m >= 2 && m * sxx - sx * sx > 0 ? (m * sxy - sx * sy) / (m * sxx - sx * sx) : NAN;
 }
 
-int mf_scale_run(const char *dir, const uint64_t *counts, int k, uint64_t bytes, FILE *json)
+int
+mf_scale_run(const char *dir, const uint64_t *counts, int k, uint64_t bytes, FILE *json)
 {
     double(*t)[NOPS] = calloc((size_t)k, sizeof *t);
     long(*kb)[NOPS]  = calloc((size_t)k, sizeof *kb);
@@ -209,8 +220,8 @@ int mf_scale_run(const char *dir, const uint64_t *counts, int k, uint64_t bytes,
     if (!t || !kb)
         fail("calloc");
     if (rank == 0)
-        printf("h5mf-bench --records: %d ranks, records of %llu bytes, in %s\nmpi-ranks: %d\n\n%10s %10s", size,
-               (unsigned long long)bytes, dir, size, "records", "found");
+        printf("h5mf-bench --records: %d ranks, records of %llu bytes, in %s\nmpi-ranks: %d\n\n%10s %10s",
+               size, (unsigned long long)bytes, dir, size, "records", "found");
     for (int op = 0; rank == 0 && op < NOPS; op++)
         printf(" %14s %9s", op_names[op], "peak MiB");
     if (rank == 0)
@@ -238,14 +249,15 @@ int mf_scale_run(const char *dir, const uint64_t *counts, int k, uint64_t bytes,
             for (int i = 0; i < k; i++) {
                 fprintf(json, "%s\n    {\"records\": %llu", i ? "," : "", (unsigned long long)counts[i]);
                 for (int op = 0; op < NOPS; op++)
-                    fprintf(json, ", \"%s_s\": %.6f, \"%s_peak_kib\": %ld", op_names[op], t[i][op], op_names[op],
-                            kb[i][op]);
+                    fprintf(json, ", \"%s_s\": %.6f, \"%s_peak_kib\": %ld", op_names[op], t[i][op],
+                            op_names[op], kb[i][op]);
                 fprintf(json, "}");
             }
             fprintf(json, "\n  ],\n  \"exponents\": {");
             for (int op = 0; op < NOPS; op++) {
                 double e = exponent(counts, t, k, op);
-                fprintf(json, isnan(e) ? "%s\"%s\": null" : "%s\"%s\": %.4f", op ? ", " : "", op_names[op], e);
+                fprintf(json, isnan(e) ? "%s\"%s\": null" : "%s\"%s\": %.4f", op ? ", " : "", op_names[op],
+                        e);
             }
             fprintf(json, "}\n}\n");
         }

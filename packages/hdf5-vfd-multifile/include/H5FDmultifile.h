@@ -23,7 +23,7 @@
 #define H5FD_MULTIFILE_NAME "multifile"
 /* a value of the range HDF5 leaves for testing/unregistered drivers (256-511) */
 #define H5FD_MULTIFILE_VALUE ((H5FD_class_value_t)361)
-#define H5FD_MULTIFILE (H5FD_multifile_init())
+#define H5FD_MULTIFILE       (H5FD_multifile_init())
 
 typedef enum {
     H5FD_MULTIFILE_READ_MERGE          = 0, /* rank 0 reconstructs the file, which replaces the directory */

@@ -25,13 +25,15 @@
 typedef herr_t (*set_fapl_mpio_fn)(hid_t, MPI_Comm, MPI_Info);
 typedef herr_t (*get_fapl_mpio_fn)(hid_t, MPI_Comm *, MPI_Info *);
 
-static int multifile_requested(void)
+static int
+multifile_requested(void)
 {
     const char *driver = getenv("HDF5_DRIVER");
     return driver && !strcmp(driver, "multifile");
 }
 
-static void *next_symbol(const char *name)
+static void *
+next_symbol(const char *name)
 {
     void *fn = dlsym(RTLD_NEXT, name);
     if (!fn)
@@ -39,7 +41,8 @@ static void *next_symbol(const char *name)
     return fn;
 }
 
-herr_t H5Pset_fapl_mpio(hid_t fapl, MPI_Comm comm, MPI_Info info)
+herr_t
+H5Pset_fapl_mpio(hid_t fapl, MPI_Comm comm, MPI_Info info)
 {
     if (multifile_requested()) {
         if (H5Pset_mpi_params(fapl, comm, info) < 0)
@@ -54,7 +57,8 @@ herr_t H5Pset_fapl_mpio(hid_t fapl, MPI_Comm comm, MPI_Info info)
 
 /* applications read back what they set: for a list that is not MPI-IO's (the
  * substitution above), answer with its communicator and info as MPI-IO would */
-herr_t H5Pget_fapl_mpio(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
+herr_t
+H5Pget_fapl_mpio(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
 {
     if (multifile_requested() && H5Pget_driver(fapl) != H5FD_MPIO)
         return H5Pget_mpi_params(fapl, comm, info);

@@ -46,8 +46,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MF_MAXADDR ((haddr_t)((1ULL << 62) - 1))
-#define MF_ALIGN (4096u)          /* block size a reflink can share */
+#define MF_MAXADDR   ((haddr_t)((1ULL << 62) - 1))
+#define MF_ALIGN     (4096u)     /* block size a reflink can share */
 #define MF_ALIGN_MIN (64u << 10) /* writes this large start block-aligned in the data file */
 
 typedef enum { MODE_WRITE, MODE_PLAIN, MODE_INPLACE, MODE_ALIAS } mf_mode_t;
@@ -73,40 +73,46 @@ typedef struct {
     uint32_t     epoch;
     uint64_t     run_id; /* the write session's identity (the metafile's "run", mf_format.h) */
     mf_clock_t   clock;
-    int64_t      hlc;   /* the last order stamp given or learned (see next_stamp) */
-    mf_record_t  run;      /* this rank's last record, while writes may still extend it */
+    int64_t      hlc;                    /* the last order stamp given or learned (see next_stamp) */
+    mf_record_t  run;                    /* this rank's last record, while writes may still extend it */
     char         broken[MF_ERRMSG_SIZE]; /* why the live map can no longer be trusted, or "" */
-    bool         run_open; /* see extend_run */
-    mf_extents_t map;   /* MODE_WRITE: live map; MODE_INPLACE: dir.map */
-    mf_tail_t   *tails; /* other ranks' files (MODE_WRITE), NULL entries closed */
+    bool         run_open;               /* see extend_run */
+    mf_extents_t map;                    /* MODE_WRITE: live map; MODE_INPLACE: dir.map */
+    mf_tail_t   *tails;                  /* other ranks' files (MODE_WRITE), NULL entries closed */
     /* MODE_PLAIN */
-    int          plain_fd;
-    int          writable;
-    uint64_t     plain_size;
+    int      plain_fd;
+    int      writable;
+    uint64_t plain_size;
     /* MODE_INPLACE */
-    mf_dir_t     dir;
-    int         *rank_fds;
-    uint8_t    **checked; /* per rank and record: its data checksum held when first read */
+    mf_dir_t  dir;
+    int      *rank_fds;
+    uint8_t **checked; /* per rank and record: its data checksum held when first read */
     /* where each rank's data is read from (not owned): rank_fds (INPLACE), or this rank's
      * data_fd and the other ranks' tails[r].data_fd as they are opened (WRITE) */
-    int         *read_fds;
+    int *read_fds;
 } H5FD_multifile_t;
 VFD_MPI_HANDLE_FIRST(H5FD_multifile_t, mpi_handle);
 
 /* the options keep the read mode as the public enum's value (mf_options.h has no HDF5) */
-_Static_assert(MF_READ_MERGE == (int)H5FD_MULTIFILE_READ_MERGE && MF_READ_INPLACE == (int)H5FD_MULTIFILE_READ_INPLACE &&
+_Static_assert(MF_READ_MERGE == (int)H5FD_MULTIFILE_READ_MERGE &&
+                   MF_READ_INPLACE == (int)H5FD_MULTIFILE_READ_INPLACE &&
                    MF_READ_PARALLEL == (int)H5FD_MULTIFILE_READ_PARALLEL_MERGE,
                "mf_options.h's read modes must be the values of H5FD_multifile_read_t");
 
 /* no later write extends this rank's last record (see extend_run) */
-static void close_run(H5FD_multifile_t *f) { f->run_open = false; }
+static void
+close_run(H5FD_multifile_t *f)
+{
+    f->run_open = false;
+}
 
 /* the files this process has open (not ALIAS): HDF5 asks a driver to open a file
  * again before it looks for it among its open files */
 static H5FD_multifile_t **open_files_g = NULL;
 static size_t             n_open_g = 0, cap_open_g = 0;
 
-static int register_open(H5FD_multifile_t *f)
+static int
+register_open(H5FD_multifile_t *f)
 {
     if (n_open_g == cap_open_g) {
         size_t             cap = cap_open_g ? 2 * cap_open_g : 8;
@@ -120,7 +126,8 @@ static int register_open(H5FD_multifile_t *f)
     return 0;
 }
 
-static void unregister_open(H5FD_multifile_t *f)
+static void
+unregister_open(H5FD_multifile_t *f)
 {
     for (size_t i = 0; i < n_open_g; i++)
         if (open_files_g[i] == f) {
@@ -129,7 +136,8 @@ static void unregister_open(H5FD_multifile_t *f)
         }
 }
 
-static H5FD_multifile_t *find_open(dev_t dev, ino_t ino)
+static H5FD_multifile_t *
+find_open(dev_t dev, ino_t ino)
 {
     for (size_t i = 0; i < n_open_g; i++)
         if (open_files_g[i]->dev == dev && open_files_g[i]->ino == ino)
@@ -139,67 +147,67 @@ static H5FD_multifile_t *find_open(dev_t dev, ino_t ino)
 
 /* ---------------------------------------------------------------- class callbacks */
 
-static herr_t   mf_term(void);
-static void    *mf_fapl_get(H5FD_t *file);
-static H5FD_t  *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr);
-static herr_t   mf_close(H5FD_t *file);
-static int      mf_cmp(const H5FD_t *f1, const H5FD_t *f2);
-static haddr_t  mf_get_eoa(const H5FD_t *file, H5FD_mem_t type);
-static herr_t   mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
-static haddr_t  mf_get_eof(const H5FD_t *file, H5FD_mem_t type);
-static herr_t   mf_get_handle(H5FD_t *file, hid_t fapl, void **handle);
-static herr_t   mf_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
-static herr_t   mf_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
-static herr_t   mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
-                               size_t sizes[], void *bufs[]);
-static herr_t   mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
-                                size_t sizes[], const void *bufs[]);
-static herr_t   mf_flush(H5FD_t *file, hid_t dxpl, hbool_t closing);
-static herr_t   mf_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
-static herr_t   mf_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
-static herr_t   mf_delete(const char *name, hid_t fapl_id);
+static herr_t  mf_term(void);
+static void   *mf_fapl_get(H5FD_t *file);
+static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr);
+static herr_t  mf_close(H5FD_t *file);
+static int     mf_cmp(const H5FD_t *f1, const H5FD_t *f2);
+static haddr_t mf_get_eoa(const H5FD_t *file, H5FD_mem_t type);
+static herr_t  mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr);
+static haddr_t mf_get_eof(const H5FD_t *file, H5FD_mem_t type);
+static herr_t  mf_get_handle(H5FD_t *file, hid_t fapl, void **handle);
+static herr_t  mf_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf);
+static herr_t mf_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                             size_t sizes[], void *bufs[]);
+static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
+                              size_t sizes[], const void *bufs[]);
+static herr_t mf_flush(H5FD_t *file, hid_t dxpl, hbool_t closing);
+static herr_t mf_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
+static herr_t mf_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
+static herr_t mf_delete(const char *name, hid_t fapl_id);
 
 static const H5FD_class_t H5FD_multifile_g = {
-    H5FD_CLASS_VERSION,          /* struct version       */
-    H5FD_MULTIFILE_VALUE,        /* value                */
-    H5FD_MULTIFILE_NAME,         /* name                 */
-    MF_MAXADDR,                  /* maxaddr              */
-    H5F_CLOSE_SEMI,              /* fc_degree            */
-    mf_term,                     /* terminate            */
-    NULL,                        /* sb_size              */
-    NULL,                        /* sb_encode            */
-    NULL,                        /* sb_decode            */
-    sizeof(mf_options_t),        /* fapl_size            */
-    mf_fapl_get,                 /* fapl_get             */
-    NULL,                        /* fapl_copy            */
-    NULL,                        /* fapl_free            */
-    0,                           /* dxpl_size            */
-    NULL,                        /* dxpl_copy            */
-    NULL,                        /* dxpl_free            */
-    mf_open,                     /* open                 */
-    mf_close,                    /* close                */
-    mf_cmp,                      /* cmp                  */
-    vfd_query,                   /* query                */
-    NULL,                        /* get_type_map         */
-    NULL,                        /* alloc                */
-    NULL,                        /* free                 */
-    mf_get_eoa,                  /* get_eoa              */
-    mf_set_eoa,                  /* set_eoa              */
-    mf_get_eof,                  /* get_eof              */
-    mf_get_handle,               /* get_handle           */
-    mf_read,                     /* read                 */
-    mf_write,                    /* write                */
-    mf_read_vector,              /* read_vector          */
-    mf_write_vector,             /* write_vector         */
-    NULL,                        /* read_selection       */
-    NULL,                        /* write_selection      */
-    mf_flush,                    /* flush                */
-    mf_truncate,                 /* truncate             */
-    NULL,                        /* lock                 */
-    NULL,                        /* unlock               */
-    mf_delete,                   /* del                  */
-    mf_ctl,                      /* ctl                  */
-    H5FD_FLMAP_DICHOTOMY         /* fl_map               */
+    H5FD_CLASS_VERSION,   /* struct version       */
+    H5FD_MULTIFILE_VALUE, /* value                */
+    H5FD_MULTIFILE_NAME,  /* name                 */
+    MF_MAXADDR,           /* maxaddr              */
+    H5F_CLOSE_SEMI,       /* fc_degree            */
+    mf_term,              /* terminate            */
+    NULL,                 /* sb_size              */
+    NULL,                 /* sb_encode            */
+    NULL,                 /* sb_decode            */
+    sizeof(mf_options_t), /* fapl_size            */
+    mf_fapl_get,          /* fapl_get             */
+    NULL,                 /* fapl_copy            */
+    NULL,                 /* fapl_free            */
+    0,                    /* dxpl_size            */
+    NULL,                 /* dxpl_copy            */
+    NULL,                 /* dxpl_free            */
+    mf_open,              /* open                 */
+    mf_close,             /* close                */
+    mf_cmp,               /* cmp                  */
+    vfd_query,            /* query                */
+    NULL,                 /* get_type_map         */
+    NULL,                 /* alloc                */
+    NULL,                 /* free                 */
+    mf_get_eoa,           /* get_eoa              */
+    mf_set_eoa,           /* set_eoa              */
+    mf_get_eof,           /* get_eof              */
+    mf_get_handle,        /* get_handle           */
+    mf_read,              /* read                 */
+    mf_write,             /* write                */
+    mf_read_vector,       /* read_vector          */
+    mf_write_vector,      /* write_vector         */
+    NULL,                 /* read_selection       */
+    NULL,                 /* write_selection      */
+    mf_flush,             /* flush                */
+    mf_truncate,          /* truncate             */
+    NULL,                 /* lock                 */
+    NULL,                 /* unlock               */
+    mf_delete,            /* del                  */
+    mf_ctl,               /* ctl                  */
+    H5FD_FLMAP_DICHOTOMY  /* fl_map               */
 };
 
 /* the driver's registration, error class and MPI initialisation (vfd_driver.h) */
@@ -208,20 +216,37 @@ static vfd_driver_t mf_driver_g =
 #define MF_ERROR(...) VFD_ERROR(&mf_driver_g, __VA_ARGS__)
 
 /* all ranks' outcome, the message of the lowest failing rank in msg (vfd_agree) */
-static int mf_agree(MPI_Comm comm, int ok, mf_err_t msg) { return vfd_agree(comm, ok, msg, MF_ERRMSG_SIZE); }
+static int
+mf_agree(MPI_Comm comm, int ok, mf_err_t msg)
+{
+    return vfd_agree(comm, ok, msg, MF_ERRMSG_SIZE);
+}
 
 /* ---------------------------------------------------------------- plugin entry points */
 
 #ifndef H5_MULTIFILE_BUILTIN /* not inside libhdf5 (the patch): plugins are looked up by these names */
-H5PL_type_t H5PLget_plugin_type(void) { return H5PL_TYPE_VFD; }
-const void *H5PLget_plugin_info(void) { return &H5FD_multifile_g; }
+H5PL_type_t
+H5PLget_plugin_type(void)
+{
+    return H5PL_TYPE_VFD;
+}
+const void *
+H5PLget_plugin_info(void)
+{
+    return &H5FD_multifile_g;
+}
 #endif
 
 /* ---------------------------------------------------------------- public API */
 
-hid_t H5FD_multifile_init(void) { return vfd_register(&mf_driver_g); }
+hid_t
+H5FD_multifile_init(void)
+{
+    return vfd_register(&mf_driver_g);
+}
 
-static herr_t set_options(hid_t fapl_id, const mf_options_t *opt)
+static herr_t
+set_options(hid_t fapl_id, const mf_options_t *opt)
 {
     hid_t id = H5FD_multifile_init();
     if (id < 0) {
@@ -231,10 +256,14 @@ static herr_t set_options(hid_t fapl_id, const mf_options_t *opt)
     return H5Pset_driver(fapl_id, id, opt);
 }
 
-static int get_options(hid_t fapl_id, mf_options_t *opt)
+static int
+get_options(hid_t fapl_id, mf_options_t *opt)
 {
     const mf_options_t *cur = NULL;
-    H5E_BEGIN_TRY { cur = H5Pget_driver_info(fapl_id); } /* NULL without error: set by name or HDF5_DRIVER */
+    H5E_BEGIN_TRY
+    {
+        cur = H5Pget_driver_info(fapl_id);
+    } /* NULL without error: set by name or HDF5_DRIVER */
     H5E_END_TRY
     if (cur && cur->magic == MF_OPTIONS_MAGIC)
         *opt = *cur;
@@ -243,7 +272,8 @@ static int get_options(hid_t fapl_id, mf_options_t *opt)
     return 0;
 }
 
-herr_t H5Pset_fapl_multifile(hid_t fapl_id, MPI_Comm comm, MPI_Info info)
+herr_t
+H5Pset_fapl_multifile(hid_t fapl_id, MPI_Comm comm, MPI_Info info)
 {
     mf_options_t opt;
     mf_options_default(&opt);
@@ -257,7 +287,8 @@ herr_t H5Pset_fapl_multifile(hid_t fapl_id, MPI_Comm comm, MPI_Info info)
 }
 
 /* the original patch's API, with its behaviour: a read-only open reconstructs the directory */
-herr_t H5Pset_fapl_mpiposix(hid_t fapl_id, MPI_Comm comm, hbool_t use_gpfs_hints)
+herr_t
+H5Pset_fapl_mpiposix(hid_t fapl_id, MPI_Comm comm, hbool_t use_gpfs_hints)
 {
     (void)use_gpfs_hints;
     if (H5Pset_fapl_multifile(fapl_id, comm, MPI_INFO_NULL) < 0)
@@ -265,7 +296,8 @@ herr_t H5Pset_fapl_mpiposix(hid_t fapl_id, MPI_Comm comm, hbool_t use_gpfs_hints
     return H5Pset_multifile_options(fapl_id, "read=merge");
 }
 
-herr_t H5Pget_fapl_multifile(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
+herr_t
+H5Pget_fapl_multifile(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
 {
     if (H5Pget_driver(fapl_id) != H5FD_multifile_init()) {
         MF_ERROR("the file access property list does not use the multifile driver");
@@ -274,7 +306,8 @@ herr_t H5Pget_fapl_multifile(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
     return H5Pget_mpi_params(fapl_id, comm, info);
 }
 
-herr_t H5Pset_multifile_options(hid_t fapl_id, const char *options)
+herr_t
+H5Pset_multifile_options(hid_t fapl_id, const char *options)
 {
     mf_options_t opt;
     mf_err_t     err;
@@ -289,7 +322,8 @@ herr_t H5Pset_multifile_options(hid_t fapl_id, const char *options)
     return set_options(fapl_id, &opt);
 }
 
-herr_t H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode)
+herr_t
+H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode)
 {
     mf_options_t opt;
     if (H5Pget_driver(fapl_id) != H5FD_multifile_init()) {
@@ -303,9 +337,14 @@ herr_t H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode)
 
 /* ---------------------------------------------------------------- helpers */
 
-static herr_t mf_term(void) { return vfd_terminate(&mf_driver_g); }
+static herr_t
+mf_term(void)
+{
+    return vfd_terminate(&mf_driver_g);
+}
 
-static void *mf_fapl_get(H5FD_t *_file)
+static void *
+mf_fapl_get(H5FD_t *_file)
 {
     H5FD_multifile_t *file = (H5FD_multifile_t *)_file;
     mf_options_t     *opt  = malloc(sizeof *opt);
@@ -316,18 +355,23 @@ static void *mf_fapl_get(H5FD_t *_file)
 
 /* the fapl's communicator and info, else MPI_COMM_WORLD (HDF5_DRIVER=multifile in an
  * unmodified program); both are the caller's to free */
-static void fapl_comm(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
+static void
+fapl_comm(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
 {
     herr_t got = -1;
     *comm      = MPI_COMM_NULL;
     *info      = MPI_INFO_NULL;
-    H5E_BEGIN_TRY { got = H5Pget_mpi_params(fapl_id, comm, info); }
+    H5E_BEGIN_TRY
+    {
+        got = H5Pget_mpi_params(fapl_id, comm, info);
+    }
     H5E_END_TRY
     if (got < 0 || *comm == MPI_COMM_NULL)
         MPI_Comm_dup(MPI_COMM_WORLD, comm);
 }
 
-static void free_file(H5FD_multifile_t *f)
+static void
+free_file(H5FD_multifile_t *f)
 {
     if (!f)
         return;
@@ -369,7 +413,8 @@ static void free_file(H5FD_multifile_t *f)
 }
 
 /* rank 0: make an empty multifile directory at path, honouring H5F_ACC_TRUNC/EXCL */
-static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sync, mf_err_t err)
+static int
+create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sync, mf_err_t err)
 {
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -383,8 +428,8 @@ static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run
         }
         if (S_ISDIR(st.st_mode)) {
             if (!mf_is_multifile(path)) {
-                snprintf(err, MF_ERRMSG_SIZE, "%s: is a directory that is not a multifile file: not touching it",
-                         path);
+                snprintf(err, MF_ERRMSG_SIZE,
+                         "%s: is a directory that is not a multifile file: not touching it", path);
                 return -1;
             }
             if (mf_rmtree(path) < 0) {
@@ -403,7 +448,8 @@ static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run
         return -1;
     }
     if (do_sync && vfd_sync_parent(path) < 0) { /* with sync=on the directory itself survives a power loss */
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot sync the directory that holds it: %s", path, strerror(errno));
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot sync the directory that holds it: %s", path,
+                 strerror(errno));
         return -1;
     }
     int dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -418,7 +464,8 @@ static int create_dir(const char *path, unsigned flags, int nranks, uint64_t run
 }
 
 /* every rank: hold the directory open (files are opened and the metafile replaced in it) */
-static int open_dir(H5FD_multifile_t *f, mf_err_t err)
+static int
+open_dir(H5FD_multifile_t *f, mf_err_t err)
 {
     f->dir_fd = open(f->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (f->dir_fd < 0) {
@@ -432,7 +479,8 @@ static int open_dir(H5FD_multifile_t *f, mf_err_t err)
 typedef enum { RANK_DATA, RANK_INDEX } rank_file_t;
 
 /* this rank's data or index file in the directory; path: for messages */
-static int open_rank_file(H5FD_multifile_t *f, rank_file_t which, int flags, char *path, size_t n)
+static int
+open_rank_file(H5FD_multifile_t *f, rank_file_t which, int flags, char *path, size_t n)
 {
     char name[MF_NAME_SIZE];
     (which == RANK_INDEX ? mf_index_name : mf_data_name)(name, sizeof name, (unsigned)f->rank);
@@ -441,12 +489,17 @@ static int open_rank_file(H5FD_multifile_t *f, rank_file_t which, int flags, cha
 }
 
 /* every rank: create its data and index files */
-static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
+static int
+open_rank_files(H5FD_multifile_t *f, mf_err_t err)
 {
     char              dpath[PATH_MAX], ipath[PATH_MAX];
     unsigned char     hdr[MF_INDEX_HEADER_SIZE];
-    mf_index_header_t h = {MF_FORMAT_VERSION, (uint32_t)f->rank, (uint32_t)f->size, MF_RECORD_SIZE,
-                           f->opt.checksums ? MF_DATA_CRC32C : 0, MF_RUN_TAG(f->run_id)};
+    mf_index_header_t h = {MF_FORMAT_VERSION,
+                           (uint32_t)f->rank,
+                           (uint32_t)f->size,
+                           MF_RECORD_SIZE,
+                           f->opt.checksums ? MF_DATA_CRC32C : 0,
+                           MF_RUN_TAG(f->run_id)};
     if (open_dir(f, err) < 0)
         return -1;
     f->data_fd = open_rank_file(f, RANK_DATA, O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
@@ -466,7 +519,8 @@ static int open_rank_files(H5FD_multifile_t *f, mf_err_t err)
 
 /* put the reconstructed file tmp in the place of the directory: 1 when it is there (a
  * directory that could not be removed after it is reported on stderr), 0 (err) if not */
-static int replaced(const char *path, const char *tmp, mf_err_t err)
+static int
+replaced(const char *path, const char *tmp, mf_err_t err)
 {
     int rc = mf_replace_dir(path, tmp, err);
     if (rc > 0)
@@ -477,7 +531,8 @@ static int replaced(const char *path, const char *tmp, mf_err_t err)
 /* reconstruct a directory into a file that replaces it (serial: rank 0; parallel: all),
  * after checking every data checksum: the directory is removed afterwards, and with it
  * the last chance to find a damaged byte */
-static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
+static int
+merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
 {
     mf_dir_t d;
     char     tmp[PATH_MAX] = "";
@@ -505,7 +560,7 @@ static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
         }
         return mf_agree(f->comm, ok, err);
     }
-    ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
+    ok         = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
     int loaded = ok;
     if (mf_agree(f->comm, ok, err) == 0) /* each rank checks its share of the rank files */
         ok = mf_verify_part(&d, (unsigned)f->rank, (unsigned)f->size, NULL, NULL, err) == 0;
@@ -542,7 +597,8 @@ static int merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
     return ok ? 0 : -1;
 }
 
-static int set_identity(H5FD_multifile_t *f, mf_err_t err)
+static int
+set_identity(H5FD_multifile_t *f, mf_err_t err)
 {
     struct stat st;
     if (stat(f->path, &st) < 0) {
@@ -556,7 +612,8 @@ static int set_identity(H5FD_multifile_t *f, mf_err_t err)
 
 /* an ordinary file; read-write: every rank writes in place (pwrite), as the original
  * mpiposix driver did (needs a file system with POSIX consistency across nodes) */
-static int open_plain(H5FD_multifile_t *f, int writable, mf_err_t err)
+static int
+open_plain(H5FD_multifile_t *f, int writable, mf_err_t err)
 {
     struct stat st;
     f->mode     = MODE_PLAIN;
@@ -575,7 +632,8 @@ static int open_plain(H5FD_multifile_t *f, int writable, mf_err_t err)
 
 /* MODE_WRITE: one tail per other rank (opened when first needed) and where each rank's
  * data is read from (this rank: its own data file) */
-static int alloc_tails(H5FD_multifile_t *f, mf_err_t err)
+static int
+alloc_tails(H5FD_multifile_t *f, mf_err_t err)
 {
     f->tails    = calloc((size_t)f->size, sizeof *f->tails);
     f->read_fds = calloc((size_t)f->size, sizeof *f->read_fds);
@@ -595,7 +653,8 @@ static int alloc_tails(H5FD_multifile_t *f, mf_err_t err)
 /* read-write open of a complete multifile directory written by as many ranks: every
  * rank loads the directory's extent map and goes on appending to its own files in
  * new epochs; the metafile says "writing" again until the close */
-static int open_append(H5FD_multifile_t *f, mf_err_t err)
+static int
+open_append(H5FD_multifile_t *f, mf_err_t err)
 {
     mf_dir_t d;
     char     dpath[PATH_MAX], ipath[PATH_MAX];
@@ -607,7 +666,8 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
     }
     if (d.meta.ranks != (uint32_t)f->size) {
         snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: written by %" PRIu32 " ranks, opened read-write by %d: continuing a multifile directory "
+                 "%s: written by %" PRIu32
+                 " ranks, opened read-write by %d: continuing a multifile directory "
                  "needs as many ranks (or reconstruct it first, with h5mf merge or a read-only open with "
                  "read=merge, then open the file read-write); "
                  "nothing was changed",
@@ -615,8 +675,8 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
         mf_dir_free(&d);
         return -1;
     }
-    const mf_rank_records_t *own     = &d.ranks[f->rank];
-    uint64_t                 eoa     = d.meta.eoa, records = d.records;
+    const mf_rank_records_t *own = &d.ranks[f->rank];
+    uint64_t                 eoa = d.meta.eoa, records = d.records;
     f->mode          = MODE_WRITE;
     f->run_id        = d.meta.run;
     f->epoch         = d.meta.committed;
@@ -625,9 +685,9 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
     f->data_pos      = own->data_size;
     f->idx_pos       = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
     f->opt.checksums = own->checksums != 0; /* new records follow the index's header */
-    ok         = open_dir(f, err) == 0;
-    f->data_fd = ok ? open_rank_file(f, RANK_DATA, O_RDWR, dpath, sizeof dpath) : -1;
-    f->idx_fd  = f->data_fd < 0 ? -1 : open_rank_file(f, RANK_INDEX, O_RDWR, ipath, sizeof ipath);
+    ok               = open_dir(f, err) == 0;
+    f->data_fd       = ok ? open_rank_file(f, RANK_DATA, O_RDWR, dpath, sizeof dpath) : -1;
+    f->idx_fd        = f->data_fd < 0 ? -1 : open_rank_file(f, RANK_INDEX, O_RDWR, ipath, sizeof ipath);
     if (ok && f->idx_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->data_fd < 0 ? dpath : ipath, strerror(errno));
         ok = 0;
@@ -653,13 +713,15 @@ static int open_append(H5FD_multifile_t *f, mf_err_t err)
         return -1;
     }
     if (f->rank == 0) {
-        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, MF_STATE_WRITING, f->epoch, eoa, records, f->run_id};
+        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, MF_STATE_WRITING, f->epoch, eoa,
+                          records,         f->run_id};
         ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }
     return mf_agree(f->comm, ok, err);
 }
 
-static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
+static int
+open_inplace(H5FD_multifile_t *f, mf_err_t err)
 {
     f->mode = MODE_INPLACE;
     mf_extents_free(&f->map);
@@ -694,7 +756,8 @@ static int open_inplace(H5FD_multifile_t *f, mf_err_t err)
 /* ---------------------------------------------------------------- open / close */
 
 /* a new file structure: its communicator and options from the fapl; NULL (error pushed) */
-static H5FD_multifile_t *new_file(const char *name, hid_t fapl_id)
+static H5FD_multifile_t *
+new_file(const char *name, hid_t fapl_id)
 {
     H5FD_multifile_t *f;
     mf_err_t          err;
@@ -706,9 +769,9 @@ static H5FD_multifile_t *new_file(const char *name, hid_t fapl_id)
         return NULL;
     }
     f->data_fd = f->idx_fd = f->plain_fd = f->dir_fd = -1;
-    f->comm                              = MPI_COMM_NULL;
-    f->info                              = MPI_INFO_NULL;
-    f->mpi_handle                        = MPI_FILE_NULL;
+    f->comm                                          = MPI_COMM_NULL;
+    f->info                                          = MPI_INFO_NULL;
+    f->mpi_handle                                    = MPI_FILE_NULL;
     mf_extents_init(&f->map);
     f->path = strdup(name);
 
@@ -720,7 +783,10 @@ static H5FD_multifile_t *new_file(const char *name, hid_t fapl_id)
 
     /* options: the fapl's driver info, then its config string (HDF5_DRIVER_CONFIG, by-name selection) */
     get_options(fapl_id, &f->opt);
-    H5E_BEGIN_TRY { config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config); }
+    H5E_BEGIN_TRY
+    {
+        config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config);
+    }
     H5E_END_TRY
     if (config_len > 0 && mf_options_parse(&f->opt, config, err) < 0) {
         char msg[MF_ERRMSG_SIZE];
@@ -733,7 +799,8 @@ static H5FD_multifile_t *new_file(const char *name, hid_t fapl_id)
 }
 
 /* open already in this process, on every rank: f becomes a stand-in (see MODE_ALIAS); 1 if so */
-static int open_alias(H5FD_multifile_t *f, const char *name)
+static int
+open_alias(H5FD_multifile_t *f, const char *name)
 {
     struct stat       st;
     H5FD_multifile_t *same = stat(name, &st) == 0 ? find_open(st.st_dev, st.st_ino) : NULL;
@@ -750,9 +817,10 @@ static int open_alias(H5FD_multifile_t *f, const char *name)
 }
 
 /* H5F_ACC_CREAT: the directory (rank 0), every rank's files, the tails, the common clock */
-static int open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
+static int
+open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
 {
-    int ok = 1;
+    int ok    = 1;
     f->mode   = MODE_WRITE;
     f->run_id = f->rank == 0 ? mf_new_run() : 0;
     MPI_Bcast(&f->run_id, 1, MPI_UINT64_T, 0, f->comm);
@@ -773,7 +841,8 @@ typedef enum { EXISTING_UNUSABLE, EXISTING_FILE, EXISTING_MULTIFILE } existing_t
 
 /* an existing NAME: a multifile directory (continued, read in place, or reconstructed
  * and then read) or an ordinary file */
-static int open_existing(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
+static int
+open_existing(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
 {
     /* rank 0 decides what NAME is, for all: a rank looking later could find the
      * directory already replaced by its reconstruction */
@@ -805,7 +874,8 @@ static int open_existing(H5FD_multifile_t *f, const char *name, unsigned flags, 
     return ok ? 0 : -1;
 }
 
-static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
+static H5FD_t *
+mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
 {
     H5FD_multifile_t *f;
     mf_err_t          err;
@@ -823,7 +893,8 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
     if (open_alias(f, name))
         return (H5FD_t *)f;
     vfd_mpi_handle_open(&f->mpi_handle); /* without it, HDF5's atomicity calls fail with MPI's error */
-    int ok = ((flags & H5F_ACC_CREAT) ? open_create(f, name, flags, err) : open_existing(f, name, flags, err)) == 0;
+    int ok = ((flags & H5F_ACC_CREAT) ? open_create(f, name, flags, err)
+                                      : open_existing(f, name, flags, err)) == 0;
     if (ok && register_open(f) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", name);
         ok = 0;
@@ -838,7 +909,8 @@ static H5FD_t *mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t 
 
 /* has the directory been removed while open? Its files live on through the descriptors
  * held, as a POSIX file removed while open does; no new file can be made in it */
-static bool dir_removed(const H5FD_multifile_t *f)
+static bool
+dir_removed(const H5FD_multifile_t *f)
 {
     struct stat st;
     return fstat(f->dir_fd, &st) == 0 && st.st_nlink == 0;
@@ -846,7 +918,8 @@ static bool dir_removed(const H5FD_multifile_t *f)
 
 /* the epoch boundary: every rank's records are written; rank 0 commits the metafile
  * (not in a removed directory: nothing could ever read it there) */
-static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
+static int
+commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
 {
     int ok = 1;
     if (f->opt.sync && (fdatasync(f->data_fd) < 0 || fdatasync(f->idx_fd) < 0)) {
@@ -858,21 +931,22 @@ static int commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
     uint64_t records = 0; /* every record of the committed epochs: a reader must find them all */
     MPI_Reduce(&f->nrec, &records, 1, MPI_UINT64_T, MPI_SUM, 0, f->comm);
     if (f->rank == 0 && !dir_removed(f)) {
-        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, state, f->epoch + 1, (uint64_t)f->eoa, records,
-                          f->run_id};
+        mf_meta_t meta = {MF_META_VERSION,  (uint32_t)f->size, state,    f->epoch + 1,
+                          (uint64_t)f->eoa, records,           f->run_id};
         ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }
     if (mf_agree(f->comm, ok, err) < 0)
         return -1;
     f->epoch++;
     close_run(f);
-    f->eof   = f->eoa; /* HDF5 truncates the file to its EOA at this point */
+    f->eof = f->eoa; /* HDF5 truncates the file to its EOA at this point */
     return 0;
 }
 
-static herr_t mf_close(H5FD_t *_file)
+static herr_t
+mf_close(H5FD_t *_file)
 {
-    H5FD_multifile_t *f  = (H5FD_multifile_t *)_file;
+    H5FD_multifile_t *f   = (H5FD_multifile_t *)_file;
     mf_err_t          err = "";
     int               ok  = 1;
     if (f->mode == MODE_WRITE)
@@ -883,7 +957,8 @@ static herr_t mf_close(H5FD_t *_file)
     return ok ? 0 : -1;
 }
 
-static int mf_cmp(const H5FD_t *f1, const H5FD_t *f2)
+static int
+mf_cmp(const H5FD_t *f1, const H5FD_t *f2)
 {
     const H5FD_multifile_t *a = (const H5FD_multifile_t *)f1, *b = (const H5FD_multifile_t *)f2;
     if (a->dev != b->dev)
@@ -893,17 +968,20 @@ static int mf_cmp(const H5FD_t *f1, const H5FD_t *f2)
     return 0;
 }
 
-static haddr_t mf_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+static haddr_t
+mf_get_eoa(const H5FD_t *file, H5FD_mem_t type)
 {
     (void)type;
     return ((const H5FD_multifile_t *)file)->eoa;
 }
 
-static herr_t mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+static herr_t
+mf_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
 {
     (void)type;
     if (addr > MF_MAXADDR) {
-        MF_ERROR("%s: address %" PRIuHADDR " beyond the driver's maximum", ((H5FD_multifile_t *)file)->path, addr);
+        MF_ERROR("%s: address %" PRIuHADDR " beyond the driver's maximum", ((H5FD_multifile_t *)file)->path,
+                 addr);
         return -1;
     }
     ((H5FD_multifile_t *)file)->eoa = addr;
@@ -923,7 +1001,8 @@ typedef struct {
  * beside it, else inserted one by one (each O(log n), plus moving the map's tail) */
 #define MF_BUILD_MIN 64
 
-static int collect_record(const mf_record_t *rec, uint64_t seq, void *arg)
+static int
+collect_record(const mf_record_t *rec, uint64_t seq, void *arg)
 {
     refresh_ctx_t *ctx = arg;
     if (rec->stamp > *ctx->hlc)
@@ -931,7 +1010,8 @@ static int collect_record(const mf_record_t *rec, uint64_t seq, void *arg)
     return mf_pieces_add(&ctx->pieces, rec, (int32_t)ctx->tail->rank, seq);
 }
 
-static int add_collected(mf_extents_t *map, const mf_pieces_t *p)
+static int
+add_collected(mf_extents_t *map, const mf_pieces_t *p)
 {
     if (p->n >= MF_BUILD_MIN && p->n >= map->n / 16)
         return mf_extents_build(map, p->v, p->n);
@@ -942,7 +1022,8 @@ static int add_collected(mf_extents_t *map, const mf_pieces_t *p)
 }
 
 /* rank r's index and data files, opened when first needed */
-static int open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
+static int
+open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
 {
     if (f->tails[r].idx_fd >= 0)
         return 0;
@@ -953,7 +1034,8 @@ static int open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
 }
 
 /* read what the other ranks appended to their indexes since the last look */
-static int refresh(H5FD_multifile_t *f, mf_err_t err)
+static int
+refresh(H5FD_multifile_t *f, mf_err_t err)
 {
     refresh_ctx_t ctx = {NULL, &f->hlc, {NULL, 0, 0}};
     int           rc  = 0;
@@ -981,7 +1063,8 @@ static int refresh(H5FD_multifile_t *f, mf_err_t err)
  * Order stamps form a hybrid logical clock: the common clock (mf_clock.h), raised past
  * every stamp this rank has given or learned of. Stamps grow along each rank's index.
  */
-static int64_t next_stamp(H5FD_multifile_t *f)
+static int64_t
+next_stamp(H5FD_multifile_t *f)
 {
     int64_t now = mf_clock_now(&f->clock);
     f->hlc      = now > f->hlc ? now : f->hlc + 1;
@@ -994,7 +1077,8 @@ static int64_t next_stamp(H5FD_multifile_t *f)
  * points; so whatever another rank wrote of an entry at an earlier sync point is in its
  * index already, and this rank's rewrite is stamped after it, whatever the clocks say.
  */
-static int learn_stamps(H5FD_multifile_t *f, mf_err_t err)
+static int
+learn_stamps(H5FD_multifile_t *f, mf_err_t err)
 {
     close_run(f);
     for (int r = 0; r < f->size; r++)
@@ -1005,7 +1089,8 @@ static int learn_stamps(H5FD_multifile_t *f, mf_err_t err)
 
 /* test hook: H5MF_TEST_UNORDERED=1 switches the ordering of collective writes and of
  * metadata off (the driver as it was without them), so tests can show they catch the loss */
-static bool unordered(void)
+static bool
+unordered(void)
 {
     static int set = -1;
     if (set < 0) {
@@ -1017,7 +1102,11 @@ static bool unordered(void)
 
 /* Is the current call collective? Then every rank of the file makes it (HDF5's rule for
  * its MPI-IO driver, which calls MPI_File_set_view / *_all in it). */
-static bool collective_call(void) { return !unordered() && vfd_collective_call(); }
+static bool
+collective_call(void)
+{
+    return !unordered() && vfd_collective_call();
+}
 
 /*
  * The start and the end of a collective write, on every rank: the ranks exchange the
@@ -1026,7 +1115,8 @@ static bool collective_call(void) { return !unordered() && vfd_collective_call()
  * every rank's part is written (as MPI-IO's collective writes end), and the ranks agree
  * on the outcome (status: this rank's).
  */
-static herr_t sync_collective(H5FD_multifile_t *f, herr_t status)
+static herr_t
+sync_collective(H5FD_multifile_t *f, herr_t status)
 {
     close_run(f);
     int64_t v[2] = {status < 0, f->hlc};
@@ -1043,8 +1133,9 @@ static herr_t sync_collective(H5FD_multifile_t *f, herr_t status)
 }
 
 /* copy [addr, addr+size) out of the extent map; fds[rank] reads a rank's data */
-static int read_map(const mf_extents_t *map, const int *fds, haddr_t addr, size_t size, unsigned char *buf,
-                    const char *path, mf_err_t err)
+static int
+read_map(const mf_extents_t *map, const int *fds, haddr_t addr, size_t size, unsigned char *buf,
+         const char *path, mf_err_t err)
 {
     uint64_t end = addr + size, cur = addr;
     for (size_t i = mf_extents_find(map, addr); i < map->n && map->v[i].addr < end; i++) {
@@ -1056,10 +1147,12 @@ static int read_map(const mf_extents_t *map, const int *fds, haddr_t addr, size_
         if (e->key.rank == MF_HOLE_RANK)
             memset(buf + (lo - addr), 0, hi - lo);
         else {
-            long long got = mf_pread_all(fds[e->key.rank], buf + (lo - addr), hi - lo, e->pos + (lo - e->addr));
+            long long got =
+                mf_pread_all(fds[e->key.rank], buf + (lo - addr), hi - lo, e->pos + (lo - e->addr));
             if (got != (long long)(hi - lo)) {
                 snprintf(err, MF_ERRMSG_SIZE, "%s/%d: cannot read %" PRIu64 " bytes at %" PRIu64 ": %s", path,
-                         e->key.rank, hi - lo, e->pos + (lo - e->addr), got < 0 ? strerror(errno) : "short file");
+                         e->key.rank, hi - lo, e->pos + (lo - e->addr),
+                         got < 0 ? strerror(errno) : "short file");
                 return -1;
             }
         }
@@ -1076,28 +1169,34 @@ typedef struct {
     H5FD_mem_t        type;
 } piece_ctx_t;
 
-static int read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf);
-static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf);
+static int    read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf);
+static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
+                       const void *buf);
 
-static int read_piece(void *ctx, uint64_t at, void *mem, size_t len)
+static int
+read_piece(void *ctx, uint64_t at, void *mem, size_t len)
 {
     return read_range(((piece_ctx_t *)ctx)->f, at, len, mem);
 }
 
-static int write_piece(void *ctx, uint64_t at, void *mem, size_t len)
+static int
+write_piece(void *ctx, uint64_t at, void *mem, size_t len)
 {
     piece_ctx_t *c = ctx;
     return write_at((H5FD_t *)c->f, c->type, H5P_DEFAULT, at, len, mem);
 }
 
 /* a transfer of `count` elements of btype against the file view (addr, ftype) */
-static herr_t typed_transfer(H5FD_multifile_t *f, H5FD_mem_t type, bool writing, MPI_Datatype btype,
-                             MPI_Datatype ftype, haddr_t addr, size_t count, void *buf)
+static herr_t
+typed_transfer(H5FD_multifile_t *f, H5FD_mem_t type, bool writing, MPI_Datatype btype, MPI_Datatype ftype,
+               haddr_t addr, size_t count, void *buf)
 {
     piece_ctx_t ctx = {f, type};
     char        err[VFD_ERR_SIZE];
-    if (vfd_typed_transfer(btype, count, buf, ftype, addr, writing ? write_piece : read_piece, &ctx, err) < 0) {
-        MF_ERROR("%s: a collective %s described by MPI datatypes: %s", f->path, writing ? "write" : "read", err);
+    if (vfd_typed_transfer(btype, count, buf, ftype, addr, writing ? write_piece : read_piece, &ctx, err) <
+        0) {
+        MF_ERROR("%s: a collective %s described by MPI datatypes: %s", f->path, writing ? "write" : "read",
+                 err);
         return -1;
     }
     return 0;
@@ -1105,7 +1204,8 @@ static herr_t typed_transfer(H5FD_multifile_t *f, H5FD_mem_t type, bool writing,
 
 static int read_ready(H5FD_multifile_t *f, haddr_t addr, size_t size);
 
-static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+static herr_t
+mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     MPI_Datatype      btype, ftype;
@@ -1120,7 +1220,8 @@ static herr_t mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
 }
 
 /* before the reads of a call: the address is valid, and the other ranks' new records are known */
-static int read_ready(H5FD_multifile_t *f, haddr_t addr, size_t size)
+static int
+read_ready(H5FD_multifile_t *f, haddr_t addr, size_t size)
 {
     mf_err_t err;
     if (addr > MF_MAXADDR || size > MF_MAXADDR - addr) {
@@ -1146,7 +1247,8 @@ static int read_ready(H5FD_multifile_t *f, haddr_t addr, size_t size)
 
 /* MODE_INPLACE: the data checksum of every record whose bytes [addr, addr + size) are
  * read from, each record once per open (its whole bytes: a checksum covers a record) */
-static int check_records(H5FD_multifile_t *f, haddr_t addr, size_t size, mf_err_t err)
+static int
+check_records(H5FD_multifile_t *f, haddr_t addr, size_t size, mf_err_t err)
 {
     const mf_extents_t *map = &f->dir.map;
     for (size_t i = mf_extents_find(map, addr); i < map->n && map->v[i].addr < addr + size; i++) {
@@ -1163,7 +1265,8 @@ static int check_records(H5FD_multifile_t *f, haddr_t addr, size_t size, mf_err_
 }
 
 /* the bytes at [addr, addr + size), whatever the mode, once read_ready said yes */
-static int read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf)
+static int
+read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf)
 {
     mf_err_t err;
     if (addr > MF_MAXADDR || size > MF_MAXADDR - addr) {
@@ -1192,7 +1295,8 @@ static int read_range(H5FD_multifile_t *f, haddr_t addr, size_t size, void *buf)
 }
 
 /* a read at a file address, whatever the mode (one entry of a vector read) */
-static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+static herr_t
+read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     (void)type;
@@ -1212,7 +1316,8 @@ static herr_t read_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, 
  * whole run at its start orders it as correctly as stamping each write. extend_run
  * returns 0 when extended, 1 when the write needs a record of its own, -1 on error.
  */
-static int write_index_record(H5FD_multifile_t *f, const mf_record_t *rec, uint64_t at)
+static int
+write_index_record(H5FD_multifile_t *f, const mf_record_t *rec, uint64_t at)
 {
     unsigned char rec_buf[MF_RECORD_SIZE];
     mf_record_encode(rec, rec_buf);
@@ -1224,7 +1329,8 @@ static int write_index_record(H5FD_multifile_t *f, const mf_record_t *rec, uint6
 }
 
 /* the bytes of a write at the end of this rank's data file */
-static int append_bytes(H5FD_multifile_t *f, const void *buf, size_t size)
+static int
+append_bytes(H5FD_multifile_t *f, const void *buf, size_t size)
 {
     if (mf_pwrite_all(f->data_fd, buf, size, f->data_pos) < 0) {
         MF_ERROR("%s/%d: cannot append %zu bytes: %s", f->path, f->rank, size, strerror(errno));
@@ -1234,7 +1340,8 @@ static int append_bytes(H5FD_multifile_t *f, const void *buf, size_t size)
 }
 
 /* [addr, addr + size), just appended at data_pos as part of record number seq, in the map */
-static int map_own(H5FD_multifile_t *f, const mf_record_t *rec, haddr_t addr, size_t size, uint64_t seq)
+static int
+map_own(H5FD_multifile_t *f, const mf_record_t *rec, haddr_t addr, size_t size, uint64_t seq)
 {
     mf_key_t key = {rec->epoch, rec->stamp, f->rank, seq};
     if (mf_extents_insert(&f->map, addr, size, f->data_pos, &key) < 0) {
@@ -1244,11 +1351,12 @@ static int map_own(H5FD_multifile_t *f, const mf_record_t *rec, haddr_t addr, si
     return 0;
 }
 
-static int extend_run(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, size_t size, const void *buf)
+static int
+extend_run(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, size_t size, const void *buf)
 {
     mf_record_t *run = &f->run;
-    if (!f->run_open || run->type != (uint16_t)type || run->epoch != f->epoch || run->addr + run->len != addr ||
-        run->pos + run->len != f->data_pos)
+    if (!f->run_open || run->type != (uint16_t)type || run->epoch != f->epoch ||
+        run->addr + run->len != addr || run->pos + run->len != f->data_pos)
         return 1;
     mf_record_t ext = *run;
     ext.len += size;
@@ -1266,12 +1374,14 @@ static int extend_run(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, size_t
  * address modulo MF_ALIGN (the data file gets a hole), so a merge on a file system with
  * reflinks (XFS, Btrfs) can share its whole blocks instead of copying them.
  */
-static int append_record(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, size_t size, const void *buf)
+static int
+append_record(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, size_t size, const void *buf)
 {
     if (size >= MF_ALIGN_MIN)
         f->data_pos += (addr - f->data_pos) % MF_ALIGN;
-    mf_record_t rec = {addr, size, f->data_pos, next_stamp(f), f->epoch, (uint16_t)type, 0,
-                       f->opt.checksums ? mf_data_crc(0, buf, size) : 0};
+    mf_record_t rec = {
+        addr,     size,           f->data_pos, next_stamp(f),
+        f->epoch, (uint16_t)type, 0,           f->opt.checksums ? mf_data_crc(0, buf, size) : 0};
     if (append_bytes(f, buf, size) < 0 || write_index_record(f, &rec, f->idx_pos) < 0 ||
         map_own(f, &rec, addr, size, f->nrec) < 0)
         return -1;
@@ -1284,7 +1394,8 @@ static int append_record(H5FD_multifile_t *f, H5FD_mem_t type, haddr_t addr, siz
 }
 
 /* a write at a file address, whatever the mode (also one entry of a vector write) */
-static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+static herr_t
+write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     (void)dxpl;
@@ -1311,23 +1422,27 @@ static herr_t write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
 
 /* H5Fget_vfd_handle: no one handle holds a multifile file; an error, never a wrong one
  * (an MPI-IO program would take any pointer for an MPI_File) */
-static herr_t mf_get_handle(H5FD_t *_file, hid_t fapl, void **handle)
+static herr_t
+mf_get_handle(H5FD_t *_file, hid_t fapl, void **handle)
 {
     (void)fapl;
     *handle = NULL;
-    MF_ERROR("%s: no file handle to give: a multifile file is a directory of per-rank files, not one MPI or POSIX "
-             "file (read it through HDF5, or reconstruct it with h5mf merge first)",
-             ((H5FD_multifile_t *)_file)->path);
+    MF_ERROR(
+        "%s: no file handle to give: a multifile file is a directory of per-rank files, not one MPI or POSIX "
+        "file (read it through HDF5, or reconstruct it with h5mf merge first)",
+        ((H5FD_multifile_t *)_file)->path);
     return -1;
 }
 
-static haddr_t mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)
+static haddr_t
+mf_get_eof(const H5FD_t *_file, H5FD_mem_t type)
 {
     (void)type;
     return ((const H5FD_multifile_t *)_file)->eof;
 }
 
-static herr_t write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+static herr_t
+write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
 {
     return write_at(file, type, dxpl, addr, size, buf);
 }
@@ -1341,13 +1456,17 @@ static herr_t write_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t add
  * the start of every collective dataset call (which the driver does not see): the
  * writes of an earlier call are complete before any rank goes on.
  */
-static bool collective_made_independent(hid_t dxpl)
+static bool
+collective_made_independent(hid_t dxpl)
 {
     H5FD_mpio_xfer_t asked = H5FD_MPIO_INDEPENDENT, made = H5FD_MPIO_INDEPENDENT;
-    herr_t           got   = -1;
+    herr_t           got = -1;
     if (dxpl == H5P_DEFAULT || H5CX_get_io_xfer_mode(&made) < 0 || made == H5FD_MPIO_COLLECTIVE)
         return false;
-    H5E_BEGIN_TRY { got = H5Pget_dxpl_mpio(dxpl, &asked); }
+    H5E_BEGIN_TRY
+    {
+        got = H5Pget_dxpl_mpio(dxpl, &asked);
+    }
     H5E_END_TRY
     return got >= 0 && asked == H5FD_MPIO_COLLECTIVE;
 }
@@ -1360,10 +1479,12 @@ static bool collective_made_independent(hid_t dxpl)
  * indexes already: see collective_made_independent). Stamps then follow the order of
  * the program, not the clocks.
  */
-static herr_t before_writes(H5FD_multifile_t *f, bool metadata, hid_t dxpl)
+static herr_t
+before_writes(H5FD_multifile_t *f, bool metadata, hid_t dxpl)
 {
     mf_err_t err;
-    if (f->mode != MODE_WRITE || f->size == 1 || unordered() || !(metadata || collective_made_independent(dxpl)))
+    if (f->mode != MODE_WRITE || f->size == 1 || unordered() ||
+        !(metadata || collective_made_independent(dxpl)))
         return 0;
     if (learn_stamps(f, err) < 0) {
         MF_ERROR("%s", err);
@@ -1372,11 +1493,12 @@ static herr_t before_writes(H5FD_multifile_t *f, bool metadata, hid_t dxpl)
     return 0;
 }
 
-static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
+static herr_t
+mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, const void *buf)
 {
-    H5FD_multifile_t *f    = (H5FD_multifile_t *)_file;
-    bool              coll = collective_call();
-    herr_t            ret  = coll ? sync_collective(f, 0) : 0;
+    H5FD_multifile_t *f     = (H5FD_multifile_t *)_file;
+    bool              coll  = collective_call();
+    herr_t            ret   = coll ? sync_collective(f, 0) : 0;
     MPI_Datatype      btype = MPI_BYTE, ftype = MPI_BYTE;
     if (ret >= 0 && vfd_call_datatypes(type, &btype, &ftype) < 0) {
         MF_ERROR("%s: cannot get the MPI datatypes of a collective write from HDF5", f->path);
@@ -1392,14 +1514,16 @@ static herr_t mf_write(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr,
 }
 
 /* vector entries are plain byte ranges (HDF5 passes no MPI datatypes with them) */
-static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
-                             size_t sizes[], void *bufs[])
+static herr_t
+mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[], size_t sizes[],
+               void *bufs[])
 {
     return vfd_each_entry(read_at, file, dxpl, count, types, addrs, sizes, bufs);
 }
 
-static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
-                              size_t sizes[], const void *bufs[])
+static herr_t
+mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[], size_t sizes[],
+                const void *bufs[])
 {
     H5FD_multifile_t *f        = (H5FD_multifile_t *)file;
     bool              coll     = collective_call();
@@ -1415,7 +1539,8 @@ static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem
     return coll ? sync_collective(f, ret) : ret;
 }
 
-static herr_t mf_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
+static herr_t
+mf_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     (void)dxpl;
@@ -1432,7 +1557,8 @@ static herr_t mf_flush(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 }
 
 /* a file written in place: once every rank's writes are out, rank 0 sets its size to the EOA */
-static herr_t truncate_plain(H5FD_multifile_t *f)
+static herr_t
+truncate_plain(H5FD_multifile_t *f)
 {
     mf_err_t    err = "";
     struct stat st;
@@ -1454,7 +1580,8 @@ static herr_t truncate_plain(H5FD_multifile_t *f)
 }
 
 /* HDF5 truncates collectively at every flush and close: the epoch boundary */
-static herr_t mf_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
+static herr_t
+mf_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 {
     H5FD_multifile_t *f   = (H5FD_multifile_t *)_file;
     mf_err_t          err = "";
@@ -1473,12 +1600,13 @@ static herr_t mf_truncate(H5FD_t *_file, hid_t dxpl, hbool_t closing)
 
 /* H5Fdelete: collective over the fapl's communicator like HDF5's mpio driver; rank 0
  * removes a multifile directory (only one: any other directory is left alone) or a file */
-static herr_t mf_delete(const char *name, hid_t fapl_id)
+static herr_t
+mf_delete(const char *name, hid_t fapl_id)
 {
-    MPI_Comm comm = MPI_COMM_NULL;
-    MPI_Info info = MPI_INFO_NULL;
-    mf_err_t err  = "";
-    int      rank = 0, ok = 1;
+    MPI_Comm    comm = MPI_COMM_NULL;
+    MPI_Info    info = MPI_INFO_NULL;
+    mf_err_t    err  = "";
+    int         rank = 0, ok = 1;
     struct stat st;
     if (vfd_ensure_mpi(&mf_driver_g) < 0) {
         MF_ERROR("%s: cannot initialise MPI", name);
@@ -1492,7 +1620,8 @@ static herr_t mf_delete(const char *name, hid_t fapl_id)
             ok = 0;
         }
         else if (S_ISDIR(st.st_mode) && !mf_is_multifile(name)) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: a directory that is not a multifile file: not deleting it", name);
+            snprintf(err, MF_ERRMSG_SIZE, "%s: a directory that is not a multifile file: not deleting it",
+                     name);
             ok = 0;
         }
         else if (S_ISDIR(st.st_mode) ? mf_rmtree(name) < 0 : unlink(name) < 0) {
@@ -1511,7 +1640,8 @@ static herr_t mf_delete(const char *name, hid_t fapl_id)
     return 0;
 }
 
-static herr_t mf_ctl(H5FD_t *_file, uint64_t op_code, uint64_t flags, const void *input, void **output)
+static herr_t
+mf_ctl(H5FD_t *_file, uint64_t op_code, uint64_t flags, const void *input, void **output)
 {
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     vfd_comm_t        c = {f->comm, f->info, f->rank, f->size};

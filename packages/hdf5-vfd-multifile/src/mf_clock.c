@@ -7,18 +7,24 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t mono_ns(void)
+static int64_t
+mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int64_t mf_clock_now(const mf_clock_t *c) { return mono_ns() + c->offset_ns; }
+int64_t
+mf_clock_now(const mf_clock_t *c)
+{
+    return mono_ns() + c->offset_ns;
+}
 
 #define SAMPLES 8
 
-int mf_clock_sync(mf_clock_t *c, MPI_Comm comm)
+int
+mf_clock_sync(mf_clock_t *c, MPI_Comm comm)
 {
     int      rank, noderank, leader_rank, nleaders, rc;
     MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
@@ -41,7 +47,7 @@ int mf_clock_sync(mf_clock_t *c, MPI_Comm comm)
                     int64_t t0 = mono_ns(), remote;
                     MPI_Send(&t0, 1, MPI_INT64_T, peer, 0, leaders);
                     MPI_Recv(&remote, 1, MPI_INT64_T, peer, 1, leaders, MPI_STATUS_IGNORE);
-                    int64_t t1 = mono_ns();
+                    int64_t t1        = mono_ns();
                     int64_t sample[2] = {t0 + (t1 - t0) / 2 - remote, (t1 - t0) / 2};
                     MPI_Send(sample, 2, MPI_INT64_T, peer, 2, leaders);
                 }

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 typedef struct {
-    int64_t offset_ns;   /* add to the local clock to get rank 0's */
+    int64_t offset_ns;    /* add to the local clock to get rank 0's */
     int64_t max_error_ns; /* half the best round trip of the measurement (0 on rank 0's node) */
 } mf_clock_t;
 

@@ -21,13 +21,14 @@
 #define MF_CRC_POLY  0x82F63B78u /* reflected Castagnoli polynomial */
 #define MF_CRC_BLOCK 4096
 
-static uint32_t        slice[8][256];
-static uint32_t        x2n[32];     /* x^(2^k) mod P */
-static uint32_t        block_shift; /* x^(8 MF_CRC_BLOCK) mod P */
+static uint32_t       slice[8][256];
+static uint32_t       x2n[32];     /* x^(2^k) mod P */
+static uint32_t       block_shift; /* x^(8 MF_CRC_BLOCK) mod P */
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
 /* a * b mod P, reflected (zlib's multmodp) */
-static uint32_t multmodp(uint32_t a, uint32_t b)
+static uint32_t
+multmodp(uint32_t a, uint32_t b)
 {
     uint32_t m = 1u << 31, p = 0;
     for (;;) {
@@ -43,7 +44,8 @@ static uint32_t multmodp(uint32_t a, uint32_t b)
 }
 
 /* x^(8 n) mod P: what a CRC is multiplied by to move it past n more bytes */
-static uint32_t shift_bytes(size_t n)
+static uint32_t
+shift_bytes(size_t n)
 {
     uint32_t p = 1u << 31; /* x^0 */
     for (unsigned k = 3; n; n >>= 1, k++)
@@ -52,7 +54,8 @@ static uint32_t shift_bytes(size_t n)
     return p;
 }
 
-static void make_tables(void)
+static void
+make_tables(void)
 {
 #ifdef MF_CRC_HW
     __builtin_cpu_init();
@@ -72,7 +75,8 @@ static void make_tables(void)
     block_shift = shift_bytes(MF_CRC_BLOCK);
 }
 
-uint32_t mf_crc32c_bytewise(uint32_t crc, const void *buf, size_t len)
+uint32_t
+mf_crc32c_bytewise(uint32_t crc, const void *buf, size_t len)
 {
     pthread_once(&tables_once, make_tables);
     const unsigned char *p = buf;
@@ -81,12 +85,14 @@ uint32_t mf_crc32c_bytewise(uint32_t crc, const void *buf, size_t len)
     return crc;
 }
 
-static uint32_t crc_sliced(uint32_t crc, const unsigned char *p, size_t len)
+static uint32_t
+crc_sliced(uint32_t crc, const unsigned char *p, size_t len)
 {
     while (len >= 8) {
-        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-        crc = slice[7][lo & 0xff] ^ slice[6][(lo >> 8) & 0xff] ^ slice[5][(lo >> 16) & 0xff] ^ slice[4][lo >> 24] ^
-              slice[3][p[4]] ^ slice[2][p[5]] ^ slice[1][p[6]] ^ slice[0][p[7]];
+        uint32_t lo =
+            crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        crc = slice[7][lo & 0xff] ^ slice[6][(lo >> 8) & 0xff] ^ slice[5][(lo >> 16) & 0xff] ^
+              slice[4][lo >> 24] ^ slice[3][p[4]] ^ slice[2][p[5]] ^ slice[1][p[6]] ^ slice[0][p[7]];
         p += 8;
         len -= 8;
     }
@@ -96,7 +102,8 @@ static uint32_t crc_sliced(uint32_t crc, const unsigned char *p, size_t len)
 }
 
 #ifdef MF_CRC_HW
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t len)
+__attribute__((target("sse4.2"))) static uint32_t
+crc_hw(uint32_t crc, const unsigned char *p, size_t len)
 {
     uint64_t w;
     while (len >= 3 * MF_CRC_BLOCK) { /* three independent streams keep the unit busy */
@@ -125,7 +132,8 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uns
 }
 #endif
 
-uint32_t mf_crc32c(uint32_t crc, const void *buf, size_t len)
+uint32_t
+mf_crc32c(uint32_t crc, const void *buf, size_t len)
 {
     pthread_once(&tables_once, make_tables);
 #ifdef MF_CRC_HW

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mf_key_cmp(const mf_key_t *a, const mf_key_t *b)
+int
+mf_key_cmp(const mf_key_t *a, const mf_key_t *b)
 {
     if (a->epoch != b->epoch)
         return a->epoch < b->epoch ? -1 : 1;
@@ -20,15 +21,21 @@ int mf_key_cmp(const mf_key_t *a, const mf_key_t *b)
     return 0;
 }
 
-void mf_extents_init(mf_extents_t *m) { memset(m, 0, sizeof *m); }
+void
+mf_extents_init(mf_extents_t *m)
+{
+    memset(m, 0, sizeof *m);
+}
 
-void mf_extents_free(mf_extents_t *m)
+void
+mf_extents_free(mf_extents_t *m)
 {
     free(m->v);
     mf_extents_init(m);
 }
 
-size_t mf_extents_find(const mf_extents_t *m, uint64_t addr)
+size_t
+mf_extents_find(const mf_extents_t *m, uint64_t addr)
 {
     size_t lo = 0, hi = m->n;
     while (lo < hi) {
@@ -41,7 +48,8 @@ size_t mf_extents_find(const mf_extents_t *m, uint64_t addr)
     return lo;
 }
 
-uint64_t mf_extents_end(const mf_extents_t *m)
+uint64_t
+mf_extents_end(const mf_extents_t *m)
 {
     for (size_t i = m->n; i > 0; i--)
         if (m->v[i - 1].key.rank != MF_HOLE_RANK)
@@ -49,11 +57,12 @@ uint64_t mf_extents_end(const mf_extents_t *m)
     return 0;
 }
 
-static int reserve(mf_extents_t *m, size_t extra)
+static int
+reserve(mf_extents_t *m, size_t extra)
 {
     if (m->n + extra <= m->cap)
         return 0;
-    size_t       cap = m->cap ? m->cap : 64;
+    size_t cap = m->cap ? m->cap : 64;
     while (cap < m->n + extra)
         cap *= 2;
     mf_extent_t *v = realloc(m->v, cap * sizeof *v);
@@ -64,7 +73,8 @@ static int reserve(mf_extents_t *m, size_t extra)
     return 0;
 }
 
-static void set_ext(mf_extent_t *e, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key)
+static void
+set_ext(mf_extent_t *e, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key)
 {
     e->addr = addr;
     e->len  = len;
@@ -73,7 +83,8 @@ static void set_ext(mf_extent_t *e, uint64_t addr, uint64_t len, uint64_t pos, c
 }
 
 /* append to out, merging with the previous piece when it continues the same source */
-static void push(mf_extent_t *out, size_t *n, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key)
+static void
+push(mf_extent_t *out, size_t *n, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key)
 {
     if (len == 0)
         return;
@@ -88,7 +99,8 @@ static void push(mf_extent_t *out, size_t *n, uint64_t addr, uint64_t len, uint6
     set_ext(&out[(*n)++], addr, len, pos, key);
 }
 
-int mf_extents_insert(mf_extents_t *m, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key)
+int
+mf_extents_insert(mf_extents_t *m, uint64_t addr, uint64_t len, uint64_t pos, const mf_key_t *key)
 {
     if (len == 0)
         return 0;
@@ -97,9 +109,9 @@ int mf_extents_insert(mf_extents_t *m, uint64_t addr, uint64_t len, uint64_t pos
     size_t   last  = first; /* one past the last extent overlapping [addr, end) */
     while (last < m->n && m->v[last].addr < end)
         last++;
-    size_t       noverlap = last - first;
+    size_t noverlap = last - first;
     /* worst case: every overlapping extent and every gap between them yields a piece, plus the new one */
-    mf_extent_t *tmp      = malloc((2 * noverlap + 3) * sizeof *tmp);
+    mf_extent_t *tmp = malloc((2 * noverlap + 3) * sizeof *tmp);
     if (!tmp)
         return -1;
     size_t   nt  = 0;
@@ -140,7 +152,8 @@ typedef struct {
     size_t   piece; /* index into the combined pieces; the boundary is its start or end */
 } boundary_t;
 
-static int boundary_cmp(const void *a, const void *b)
+static int
+boundary_cmp(const void *a, const void *b)
 {
     const boundary_t *x = a, *y = b;
     return x->at < y->at ? -1 : x->at > y->at;
@@ -152,16 +165,22 @@ typedef struct {
     size_t             n;
 } heap_t;
 
-static int heap_less(const heap_t *h, size_t i, size_t j) { return mf_key_cmp(&h->p[h->v[i]].key, &h->p[h->v[j]].key) < 0; }
+static int
+heap_less(const heap_t *h, size_t i, size_t j)
+{
+    return mf_key_cmp(&h->p[h->v[i]].key, &h->p[h->v[j]].key) < 0;
+}
 
-static void heap_swap(heap_t *h, size_t i, size_t j)
+static void
+heap_swap(heap_t *h, size_t i, size_t j)
 {
     size_t t = h->v[i];
     h->v[i]  = h->v[j];
     h->v[j]  = t;
 }
 
-static void heap_push(heap_t *h, size_t piece)
+static void
+heap_push(heap_t *h, size_t piece)
 {
     size_t i = h->n++;
     h->v[i]  = piece;
@@ -171,7 +190,8 @@ static void heap_push(heap_t *h, size_t piece)
     }
 }
 
-static void heap_pop(heap_t *h)
+static void
+heap_pop(heap_t *h)
 {
     size_t i = 0;
     h->v[0]  = h->v[--h->n];
@@ -190,7 +210,8 @@ static void heap_pop(heap_t *h)
 
 /* sweep the boundaries: between two consecutive boundary addresses the top of the heap
  * (after dropping pieces that ended) owns the bytes */
-static size_t sweep(const mf_extent_t *all, const boundary_t *b, size_t nb, heap_t *h, mf_extent_t *out)
+static size_t
+sweep(const mf_extent_t *all, const boundary_t *b, size_t nb, heap_t *h, mf_extent_t *out)
 {
     size_t nout = 0;
     for (size_t i = 0; i < nb;) {
@@ -208,14 +229,15 @@ static size_t sweep(const mf_extent_t *all, const boundary_t *b, size_t nb, heap
     return nout;
 }
 
-int mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n)
+int
+mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n)
 {
     size_t       total = m->n + n, nb = 0;
-    mf_extent_t *all   = malloc((total ? total : 1) * sizeof *all);
-    boundary_t  *b     = malloc((2 * total + 1) * sizeof *b);
-    heap_t       h     = {all, malloc((total ? total : 1) * sizeof(size_t)), 0};
+    mf_extent_t *all = malloc((total ? total : 1) * sizeof *all);
+    boundary_t  *b   = malloc((2 * total + 1) * sizeof *b);
+    heap_t       h   = {all, malloc((total ? total : 1) * sizeof(size_t)), 0};
     /* the result has at most 2 * total - 1 extents (one per interval between boundaries) */
-    mf_extent_t *out   = malloc((2 * total + 1) * sizeof *out);
+    mf_extent_t *out = malloc((2 * total + 1) * sizeof *out);
     if (!all || !b || !h.v || !out) {
         free(all), free(b), free(h.v), free(out);
         return -1;
@@ -234,15 +256,16 @@ int mf_extents_build(mf_extents_t *m, const mf_extent_t *pieces, size_t n)
     size_t nout = sweep(all, b, nb, &h, out);
     free(all), free(b), free(h.v), free(m->v);
     mf_extent_t *shrunk = realloc(out, (nout ? nout : 1) * sizeof *out);
-    m->v   = shrunk ? shrunk : out;
-    m->n   = nout;
-    m->cap = shrunk ? (nout ? nout : 1) : 2 * total + 1;
+    m->v                = shrunk ? shrunk : out;
+    m->n                = nout;
+    m->cap              = shrunk ? (nout ? nout : 1) : 2 * total + 1;
     return 0;
 }
 
 /* ---------------------------------------------------------------- pieces of records */
 
-int mf_pieces_add(mf_pieces_t *p, const mf_record_t *rec, int32_t rank, uint64_t seq)
+int
+mf_pieces_add(mf_pieces_t *p, const mf_record_t *rec, int32_t rank, uint64_t seq)
 {
     if (p->n == p->cap) {
         size_t       cap = p->cap ? p->cap + p->cap / 2 : 256;
@@ -262,7 +285,8 @@ int mf_pieces_add(mf_pieces_t *p, const mf_record_t *rec, int32_t rank, uint64_t
     return 0;
 }
 
-void mf_pieces_free(mf_pieces_t *p)
+void
+mf_pieces_free(mf_pieces_t *p)
 {
     free(p->v);
     p->v = NULL;

@@ -63,7 +63,7 @@ typedef struct {
 
 /* add record number seq of rank as a piece: its bytes, or for a truncate record a hole
  * from its address to the end of the address space; 0 or -1 (out of memory) */
-int mf_pieces_add(mf_pieces_t *p, const mf_record_t *rec, int32_t rank, uint64_t seq);
+int  mf_pieces_add(mf_pieces_t *p, const mf_record_t *rec, int32_t rank, uint64_t seq);
 void mf_pieces_free(mf_pieces_t *p);
 
 /* index of the first extent ending after addr (n if none) */

@@ -21,7 +21,8 @@
 #endif
 #include <zlib.h>
 
-uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len)
+uint32_t
+mf_crc32(uint32_t crc, const void *buf, size_t len)
 {
     const unsigned char *p = buf;
     while (len > 0) { /* zlib takes uInt lengths */
@@ -34,7 +35,8 @@ uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len)
 }
 
 #ifdef MF_HAVE_ISAL
-uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
+uint32_t
+mf_data_crc(uint32_t crc, const void *buf, size_t len)
 {
     const unsigned char *p = buf;
     while (len > 0) { /* ISA-L takes int lengths */
@@ -47,36 +49,46 @@ uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
 }
 #else
 /* without ISA-L (e.g. the driver built into libhdf5 by the patch): the same values */
-uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len)
+uint32_t
+mf_data_crc(uint32_t crc, const void *buf, size_t len)
 {
     return mf_crc32c(crc, buf, len);
 }
 #endif
 
-static void put_u16(unsigned char *p, uint16_t v)
+static void
+put_u16(unsigned char *p, uint16_t v)
 {
     p[0] = (unsigned char)v;
     p[1] = (unsigned char)(v >> 8);
 }
-static void put_u32(unsigned char *p, uint32_t v)
+static void
+put_u32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
-static void put_u64(unsigned char *p, uint64_t v)
+static void
+put_u64(unsigned char *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
-static uint16_t get_u16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static uint32_t get_u32(const unsigned char *p)
+static uint16_t
+get_u16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+static uint32_t
+get_u32(const unsigned char *p)
 {
     uint32_t v = 0;
     for (int i = 3; i >= 0; i--)
         v = (v << 8) | p[i];
     return v;
 }
-static uint64_t get_u64(const unsigned char *p)
+static uint64_t
+get_u64(const unsigned char *p)
 {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
@@ -85,7 +97,8 @@ static uint64_t get_u64(const unsigned char *p)
 }
 
 /* record layout: addr 0, len 8, pos 16, stamp 24, epoch 32, type 36, flags 38, data_crc 40, crc 44 */
-void mf_record_encode(const mf_record_t *rec, unsigned char out[MF_RECORD_SIZE])
+void
+mf_record_encode(const mf_record_t *rec, unsigned char out[MF_RECORD_SIZE])
 {
     put_u64(out + 0, rec->addr);
     put_u64(out + 8, rec->len);
@@ -98,7 +111,8 @@ void mf_record_encode(const mf_record_t *rec, unsigned char out[MF_RECORD_SIZE])
     put_u32(out + 44, mf_crc32(0, out, 44));
 }
 
-int mf_record_decode(const unsigned char in[MF_RECORD_SIZE], mf_record_t *rec)
+int
+mf_record_decode(const unsigned char in[MF_RECORD_SIZE], mf_record_t *rec)
 {
     if (get_u32(in + 44) != mf_crc32(0, in, 44))
         return -1;
@@ -116,7 +130,8 @@ int mf_record_decode(const unsigned char in[MF_RECORD_SIZE], mf_record_t *rec)
 /* header layout: magic 0..7, version 8, rank 12, ranks 16, then versions 1-2:
  * record_size 20, checksums 24; version 3: record_size 20 (16 bits), checksums 22
  * (16 bits), run 24; crc 28 */
-void mf_index_header_encode(const mf_index_header_t *h, unsigned char out[MF_INDEX_HEADER_SIZE])
+void
+mf_index_header_encode(const mf_index_header_t *h, unsigned char out[MF_INDEX_HEADER_SIZE])
 {
     memcpy(out, MF_INDEX_MAGIC, 8);
     put_u32(out + 8, h->version);
@@ -134,8 +149,9 @@ void mf_index_header_encode(const mf_index_header_t *h, unsigned char out[MF_IND
     put_u32(out + 28, mf_crc32(0, out, 28));
 }
 
-int mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_index_header_t *h, const char *path,
-                           mf_err_t err)
+int
+mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_index_header_t *h, const char *path,
+                       mf_err_t err)
 {
     if (memcmp(in, MF_INDEX_MAGIC, 8) != 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: not a multifile index (bad magic)", path);
@@ -156,21 +172,24 @@ int mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_inde
         return -1;
     }
     if (h->version < 1 || h->version > MF_FORMAT_VERSION || h->record_size != MF_RECORD_SIZE) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: index format version %" PRIu32 " (record size %" PRIu32
-                 ") is not supported (this reads versions 1 to %d)", path, h->version, h->record_size,
-                 MF_FORMAT_VERSION);
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: index format version %" PRIu32 " (record size %" PRIu32
+                 ") is not supported (this reads versions 1 to %d)",
+                 path, h->version, h->record_size, MF_FORMAT_VERSION);
         return -1;
     }
     return 0;
 }
 
-static int format_meta(char *buf, size_t n, const mf_meta_t *m)
+static int
+format_meta(char *buf, size_t n, const mf_meta_t *m)
 {
     int len = snprintf(buf, n,
-                       "%s %d\nranks %" PRIu32 "\nstate %s\ncommitted %" PRIu32 "\neoa %" PRIu64 "\nrecords %" PRIu64
-                       "\nrun %016" PRIx64 "\n",
+                       "%s %d\nranks %" PRIu32 "\nstate %s\ncommitted %" PRIu32 "\neoa %" PRIu64
+                       "\nrecords %" PRIu64 "\nrun %016" PRIx64 "\n",
                        MF_METAFILE_MAGIC, m->run ? MF_META_VERSION : 2, m->ranks,
-                       m->state == MF_STATE_COMPLETE ? "complete" : "writing", m->committed, m->eoa, m->records, m->run);
+                       m->state == MF_STATE_COMPLETE ? "complete" : "writing", m->committed, m->eoa,
+                       m->records, m->run);
     if (!m->run && len > 0) /* a directory of version 2 continued: version 2 still, no run line */
         len = (int)(strstr(buf, "run ") - buf);
     if (len < 0 || (size_t)len >= n)
@@ -179,7 +198,8 @@ static int format_meta(char *buf, size_t n, const mf_meta_t *m)
     return len2 < 0 ? -1 : len + len2;
 }
 
-int mf_meta_write(int dirfd, const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err)
+int
+mf_meta_write(int dirfd, const char *dir, const mf_meta_t *meta, int do_sync, mf_err_t err)
 {
     char tmp[64], text[512];
     int  len = format_meta(text, sizeof text, meta);
@@ -201,7 +221,8 @@ int mf_meta_write(int dirfd, const char *dir, const mf_meta_t *meta, int do_sync
     return 0;
 }
 
-int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
+int
+mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
 {
     char        path[PATH_MAX], text[1024], state[32] = "";
     unsigned    crc = 0;
@@ -210,36 +231,44 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
     int fd = mf_open_regular(AT_FDCWD, path, path, err);
     if (fd < 0) {
         if (errno == ENOENT)
-            snprintf(err, MF_ERRMSG_SIZE, "%s: %s (not a multifile directory, or its creation did not finish)", path,
+            snprintf(err, MF_ERRMSG_SIZE,
+                     "%s: %s (not a multifile directory, or its creation did not finish)", path,
                      strerror(ENOENT));
         return -1;
     }
-    long long n = (fstat(fd, &st) == 0 && st.st_size < (off_t)sizeof text) ? mf_pread_all(fd, text, sizeof text - 1, 0)
-                                                                             : -2;
+    long long n = (fstat(fd, &st) == 0 && st.st_size < (off_t)sizeof text)
+                      ? mf_pread_all(fd, text, sizeof text - 1, 0)
+                      : -2;
     close(fd);
     if (n < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path, n == -2 ? "too large to be a metafile" : strerror(errno));
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path,
+                 n == -2 ? "too large to be a metafile" : strerror(errno));
         return -1;
     }
     text[n]      = '\0';
     char *crcpos = strstr(text, "crc32 ");
-    if (!crcpos || sscanf(crcpos, "crc32 %x", &crc) != 1 || crc != mf_crc32(0, text, (size_t)(crcpos - text))) {
+    if (!crcpos || sscanf(crcpos, "crc32 %x", &crc) != 1 ||
+        crc != mf_crc32(0, text, (size_t)(crcpos - text))) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: checksum missing or wrong (corrupt metafile)", path);
         return -1;
     }
     char magic[32];
     memset(meta, 0, sizeof *meta);
-    int fields = sscanf(text, "%31s %" SCNu32 " ranks %" SCNu32 " state %31s committed %" SCNu32 " eoa %" SCNu64
-                        " records %" SCNu64 " run %" SCNx64, magic, &meta->version, &meta->ranks, state, &meta->committed,
-                        &meta->eoa, &meta->records, &meta->run);
+    int fields = sscanf(text,
+                        "%31s %" SCNu32 " ranks %" SCNu32 " state %31s committed %" SCNu32 " eoa %" SCNu64
+                        " records %" SCNu64 " run %" SCNx64,
+                        magic, &meta->version, &meta->ranks, state, &meta->committed, &meta->eoa,
+                        &meta->records, &meta->run);
     if (fields < 6 || strcmp(magic, MF_METAFILE_MAGIC) != 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: not a multifile metafile", path);
         return -1;
     }
     int want = meta->version >= 3 ? 8 : meta->version == 2 ? 7 : fields;
     if (meta->version < 1 || meta->version > MF_META_VERSION || fields != want) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: metafile version %" PRIu32 "%s is not supported (this reads 1 to %d)", path,
-                 meta->version, fields != want ? " with other fields than its version has" : "", MF_META_VERSION);
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: metafile version %" PRIu32 "%s is not supported (this reads 1 to %d)", path,
+                 meta->version, fields != want ? " with other fields than its version has" : "",
+                 MF_META_VERSION);
         return -1;
     }
     if (meta->version < 3)
@@ -249,7 +278,8 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
         return -1;
     }
     if (meta->eoa > (1ULL << 62)) { /* the drivers' largest address */
-        snprintf(err, MF_ERRMSG_SIZE, "%s: end of address space %" PRIu64 " out of range (corrupt)", path, meta->eoa);
+        snprintf(err, MF_ERRMSG_SIZE, "%s: end of address space %" PRIu64 " out of range (corrupt)", path,
+                 meta->eoa);
         return -1;
     }
     if (meta->ranks == 0 || (strcmp(state, "complete") != 0 && strcmp(state, "writing") != 0)) {
@@ -260,7 +290,8 @@ int mf_meta_read(const char *dir, mf_meta_t *meta, mf_err_t err)
     return 0;
 }
 
-uint64_t mf_new_run(void)
+uint64_t
+mf_new_run(void)
 {
     uint64_t run = 0;
     if (getrandom(&run, sizeof run, 0) != (ssize_t)sizeof run || run == 0) {
@@ -271,13 +302,15 @@ uint64_t mf_new_run(void)
     return run;
 }
 
-int mf_open_regular(int dirfd, const char *name, const char *path, mf_err_t err)
+int
+mf_open_regular(int dirfd, const char *name, const char *path, mf_err_t err)
 {
     struct stat st;
     int         fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path, e == ELOOP ? "is a symbolic link (not followed)" : strerror(e));
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", path,
+                 e == ELOOP ? "is a symbolic link (not followed)" : strerror(e));
         errno = e;
         return -1;
     }
@@ -290,8 +323,8 @@ int mf_open_regular(int dirfd, const char *name, const char *path, mf_err_t err)
     }
     if (!S_ISREG(st.st_mode)) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: not a regular file (%s)", path,
-                 S_ISFIFO(st.st_mode)  ? "a FIFO"
-                 : S_ISDIR(st.st_mode) ? "a directory"
+                 S_ISFIFO(st.st_mode)   ? "a FIFO"
+                 : S_ISDIR(st.st_mode)  ? "a directory"
                  : S_ISSOCK(st.st_mode) ? "a socket"
                                         : "a device");
         close(fd);
@@ -302,25 +335,36 @@ int mf_open_regular(int dirfd, const char *name, const char *path, mf_err_t err)
     return fd;
 }
 
-void mf_data_name(char *out, size_t n, unsigned rank) { snprintf(out, n, "%u", rank); }
+void
+mf_data_name(char *out, size_t n, unsigned rank)
+{
+    snprintf(out, n, "%u", rank);
+}
 
-void mf_index_name(char *out, size_t n, unsigned rank) { snprintf(out, n, "%u.offset", rank); }
+void
+mf_index_name(char *out, size_t n, unsigned rank)
+{
+    snprintf(out, n, "%u.offset", rank);
+}
 
-void mf_data_path(char *out, size_t n, const char *dir, unsigned rank)
+void
+mf_data_path(char *out, size_t n, const char *dir, unsigned rank)
 {
     char name[MF_NAME_SIZE];
     mf_data_name(name, sizeof name, rank);
     snprintf(out, n, "%s/%s", dir, name);
 }
 
-void mf_index_path(char *out, size_t n, const char *dir, unsigned rank)
+void
+mf_index_path(char *out, size_t n, const char *dir, unsigned rank)
 {
     char name[MF_NAME_SIZE];
     mf_index_name(name, sizeof name, rank);
     snprintf(out, n, "%s/%s", dir, name);
 }
 
-int mf_is_multifile(const char *path)
+int
+mf_is_multifile(const char *path)
 {
     char        meta[PATH_MAX];
     struct stat st;
@@ -330,7 +374,8 @@ int mf_is_multifile(const char *path)
     return access(meta, F_OK) == 0;
 }
 
-int mf_is_hdf5_fd(int fd)
+int
+mf_is_hdf5_fd(int fd)
 {
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     unsigned char              buf[8];
@@ -344,7 +389,8 @@ int mf_is_hdf5_fd(int fd)
     return 0;
 }
 
-int mf_is_hdf5(const char *path)
+int
+mf_is_hdf5(const char *path)
 {
     mf_err_t err;
     int      fd = mf_open_regular(AT_FDCWD, path, path, err);
@@ -355,14 +401,16 @@ int mf_is_hdf5(const char *path)
     return yes;
 }
 
-int mf_create_new(const char *path)
+int
+mf_create_new(const char *path)
 {
     if (unlink(path) < 0 && errno != ENOENT)
         return -1;
     return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
-int mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+int
+mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
     const char *p = buf;
     while (len > 0) {
@@ -383,7 +431,8 @@ int mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
     return 0;
 }
 
-long long mf_pread_all(int fd, void *buf, size_t len, uint64_t off)
+long long
+mf_pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
     char     *p    = buf;
     long long done = 0;

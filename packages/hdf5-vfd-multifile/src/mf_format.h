@@ -39,15 +39,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MF_FORMAT_VERSION 3 /* of the index files written; versions 1 and 2 are read too */
-#define MF_META_VERSION 3   /* of the metafile; version 1 has no record count, 2 no run */
-#define MF_METAFILE_NAME "metafile"
-#define MF_METAFILE_MAGIC "h5stack-multifile"
-#define MF_INDEX_MAGIC "H5MFIDX\0"
+#define MF_FORMAT_VERSION    3 /* of the index files written; versions 1 and 2 are read too */
+#define MF_META_VERSION      3 /* of the metafile; version 1 has no record count, 2 no run */
+#define MF_METAFILE_NAME     "metafile"
+#define MF_METAFILE_MAGIC    "h5stack-multifile"
+#define MF_INDEX_MAGIC       "H5MFIDX\0"
 #define MF_INDEX_HEADER_SIZE 32
-#define MF_RECORD_SIZE 48
-#define MF_ERRMSG_SIZE 1024
-#define MF_DATA_CRC32C 2 /* the only data checksum of format 1 */
+#define MF_RECORD_SIZE       48
+#define MF_ERRMSG_SIZE       1024
+#define MF_DATA_CRC32C       2 /* the only data checksum of format 1 */
 
 /* record flags */
 #define MF_REC_TRUNCATE 0x1 /* end of file set to addr: bytes at and above addr vanish */
@@ -65,7 +65,7 @@ typedef struct {
 } mf_meta_t;
 
 /* the part of a run's identity each index header carries */
-#define MF_RUN_TAG(run) ((uint32_t)((run) & 0xffffffffu))
+#define MF_RUN_TAG(run) ((uint32_t)((run)&0xffffffffu))
 
 typedef struct {
     uint64_t addr;     /* logical file address */

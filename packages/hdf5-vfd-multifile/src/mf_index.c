@@ -23,7 +23,8 @@
  * whole; each write of 48 bytes takes microseconds. 0 when it decodes, -1 when it never
  * did (an append that stays partial, or damage).
  */
-static int reread_record(int fd, uint64_t at, mf_record_t *rec)
+static int
+reread_record(int fd, uint64_t at, mf_record_t *rec)
 {
     unsigned char buf[MF_RECORD_SIZE];
     for (int attempt = 0; attempt < MF_REREAD_TRIES; attempt++) {
@@ -37,7 +38,8 @@ static int reread_record(int fd, uint64_t at, mf_record_t *rec)
     return -1;
 }
 
-int mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, uint32_t run, mf_err_t err)
+int
+mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, uint32_t run, mf_err_t err)
 {
     char idx[MF_NAME_SIZE], data[MF_NAME_SIZE];
     memset(t, 0, sizeof *t);
@@ -49,7 +51,9 @@ int mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, uint32
     mf_data_name(data, sizeof data, rank);
     t->data_fd = -1;
     t->idx_fd  = mf_open_regular(dirfd, dirfd == AT_FDCWD ? t->idx_path : idx, t->idx_path, err);
-    t->data_fd = t->idx_fd < 0 ? -1 : mf_open_regular(dirfd, dirfd == AT_FDCWD ? t->data_path : data, t->data_path, err);
+    t->data_fd = t->idx_fd < 0
+                     ? -1
+                     : mf_open_regular(dirfd, dirfd == AT_FDCWD ? t->data_path : data, t->data_path, err);
     if (t->idx_fd < 0 || t->data_fd < 0) {
         mf_tail_close(t);
         return -1;
@@ -57,7 +61,8 @@ int mf_tail_open(mf_tail_t *t, int dirfd, const char *dir, unsigned rank, uint32
     return 0;
 }
 
-void mf_tail_close(mf_tail_t *t)
+void
+mf_tail_close(mf_tail_t *t)
 {
     if (t->idx_fd >= 0)
         close(t->idx_fd);
@@ -66,7 +71,8 @@ void mf_tail_close(mf_tail_t *t)
     t->idx_fd = t->data_fd = -1;
 }
 
-void mf_tail_skip(mf_tail_t *t, uint64_t nrec)
+void
+mf_tail_skip(mf_tail_t *t, uint64_t nrec)
 {
     t->consumed  = MF_INDEX_HEADER_SIZE + nrec * MF_RECORD_SIZE;
     t->nrec      = nrec;
@@ -74,17 +80,19 @@ void mf_tail_skip(mf_tail_t *t, uint64_t nrec)
 }
 
 /* the last record delivered, grown since by its writer: deliver it again */
-static int recheck_last(mf_tail_t *t, mf_record_cb cb, void *arg, mf_err_t err)
+static int
+recheck_last(mf_tail_t *t, mf_record_cb cb, void *arg, mf_err_t err)
 {
     mf_record_t rec;
     if (!t->have_last)
         return 0;
     if (reread_record(t->idx_fd, t->consumed - MF_RECORD_SIZE, &rec) < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " was whole and is now corrupt (checksum)", t->idx_path,
-                 t->nrec - 1);
+        snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " was whole and is now corrupt (checksum)",
+                 t->idx_path, t->nrec - 1);
         return -1;
     }
-    if (rec.len <= t->last.len || rec.addr != t->last.addr || rec.pos != t->last.pos || rec.stamp != t->last.stamp)
+    if (rec.len <= t->last.len || rec.addr != t->last.addr || rec.pos != t->last.pos ||
+        rec.stamp != t->last.stamp)
         return 0;
     if (cb(&rec, t->nrec - 1, arg) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " rejected", t->idx_path, t->nrec - 1);
@@ -94,7 +102,8 @@ static int recheck_last(mf_tail_t *t, mf_record_cb cb, void *arg, mf_err_t err)
     return 0;
 }
 
-int mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err)
+int
+mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err)
 {
     struct stat st;
     if (fstat(t->idx_fd, &st) < 0) {
@@ -108,7 +117,8 @@ int mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err)
     for (uint64_t i = n; i > 0 && i >= n - 1; i--) {
         unsigned char buf[MF_RECORD_SIZE];
         mf_record_t   rec;
-        long long     got = mf_pread_all(t->idx_fd, buf, sizeof buf, MF_INDEX_HEADER_SIZE + (i - 1) * MF_RECORD_SIZE);
+        long long     got =
+            mf_pread_all(t->idx_fd, buf, sizeof buf, MF_INDEX_HEADER_SIZE + (i - 1) * MF_RECORD_SIZE);
         if (got < 0) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_path, strerror(errno));
             return -1;
@@ -125,11 +135,12 @@ int mf_tail_last_stamp(const mf_tail_t *t, int64_t *stamp, mf_err_t err)
 #define POLL_BATCH 4096 /* records read per pread */
 
 /* the header read is this rank's index of this run */
-static int check_header(const mf_tail_t *t, mf_err_t err)
+static int
+check_header(const mf_tail_t *t, mf_err_t err)
 {
     if (t->hdr.rank != t->rank) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: index belongs to rank %" PRIu32 ", not %u", t->idx_path, t->hdr.rank,
-                 t->rank);
+        snprintf(err, MF_ERRMSG_SIZE, "%s: index belongs to rank %" PRIu32 ", not %u", t->idx_path,
+                 t->hdr.rank, t->rank);
         return -1;
     }
     if (t->hdr.run != t->run) { /* 0 on both sides for directories of versions 1 and 2 */
@@ -144,14 +155,16 @@ static int check_header(const mf_tail_t *t, mf_err_t err)
 
 /* the index header, read and checked at the first poll that finds it in the file's size
  * bytes: 1 when it is there, 0 when it is not written yet (*torn: partly), -1 on error */
-static int tail_header(mf_tail_t *t, uint64_t size, int strict, int *torn, mf_err_t err)
+static int
+tail_header(mf_tail_t *t, uint64_t size, int strict, int *torn, mf_err_t err)
 {
     unsigned char h[MF_INDEX_HEADER_SIZE];
     if (t->have_header)
         return 1;
     if (size < MF_INDEX_HEADER_SIZE) {
         if (strict && size > 0) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: truncated index header (%" PRIu64 " bytes)", t->idx_path, size);
+            snprintf(err, MF_ERRMSG_SIZE, "%s: truncated index header (%" PRIu64 " bytes)", t->idx_path,
+                     size);
             return -1;
         }
         *torn = size > 0;
@@ -175,8 +188,9 @@ static int tail_header(mf_tail_t *t, uint64_t size, int strict, int *torn, mf_er
  * at a bad record (*torn: the last one, or any one unless strict); -1 on error (a bad
  * record before the end with strict, or one cb rejected).
  */
-static int deliver(mf_tail_t *t, const unsigned char *buf, size_t n, uint64_t size, int strict, mf_record_cb cb,
-                   void *arg, int *torn, mf_err_t err)
+static int
+deliver(mf_tail_t *t, const unsigned char *buf, size_t n, uint64_t size, int strict, mf_record_cb cb,
+        void *arg, int *torn, mf_err_t err)
 {
     for (size_t i = 0; i < n; i++) {
         mf_record_t rec;
@@ -185,8 +199,9 @@ static int deliver(mf_tail_t *t, const unsigned char *buf, size_t n, uint64_t si
         if (bad && (strict || reread_record(t->idx_fd, at, &rec) < 0)) {
             t->consumed = at;
             if (strict && at + MF_RECORD_SIZE < size) { /* not the last record: not being written */
-                snprintf(err, MF_ERRMSG_SIZE, "%s: record %" PRIu64 " at byte %" PRIu64 " is corrupt (checksum)",
-                         t->idx_path, t->nrec, at);
+                snprintf(err, MF_ERRMSG_SIZE,
+                         "%s: record %" PRIu64 " at byte %" PRIu64 " is corrupt (checksum)", t->idx_path,
+                         t->nrec, at);
                 return -1;
             }
             *torn = 1; /* being written, or torn */
@@ -205,7 +220,8 @@ static int deliver(mf_tail_t *t, const unsigned char *buf, size_t n, uint64_t si
     return 0;
 }
 
-int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err)
+int
+mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err)
 {
     struct stat st;
     *torn = 0;

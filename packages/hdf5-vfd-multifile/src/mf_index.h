@@ -13,11 +13,11 @@ typedef struct {
     int               idx_fd, data_fd;
     int               have_header;
     mf_index_header_t hdr;
-    uint32_t          run; /* MF_RUN_TAG the header must carry (0: none) */
+    uint32_t          run;      /* MF_RUN_TAG the header must carry (0: none) */
     uint64_t          consumed; /* bytes of the index file already read */
     uint64_t          nrec;     /* records delivered so far (= next record number) */
     int               have_last;
-    mf_record_t       last;     /* the last record delivered: its writer may extend it */
+    mf_record_t       last; /* the last record delivered: its writer may extend it */
     char              idx_path[4096], data_path[4096];
 } mf_tail_t;
 

@@ -28,7 +28,8 @@
 
 /* records of epochs a reconstruction uses (those of epochs that never completed are
  * dropped when the writer did not finish) */
-static int used(const mf_dir_t *d, const mf_record_t *rec)
+static int
+used(const mf_dir_t *d, const mf_record_t *rec)
 {
     return d->meta.state == MF_STATE_COMPLETE || rec->epoch < d->meta.committed;
 }
@@ -38,15 +39,17 @@ static int used(const mf_dir_t *d, const mf_record_t *rec)
  * torn record, and the committed epochs hold exactly the records the last commit counted
  * (metafile version 2). Else the directory is damaged: refused, or with MF_LOAD_ANY noted.
  */
-static int accounted(mf_dir_t *d, int load_mode, mf_err_t err)
+static int
+accounted(mf_dir_t *d, int load_mode, mf_err_t err)
 {
     char msg[MF_ERRMSG_SIZE] = "";
     for (unsigned r = 0; r < d->meta.ranks && !*msg; r++)
         if (d->ranks[r].torn && d->meta.state == MF_STATE_COMPLETE)
-            snprintf(msg, sizeof msg,
-                     "%s: damaged: rank %u's index ends in a damaged or partial record although the directory "
-                     "was closed (complete): corrupt or truncated, refused",
-                     d->path, r);
+            snprintf(
+                msg, sizeof msg,
+                "%s: damaged: rank %u's index ends in a damaged or partial record although the directory "
+                "was closed (complete): corrupt or truncated, refused",
+                d->path, r);
     if (!*msg && d->meta.version >= 2 && d->records != d->meta.records)
         snprintf(msg, sizeof msg,
                  "%s: damaged: the metafile committed %" PRIu64 " records, the indexes hold %" PRIu64
@@ -68,7 +71,7 @@ static int accounted(mf_dir_t *d, int load_mode, mf_err_t err)
 typedef struct {
     mf_dir_t    *d;
     unsigned     r;
-    uint64_t     cap;    /* of d->ranks[r].v; keep: records kept (mf_dir_load) */
+    uint64_t     cap; /* of d->ranks[r].v; keep: records kept (mf_dir_load) */
     int          keep;
     mf_pieces_t *pieces; /* keep: the pieces of the map */
     const char  *data_path;
@@ -76,7 +79,8 @@ typedef struct {
 } reader_t;
 
 /* a record's buckets [b0, b1] in the histogram, or 0 when it lies past the end */
-static int buckets(const mf_dir_t *d, uint64_t addr, uint64_t end, size_t *b0, size_t *b1)
+static int
+buckets(const mf_dir_t *d, uint64_t addr, uint64_t end, size_t *b0, size_t *b1)
 {
     if (addr >= d->size || end <= addr)
         return 0;
@@ -86,7 +90,8 @@ static int buckets(const mf_dir_t *d, uint64_t addr, uint64_t end, size_t *b0, s
 }
 
 /* one more in buckets b0..b1 of h, kept as differences (summed up by finish_histogram) */
-static void count_range(uint64_t *h, size_t b0, size_t b1)
+static void
+count_range(uint64_t *h, size_t b0, size_t b1)
 {
     h[b0]++;
     if (b1 + 1 < MF_HIST)
@@ -94,7 +99,8 @@ static void count_range(uint64_t *h, size_t b0, size_t b1)
 }
 
 /* count the record in the histogram: every record, and apart the data records */
-static void histogram_add(mf_dir_t *d, const mf_record_t *rec)
+static void
+histogram_add(mf_dir_t *d, const mf_record_t *rec)
 {
     int    hole = rec->flags & MF_REC_TRUNCATE;
     size_t b0, b1;
@@ -105,7 +111,8 @@ static void histogram_add(mf_dir_t *d, const mf_record_t *rec)
         count_range(d->hist_data, b0, b1);
 }
 
-static void finish_histogram(mf_dir_t *d)
+static void
+finish_histogram(mf_dir_t *d)
 {
     for (size_t b = 1; b < MF_HIST; b++) {
         d->hist_records[b] += d->hist_records[b - 1];
@@ -113,7 +120,8 @@ static void finish_histogram(mf_dir_t *d)
     }
 }
 
-static int read_record(const mf_record_t *rec, uint64_t seq, void *arg)
+static int
+read_record(const mf_record_t *rec, uint64_t seq, void *arg)
 {
     reader_t          *x  = arg;
     mf_dir_t          *d  = x->d;
@@ -137,8 +145,8 @@ static int read_record(const mf_record_t *rec, uint64_t seq, void *arg)
     d->records++;
     if (rec->pos + rec->len > rr->data_size)
         return snprintf(x->msg, sizeof x->msg,
-                        "%s: record %" PRIu64 " needs bytes %" PRIu64 "..%" PRIu64 " but the file has %" PRIu64
-                        " (truncated rank file)",
+                        "%s: record %" PRIu64 " needs bytes %" PRIu64 "..%" PRIu64
+                        " but the file has %" PRIu64 " (truncated rank file)",
                         x->data_path, seq, rec->pos, rec->pos + rec->len, rr->data_size),
                -1;
     if (rec->epoch + 1 > d->epochs)
@@ -157,10 +165,15 @@ static int read_record(const mf_record_t *rec, uint64_t seq, void *arg)
  * left with holes (writes after the last sync persist in any order), so there the first
  * bad record ends the index, and the count of committed records (accounted) tells
  * whether a committed one is missing. Every pass over the indexes reads them alike. */
-static int index_strict(const mf_dir_t *d) { return d->meta.state == MF_STATE_COMPLETE; }
+static int
+index_strict(const mf_dir_t *d)
+{
+    return d->meta.state == MF_STATE_COMPLETE;
+}
 
 /* read rank r's index: counts and checks (and with keep, its records and pieces) */
-static int read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_err_t err)
+static int
+read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_err_t err)
 {
     mf_tail_t          t;
     mf_rank_records_t *rr = &d->ranks[r];
@@ -176,8 +189,8 @@ static int read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_
     if (rc == 0 && (rc = mf_tail_poll(&t, read_record, &x, index_strict(d), &torn, err)) < 0 && *x.msg)
         snprintf(err, MF_ERRMSG_SIZE, "%s", x.msg);
     if (rc == 0 && t.have_header && t.hdr.ranks != d->meta.ranks) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: written by %" PRIu32 " ranks, the metafile says %" PRIu32, t.idx_path,
-                 t.hdr.ranks, d->meta.ranks);
+        snprintf(err, MF_ERRMSG_SIZE, "%s: written by %" PRIu32 " ranks, the metafile says %" PRIu32,
+                 t.idx_path, t.hdr.ranks, d->meta.ranks);
         rc = -1;
     }
     if (rc == 0 && !t.have_header) {
@@ -191,7 +204,8 @@ static int read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_
 }
 
 /* the metafile, and whether the directory may be read in this mode */
-static int load_meta(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
+static int
+load_meta(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
 {
     memset(d, 0, sizeof *d);
     mf_extents_init(&d->map);
@@ -200,7 +214,8 @@ static int load_meta(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
         return -1;
     if (d->meta.state != MF_STATE_COMPLETE && load_mode == MF_LOAD_COMPLETE) {
         snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: incomplete: its writer did not close it (%" PRIu32 " flushes completed); records after the "
+                 "%s: incomplete: its writer did not close it (%" PRIu32
+                 " flushes completed); records after the "
                  "last completed flush would be lost, so it is not reconstructed in place (see h5mf info; "
                  "h5mf merge --partial -o FILE keeps the directory)",
                  path, d->meta.committed);
@@ -222,7 +237,8 @@ static int load_meta(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
 
 /* a rank whose index or data file cannot be read: with MF_LOAD_ANY the directory is
  * noted damaged (the first reason kept) and loading goes on; 0, or -1 to give up */
-static int unreadable(mf_dir_t *d, int load_mode, const mf_err_t why)
+static int
+unreadable(mf_dir_t *d, int load_mode, const mf_err_t why)
 {
     if (load_mode != MF_LOAD_ANY)
         return -1;
@@ -231,7 +247,8 @@ static int unreadable(mf_dir_t *d, int load_mode, const mf_err_t why)
     return 0;
 }
 
-int mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
+int
+mf_dir_load(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
 {
     mf_pieces_t p = {NULL, 0, 0};
     if (load_meta(d, path, load_mode, err) < 0)
@@ -254,7 +271,8 @@ fail:
     return -1;
 }
 
-int mf_dir_scan(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
+int
+mf_dir_scan(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
 {
     if (load_meta(d, path, load_mode, err) < 0)
         goto fail;
@@ -265,9 +283,9 @@ int mf_dir_scan(mf_dir_t *d, const char *path, int load_mode, mf_err_t err)
     d->scanned        = 1;
     d->window_records = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES;
     d->size           = d->meta.eoa;
-    d->bucket       = d->size / MF_HIST + 1; /* never 0, whatever the size */
-    d->hist_records = calloc(MF_HIST, sizeof *d->hist_records);
-    d->hist_data    = calloc(MF_HIST, sizeof *d->hist_data);
+    d->bucket         = d->size / MF_HIST + 1; /* never 0, whatever the size */
+    d->hist_records   = calloc(MF_HIST, sizeof *d->hist_records);
+    d->hist_data      = calloc(MF_HIST, sizeof *d->hist_data);
     if (!d->hist_records || !d->hist_data) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", path);
         goto fail;
@@ -284,7 +302,8 @@ fail:
     return -1;
 }
 
-void mf_dir_free(mf_dir_t *d)
+void
+mf_dir_free(mf_dir_t *d)
 {
     if (d->ranks)
         for (unsigned r = 0; r < d->meta.ranks; r++)
@@ -299,7 +318,8 @@ void mf_dir_free(mf_dir_t *d)
 
 /* ---------------------------------------------------------------- verification */
 
-uint64_t mf_verify_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
+uint64_t
+mf_verify_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
 {
     uint64_t total = 0;
     for (unsigned r = part; r < d->meta.ranks; r += nparts)
@@ -321,7 +341,8 @@ typedef struct {
     char            msg[MF_ERRMSG_SIZE];
 } verifier_t;
 
-static int verify_record(const mf_record_t *rec, uint64_t seq, void *arg)
+static int
+verify_record(const mf_record_t *rec, uint64_t seq, void *arg)
 {
     verifier_t *v   = arg;
     uint32_t    crc = 0;
@@ -331,8 +352,8 @@ static int verify_record(const mf_record_t *rec, uint64_t seq, void *arg)
         if (at < v->wlo || at >= v->whi) { /* refill the window at `at` */
             long long got = mf_pread_all(v->fd, v->buf, MF_MERGE_BUFFER, at);
             if (got <= 0)
-                return snprintf(v->msg, sizeof v->msg, "%s: cannot read record %" PRIu64 ": %s", v->data_path, seq,
-                                got < 0 ? strerror(errno) : "file too short"),
+                return snprintf(v->msg, sizeof v->msg, "%s: cannot read record %" PRIu64 ": %s", v->data_path,
+                                seq, got < 0 ? strerror(errno) : "file too short"),
                        -1;
             v->wlo = at;
             v->whi = at + (uint64_t)got;
@@ -344,7 +365,8 @@ static int verify_record(const mf_record_t *rec, uint64_t seq, void *arg)
     }
     if (crc != rec->data_crc)
         return snprintf(v->msg, sizeof v->msg,
-                        "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64 " bytes): data checksum mismatch",
+                        "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64
+                        " bytes): data checksum mismatch",
                         v->data_path, seq, rec->addr, rec->len),
                -1;
     if (v->cb)
@@ -352,7 +374,8 @@ static int verify_record(const mf_record_t *rec, uint64_t seq, void *arg)
     return 0;
 }
 
-int mf_record_check(int fd, const char *data_path, const mf_record_t *rec, uint64_t seq, mf_err_t err)
+int
+mf_record_check(int fd, const char *data_path, const mf_record_t *rec, uint64_t seq, mf_err_t err)
 {
     unsigned char buf[1 << 16];
     uint32_t      crc = 0;
@@ -368,15 +391,17 @@ int mf_record_check(int fd, const char *data_path, const mf_record_t *rec, uint6
     }
     if (crc != rec->data_crc)
         return snprintf(err, MF_ERRMSG_SIZE,
-                        "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64 " bytes): data checksum mismatch",
+                        "%s: record %" PRIu64 " (address %" PRIu64 ", %" PRIu64
+                        " bytes): data checksum mismatch",
                         data_path, seq, rec->addr, rec->len),
                -1;
     return 0;
 }
 
 /* check rank r's records: its index read as a stream (no record kept) */
-static int verify_rank(const mf_dir_t *d, unsigned r, unsigned char *buf, uint64_t *done, uint64_t total,
-                       mf_progress_cb cb, void *arg, mf_err_t err)
+static int
+verify_rank(const mf_dir_t *d, unsigned r, unsigned char *buf, uint64_t *done, uint64_t total,
+            mf_progress_cb cb, void *arg, mf_err_t err)
 {
     mf_tail_t t;
     int       torn;
@@ -390,11 +415,12 @@ static int verify_rank(const mf_dir_t *d, unsigned r, unsigned char *buf, uint64
     return ret;
 }
 
-int mf_verify_part(const mf_dir_t *d, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg, mf_err_t err)
+int
+mf_verify_part(const mf_dir_t *d, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg, mf_err_t err)
 {
     unsigned char *buf  = malloc(MF_MERGE_BUFFER);
     uint64_t       done = 0, total = mf_verify_bytes(d, part, nparts);
-    int            ret  = 0;
+    int            ret = 0;
     if (!buf) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", d->path);
         return -1;
@@ -410,7 +436,8 @@ int mf_verify_part(const mf_dir_t *d, unsigned part, unsigned nparts, mf_progres
 
 /* the part's share of the reconstructed file's data bytes: [*lo, *hi) counted over the
  * data extents in address order */
-static void part_range(const mf_dir_t *d, unsigned part, unsigned nparts, uint64_t *lo, uint64_t *hi)
+static void
+part_range(const mf_dir_t *d, unsigned part, unsigned nparts, uint64_t *lo, uint64_t *hi)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < d->map.n; i++) {
@@ -425,7 +452,8 @@ static void part_range(const mf_dir_t *d, unsigned part, unsigned nparts, uint64
 
 /* after mf_dir_scan: the address of the start of data bucket number k (0: the file's
  * start, all of them: its end) */
-static uint64_t data_boundary(const mf_dir_t *d, uint64_t k, uint64_t total)
+static uint64_t
+data_boundary(const mf_dir_t *d, uint64_t k, uint64_t total)
 {
     if (k == 0)
         return 0;
@@ -437,7 +465,8 @@ static uint64_t data_boundary(const mf_dir_t *d, uint64_t k, uint64_t total)
 
 /* after mf_dir_scan: the part's address range, [*lo, *hi), holding an equal share of the
  * buckets that hold data; returns the most bytes it will write */
-static uint64_t part_window(const mf_dir_t *d, unsigned part, unsigned nparts, uint64_t *lo, uint64_t *hi)
+static uint64_t
+part_window(const mf_dir_t *d, unsigned part, unsigned nparts, uint64_t *lo, uint64_t *hi)
 {
     uint64_t total = 0, bytes = 0;
     for (size_t b = 0; b < MF_HIST; b++)
@@ -452,7 +481,8 @@ static uint64_t part_window(const mf_dir_t *d, unsigned part, unsigned nparts, u
 
 /* after mf_dir_scan: the end of the window that starts at lo (below hi): as many whole
  * buckets as keep its records within d->window_records (at least one bucket) */
-static uint64_t window_end(const mf_dir_t *d, uint64_t lo, uint64_t hi)
+static uint64_t
+window_end(const mf_dir_t *d, uint64_t lo, uint64_t hi)
 {
     uint64_t records = 0;
     size_t   b       = (size_t)(lo / d->bucket);
@@ -474,26 +504,28 @@ typedef struct {
     int             oom; /* a piece did not fit in memory */
 } window_t;
 
-static int window_record(const mf_record_t *rec, uint64_t seq, void *arg)
+static int
+window_record(const mf_record_t *rec, uint64_t seq, void *arg)
 {
-    window_t *w   = arg;
+    window_t *w    = arg;
     int       hole = rec->flags & MF_REC_TRUNCATE;
     uint64_t  end  = hole ? UINT64_MAX : rec->addr + rec->len;
     if (!used(w->d, rec) || end <= w->lo || rec->addr >= w->hi || (!hole && rec->len == 0))
         return 0;
     if (mf_pieces_add(&w->p, rec, (int32_t)w->r, seq) < 0)
         return w->oom = 1, -1;
-    mf_extent_t *e  = &w->p.v[w->p.n - 1]; /* clipped to the window */
-    uint64_t     a  = e->addr > w->lo ? e->addr : w->lo;
-    uint64_t     z  = e->addr + e->len < w->hi ? e->addr + e->len : w->hi;
-    e->pos         += a - e->addr;
-    e->addr         = a;
-    e->len          = z - a;
+    mf_extent_t *e = &w->p.v[w->p.n - 1]; /* clipped to the window */
+    uint64_t     a = e->addr > w->lo ? e->addr : w->lo;
+    uint64_t     z = e->addr + e->len < w->hi ? e->addr + e->len : w->hi;
+    e->pos += a - e->addr;
+    e->addr = a;
+    e->len  = z - a;
     return 0;
 }
 
 /* the map of the window that starts at lo (below hi, see window_end), and its end */
-static int window_at(const mf_dir_t *d, uint64_t lo, uint64_t hi, uint64_t *end, mf_extents_t *map, mf_err_t err)
+static int
+window_at(const mf_dir_t *d, uint64_t lo, uint64_t hi, uint64_t *end, mf_extents_t *map, mf_err_t err)
 {
     window_t w   = {d, 0, lo, window_end(d, lo, hi), {NULL, 0, 0}, 0};
     int      ret = 0;
@@ -517,13 +549,15 @@ static int window_at(const mf_dir_t *d, uint64_t lo, uint64_t hi, uint64_t *end,
 }
 
 /* extents a and b (a before b) are one: b continues a in the file and in its source */
-static int continues(const mf_extent_t *a, const mf_extent_t *b)
+static int
+continues(const mf_extent_t *a, const mf_extent_t *b)
 {
     return a->key.rank == b->key.rank && a->addr + a->len == b->addr &&
            (a->key.rank == MF_HOLE_RANK || a->pos + a->len == b->pos);
 }
 
-int mf_dir_extents(const mf_dir_t *d, uint64_t *n, mf_err_t err)
+int
+mf_dir_extents(const mf_dir_t *d, uint64_t *n, mf_err_t err)
 {
     if (!d->scanned || *d->problem) { /* loaded whole, or damaged: no windows to resolve */
         *n = d->map.n;
@@ -542,7 +576,8 @@ int mf_dir_extents(const mf_dir_t *d, uint64_t *n, mf_err_t err)
     return 0;
 }
 
-uint64_t mf_part_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
+uint64_t
+mf_part_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
 {
     uint64_t lo, hi;
     if (d->scanned)
@@ -565,9 +600,10 @@ typedef struct {
 } merger_t;
 
 #define MF_COPY_MIN (256u << 10) /* pieces this large go through copy_file_range */
-#define MF_BLOCK 4096u           /* the block a reflink shares (as the driver aligns, MF_ALIGN) */
+#define MF_BLOCK    4096u        /* the block a reflink shares (as the driver aligns, MF_ALIGN) */
 
-static int source(merger_t *m, int r, mf_err_t err)
+static int
+source(merger_t *m, int r, mf_err_t err)
 {
     char p[PATH_MAX];
     if (m->fds[r] >= 0)
@@ -583,10 +619,12 @@ static int source(merger_t *m, int r, mf_err_t err)
     return 0;
 }
 
-static int flush_stage(merger_t *m, mf_err_t err)
+static int
+flush_stage(merger_t *m, mf_err_t err)
 {
     if (m->stage_fill && mf_pwrite_all(m->out_fd, m->stage, m->stage_fill, m->stage_addr) < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write the reconstructed file: %s", m->d->path, strerror(errno));
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write the reconstructed file: %s", m->d->path,
+                 strerror(errno));
         return -1;
     }
     m->done += m->stage_fill;
@@ -598,11 +636,12 @@ static int flush_stage(merger_t *m, mf_err_t err)
 
 /* n bytes from in_fd at pos to out_fd at addr: copy_file_range (the kernel copies, or
  * shares the blocks where the file system can), else through a buffer */
-static int copy_range(merger_t *m, int in_fd, uint64_t pos, uint64_t addr, uint64_t n, mf_err_t err)
+static int
+copy_range(merger_t *m, int in_fd, uint64_t pos, uint64_t addr, uint64_t n, mf_err_t err)
 {
     while (n > 0) {
         loff_t  in = (loff_t)pos, out = (loff_t)addr;
-        ssize_t k  = copy_file_range(in_fd, &in, m->out_fd, &out, n > (1u << 30) ? (1u << 30) : n, 0);
+        ssize_t k = copy_file_range(in_fd, &in, m->out_fd, &out, n > (1u << 30) ? (1u << 30) : n, 0);
         if (k < 0 && errno == EINTR)
             continue;
         if (k < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
@@ -613,8 +652,8 @@ static int copy_range(merger_t *m, int in_fd, uint64_t pos, uint64_t addr, uint6
                                  : (got >= 0 && got < (long long)want ? 0 : -1);
         }
         if (k <= 0) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot copy %" PRIu64 " bytes at %" PRIu64 ": %s", m->d->path, n,
-                     pos, k == 0 ? "a rank file is too short" : strerror(errno));
+            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot copy %" PRIu64 " bytes at %" PRIu64 ": %s", m->d->path,
+                     n, pos, k == 0 ? "a rank file is too short" : strerror(errno));
             return -1;
         }
         pos += (uint64_t)k;
@@ -627,7 +666,8 @@ static int copy_range(merger_t *m, int in_fd, uint64_t pos, uint64_t addr, uint6
     return 0;
 }
 
-static int copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t n, mf_err_t err)
+static int
+copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t n, mf_err_t err)
 {
     if (source(m, r, err) < 0)
         return -1;
@@ -657,8 +697,8 @@ static int copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t 
     if (m->maps[r])
         memcpy(to, m->maps[r] + pos, n);
     else if (mf_pread_all(m->fds[r], to, n, pos) != (long long)n) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read %" PRIu64 " bytes of rank %d at %" PRIu64, m->d->path, n, r,
-                 pos);
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read %" PRIu64 " bytes of rank %d at %" PRIu64, m->d->path,
+                 n, r, pos);
         return -1;
     }
     m->stage_fill = addr - m->stage_addr + n;
@@ -666,7 +706,8 @@ static int copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t 
 }
 
 /* the part's share of the loaded map (mf_dir_load): [lo, hi) counted over its data bytes */
-static int merge_loaded(merger_t *m, unsigned part, unsigned nparts, mf_err_t err)
+static int
+merge_loaded(merger_t *m, unsigned part, unsigned nparts, mf_err_t err)
 {
     const mf_dir_t *d = m->d;
     uint64_t        lo, hi, cum = 0;
@@ -678,7 +719,8 @@ static int merge_loaded(merger_t *m, unsigned part, unsigned nparts, mf_err_t er
         if (e->key.rank == MF_HOLE_RANK || e->addr >= d->size)
             continue;
         uint64_t len = e->addr + e->len <= d->size ? e->len : d->size - e->addr;
-        uint64_t s = lo > cum ? lo - cum : 0, t = hi < cum + len ? hi - cum : len; /* this part's share of e */
+        uint64_t s   = lo > cum ? lo - cum : 0,
+                 t   = hi < cum + len ? hi - cum : len; /* this part's share of e */
         if (s < t)
             ret = copy_piece(m, e->key.rank, e->pos + s, e->addr + s, t - s, err);
         cum += len;
@@ -687,7 +729,8 @@ static int merge_loaded(merger_t *m, unsigned part, unsigned nparts, mf_err_t er
 }
 
 /* the part's address range of a scanned directory (mf_dir_scan), window by window */
-static int merge_windows(merger_t *m, unsigned part, unsigned nparts, mf_err_t err)
+static int
+merge_windows(merger_t *m, unsigned part, unsigned nparts, mf_err_t err)
 {
     const mf_dir_t *d = m->d;
     uint64_t        lo, hi;
@@ -707,11 +750,21 @@ static int merge_windows(merger_t *m, unsigned part, unsigned nparts, mf_err_t e
     return ret;
 }
 
-int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
-                  mf_err_t err)
+int
+mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
+              mf_err_t err)
 {
-    merger_t m   = {d, out_fd, calloc(d->meta.ranks, sizeof(int)), calloc(d->meta.ranks, sizeof(void *)),
-                    malloc(MF_MERGE_BUFFER), 0, 0, 0, 0, cb, arg};
+    merger_t m   = {d,
+                    out_fd,
+                    calloc(d->meta.ranks, sizeof(int)),
+                    calloc(d->meta.ranks, sizeof(void *)),
+                    malloc(MF_MERGE_BUFFER),
+                    0,
+                    0,
+                    0,
+                    0,
+                    cb,
+                    arg};
     int      ret = 0;
     if (!m.fds || !m.maps || !m.stage) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", d->path);
@@ -744,7 +797,8 @@ static int held_lock_fd = -1; /* this process's lock on its output (a dup, kept 
 
 static int rm_multifile_dir(const char *path);
 
-static void remove_stale_outputs(const char *parent, const char *base)
+static void
+remove_stale_outputs(const char *parent, const char *base)
 {
     char           prefix[PATH_MAX], path[PATH_MAX];
     DIR           *d = opendir(parent);
@@ -770,7 +824,8 @@ static void remove_stale_outputs(const char *parent, const char *base)
         closedir(d);
 }
 
-void mf_remove_stale(const char *path)
+void
+mf_remove_stale(const char *path)
 {
     char        copy[PATH_MAX];
     const char *parent, *base;
@@ -778,7 +833,8 @@ void mf_remove_stale(const char *path)
     remove_stale_outputs(parent, base);
 }
 
-int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err)
+int
+mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err)
 {
     char        copy[PATH_MAX];
     const char *parent, *base;
@@ -800,7 +856,8 @@ int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_pa
         return -1;
     }
     if (ftruncate(fd, (off_t)d->size) < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot size to %" PRIu64 " bytes: %s", tmp_path, d->size, strerror(errno));
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot size to %" PRIu64 " bytes: %s", tmp_path, d->size,
+                 strerror(errno));
         close(fd);
         unlink(tmp_path);
         return -1;
@@ -808,7 +865,8 @@ int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_pa
     return fd;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
     (void)flag;
@@ -816,11 +874,16 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return remove(path);
 }
 
-int mf_rmtree(const char *path) { return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+int
+mf_rmtree(const char *path)
+{
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* remove a multifile directory with its metafile last: a removal cut short leaves one
  * still recognised as a multifile directory (removed by the next merge beside it) */
-static int rm_multifile_dir(const char *path)
+static int
+rm_multifile_dir(const char *path)
 {
     char           p[PATH_MAX];
     int            rc = 0;
@@ -846,7 +909,8 @@ static int rm_multifile_dir(const char *path)
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-static void release_lock(int *fd)
+static void
+release_lock(int *fd)
 {
     if (*fd >= 0)
         close(*fd);
@@ -854,20 +918,23 @@ static void release_lock(int *fd)
 }
 
 /* the reconstructed file replaced dir, but the old directory (now at old) stays */
-static void old_dir_left(const char *dir, const char *old, mf_err_t err)
+static void
+old_dir_left(const char *dir, const char *old, mf_err_t err)
 {
-    snprintf(err, MF_ERRMSG_SIZE,
-             "%s: replaced by the reconstructed file, but the old directory, now %s, could not be removed (%s): "
-             "remove it by hand",
-             dir, old, strerror(errno));
+    snprintf(
+        err, MF_ERRMSG_SIZE,
+        "%s: replaced by the reconstructed file, but the old directory, now %s, could not be removed (%s): "
+        "remove it by hand",
+        dir, old, strerror(errno));
 }
 
-int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
+int
+mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
 {
     /* never a file that is not HDF5 in the place of the directory */
     if (!mf_is_hdf5(tmp_path)) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file %s has no HDF5 signature: the directory is kept",
-                 dir, tmp_path);
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: the reconstructed file %s has no HDF5 signature: the directory is kept", dir, tmp_path);
         return -1;
     }
     int dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -878,8 +945,10 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
         /* the exchange on disk before the old directory's files go: a crash between must
          * leave the old directory whole under its name, or the new file there */
         if (vfd_sync_parent(dir) < 0) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: replaced, but its directory could not be synced (%s): the old "
-                     "directory is kept as %s", dir, strerror(errno), tmp_path);
+            snprintf(err, MF_ERRMSG_SIZE,
+                     "%s: replaced, but its directory could not be synced (%s): the old "
+                     "directory is kept as %s",
+                     dir, strerror(errno), tmp_path);
             release_lock(&dir_lock);
             return 1;
         }
@@ -901,14 +970,17 @@ int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     if (rename(tmp_path, dir) < 0) {
         int e = errno;
         rename(aside, dir); /* put it back */
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot move the reconstructed file in place: %s", dir, strerror(e));
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot move the reconstructed file in place: %s", dir,
+                 strerror(e));
         release_lock(&dir_lock);
         return -1;
     }
     release_lock(&held_lock_fd);
     if (vfd_sync_parent(dir) < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: replaced, but its directory could not be synced (%s): the old directory "
-                 "is kept as %s", dir, strerror(errno), aside);
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: replaced, but its directory could not be synced (%s): the old directory "
+                 "is kept as %s",
+                 dir, strerror(errno), aside);
         release_lock(&dir_lock);
         return 1;
     }

@@ -21,9 +21,9 @@
  * MF_HIST counters). mf_merge_part() and mf_dir_extents() then resolve the address
  * space window by window: each window's map is built from the records that overlap it
  * (the indexes read again as streams), with at most `window_records` records per window
- * (MF_WINDOW_DEFAULT_BYTES' worth unless the caller sets it; 0: one window per part). Peak memory: about 250 bytes per record of one window,
- * whatever the directory holds; time O(n log n) per pass over the indexes, one pass per
- * window. A directory whose metafile records no end of file (format 1) is loaded whole.
+ * (MF_WINDOW_DEFAULT_BYTES' worth unless the caller sets it; 0: one window per part). Peak memory: about 250
+ * bytes per record of one window, whatever the directory holds; time O(n log n) per pass over the indexes,
+ * one pass per window. A directory whose metafile records no end of file (format 1) is loaded whole.
  */
 #ifndef MF_MERGE_H
 #define MF_MERGE_H
@@ -36,26 +36,26 @@
 typedef struct {
     mf_record_t *v;
     uint64_t     n;
-    uint64_t     torn;        /* 1 when the index ends in a partial/torn record */
-    uint64_t     data_size;   /* size of the data file */
-    uint64_t     bytes;       /* bytes in all records */
-    uint64_t     dropped;     /* records of epochs that never completed */
+    uint64_t     torn;      /* 1 when the index ends in a partial/torn record */
+    uint64_t     data_size; /* size of the data file */
+    uint64_t     bytes;     /* bytes in all records */
+    uint64_t     dropped;   /* records of epochs that never completed */
     uint32_t     checksums;
 } mf_rank_records_t;
 
-#define MF_WINDOW_RECORD_BYTES 256       /* peak bytes per record of a window's map (for budgets) */
+#define MF_WINDOW_RECORD_BYTES  256          /* peak bytes per record of a window's map (for budgets) */
 #define MF_WINDOW_DEFAULT_BYTES (1ull << 30) /* h5mf's --memory by default */
-#define MF_HIST (1u << 16) /* histogram buckets over the reconstructed file (mf_dir_scan) */
+#define MF_HIST                 (1u << 16)   /* histogram buckets over the reconstructed file (mf_dir_scan) */
 
 typedef struct {
     char               path[4096];
     mf_meta_t          meta;
     mf_rank_records_t *ranks;
     mf_extents_t       map;
-    uint64_t           size;    /* size of the reconstructed file */
-    uint64_t           records; /* records of the committed epochs found in the indexes */
+    uint64_t           size;                    /* size of the reconstructed file */
+    uint64_t           records;                 /* records of the committed epochs found in the indexes */
     char               problem[MF_ERRMSG_SIZE]; /* MF_LOAD_ANY: why a merge would refuse, or "" */
-    uint32_t           epochs;  /* epochs used */
+    uint32_t           epochs;                  /* epochs used */
     /* mf_dir_scan: no records kept; per bucket of `bucket` bytes, the records that overlap
      * it and the data records that do (holes not counted) */
     int       scanned;
@@ -86,7 +86,8 @@ uint64_t mf_verify_bytes(const mf_dir_t *d, unsigned part, unsigned nparts);
 
 int mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
                   mf_err_t err);
-int mf_verify_part(const mf_dir_t *d, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg, mf_err_t err);
+int mf_verify_part(const mf_dir_t *d, unsigned part, unsigned nparts, mf_progress_cb cb, void *arg,
+                   mf_err_t err);
 /* check one record's data checksum against its bytes in fd (rank's data file data_path);
  * 0, or -1 with the record, its address and the reason in err */
 int mf_record_check(int fd, const char *data_path, const mf_record_t *rec, uint64_t seq, mf_err_t err);

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-void mf_options_default(mf_options_t *o)
+void
+mf_options_default(mf_options_t *o)
 {
     o->magic     = MF_OPTIONS_MAGIC;
     o->read_mode = MF_READ_INPLACE;
@@ -15,7 +16,8 @@ void mf_options_default(mf_options_t *o)
     o->sync      = 0;
 }
 
-static int on_off(const char *v, int32_t *out)
+static int
+on_off(const char *v, int32_t *out)
 {
     if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes"))
         *out = 1;
@@ -26,7 +28,8 @@ static int on_off(const char *v, int32_t *out)
     return 0;
 }
 
-int mf_options_parse(mf_options_t *o, const char *text, mf_err_t err)
+int
+mf_options_parse(mf_options_t *o, const char *text, mf_err_t err)
 {
     char buf[1024];
     if (!text)
@@ -36,7 +39,8 @@ int mf_options_parse(mf_options_t *o, const char *text, mf_err_t err)
         return -1;
     }
     strcpy(buf, text);
-    for (char *save = NULL, *tok = strtok_r(buf, ";, \t\n", &save); tok; tok = strtok_r(NULL, ";, \t\n", &save)) {
+    for (char *save = NULL, *tok = strtok_r(buf, ";, \t\n", &save); tok;
+         tok = strtok_r(NULL, ";, \t\n", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq) {
             snprintf(err, MF_ERRMSG_SIZE, "option '%s': expected key=value", tok);

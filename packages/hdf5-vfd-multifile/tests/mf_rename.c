@@ -16,14 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int write_dataset(hid_t file, const char *name, int rank, int size)
+static int
+write_dataset(hid_t file, const char *name, int rank, int size)
 {
     hsize_t dims = (hsize_t)size * 100, start = (hsize_t)rank * 100, count = 100;
     int     buf[100];
     for (int i = 0; i < 100; i++)
         buf[i] = rank * 100 + i;
     hid_t fs = H5Screate_simple(1, &dims, NULL), ms = H5Screate_simple(1, &count, NULL);
-    hid_t d  = H5Dcreate2(file, name, H5T_NATIVE_INT, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t d = H5Dcreate2(file, name, H5T_NATIVE_INT, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
     herr_t rc = d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, buf);
     if (d >= 0)
@@ -33,7 +34,8 @@ static int write_dataset(hid_t file, const char *name, int rank, int size)
     return rc < 0 ? -1 : 0;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int  rank, size, ok = 1;
     char a[4096], b[4096];
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_multifile(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
     hid_t file = H5Fcreate(a, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    ok         = file >= 0 && write_dataset(file, "first", rank, size) == 0 && H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
+    ok = file >= 0 && write_dataset(file, "first", rank, size) == 0 && H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0 && rename(a, b) != 0) {
         perror("rename");

@@ -42,24 +42,25 @@
 
 static int rank, size;
 
-#define CHECK(expr)                                                                                           \
-    do {                                                                                                      \
-        if ((expr) < 0) {                                                                                     \
-            fprintf(stderr, "rank %d: %s:%d: %s failed\n", rank, __FILE__, __LINE__, #expr);                  \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
-        }                                                                                                     \
+#define CHECK(expr)                                                                                          \
+    do {                                                                                                     \
+        if ((expr) < 0) {                                                                                    \
+            fprintf(stderr, "rank %d: %s:%d: %s failed\n", rank, __FILE__, __LINE__, #expr);                 \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
+        }                                                                                                    \
     } while (0)
-#define EXPECT(cond, ...)                                                                                     \
-    do {                                                                                                      \
-        if (!(cond)) {                                                                                        \
-            fprintf(stderr, "rank %d: ", rank);                                                               \
-            fprintf(stderr, __VA_ARGS__);                                                                     \
-            fputc('\n', stderr);                                                                              \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
-        }                                                                                                     \
+#define EXPECT(cond, ...)                                                                                    \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "rank %d: ", rank);                                                              \
+            fprintf(stderr, __VA_ARGS__);                                                                    \
+            fputc('\n', stderr);                                                                             \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
+        }                                                                                                    \
     } while (0)
 
-static hid_t fapl(const char *options)
+static hid_t
+fapl(const char *options)
 {
     hid_t p = H5Pcreate(H5P_FILE_ACCESS);
     CHECK(p);
@@ -72,7 +73,8 @@ static hid_t fapl(const char *options)
 /* every rank writes its row (value base + rank*100 + column) of a size x COLS dataset;
  * with only_rank >= 0 every rank takes part (opening a dataset is collective) but only
  * that rank selects its row */
-static void write_rows(hid_t f, const char *name, int base, int create, int only_rank)
+static void
+write_rows(hid_t f, const char *name, int base, int create, int only_rank)
 {
     hsize_t dims[2] = {(hsize_t)size, COLS}, start[2] = {(hsize_t)rank, 0}, count[2] = {1, COLS};
     int     row[COLS];
@@ -97,7 +99,8 @@ static void write_rows(hid_t f, const char *name, int base, int create, int only
 }
 
 /* every rank checks every row; row r holds base_of(r) + r*100 + column */
-static void check_rows(hid_t f, const char *name, int base, int base_row0)
+static void
+check_rows(hid_t f, const char *name, int base, int base_row0)
 {
     int  *all = malloc(sizeof(int) * (size_t)size * COLS);
     hid_t d   = H5Dopen2(f, name, H5P_DEFAULT);
@@ -106,13 +109,15 @@ static void check_rows(hid_t f, const char *name, int base, int base_row0)
     for (int r = 0; r < size; r++)
         for (int c = 0; c < COLS; c++) {
             int want = (r == 0 ? base_row0 : base) + r * 100 + c;
-            EXPECT(all[r * COLS + c] == want, "%s[%d][%d] = %d, expected %d", name, r, c, all[r * COLS + c], want);
+            EXPECT(all[r * COLS + c] == want, "%s[%d][%d] = %d, expected %d", name, r, c, all[r * COLS + c],
+                   want);
         }
     H5Dclose(d);
     free(all);
 }
 
-static int is_dir(const char *path)
+static int
+is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -120,7 +125,8 @@ static int is_dir(const char *path)
 
 /* 7.: every rank has read every row (so holds every rank's files) before rank 0
  * removes the directory; afterwards writes, a flush, reads and the close succeed */
-static void written_while_removed(const char *path, hid_t p)
+static void
+written_while_removed(const char *path, hid_t p)
 {
     char  cmd[4200];
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, p);
@@ -141,16 +147,18 @@ static void written_while_removed(const char *path, hid_t p)
     EXPECT(access(path, F_OK) != 0, "%s: came back after the close", path);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     char path[4096];
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if ((argc == 3 || argc == 4) && (strcmp(argv[1], "--open-rdwr") == 0 || strcmp(argv[1], "--open-rdonly") == 0)) {
+    if ((argc == 3 || argc == 4) &&
+        (strcmp(argv[1], "--open-rdwr") == 0 || strcmp(argv[1], "--open-rdonly") == 0)) {
         unsigned mode = strcmp(argv[1], "--open-rdwr") == 0 ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
         hid_t    p = fapl(argc == 4 ? argv[3] : NULL), f = H5Fopen(argv[2], mode, p);
-        int   ok = f >= 0 && H5Fclose(f) >= 0;
+        int      ok = f >= 0 && H5Fclose(f) >= 0;
         H5Pclose(p);
         H5close();
         MPI_Finalize();
@@ -158,8 +166,10 @@ int main(int argc, char **argv)
     }
     if (argc != 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr|--open-rdonly FILE "
-                            "[OPTIONS]\n");
+            fprintf(
+                stderr,
+                "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr|--open-rdonly FILE "
+                "[OPTIONS]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     snprintf(path, sizeof path, "%s/a.h5", argv[1]);
@@ -196,7 +206,8 @@ int main(int argc, char **argv)
     CHECK(H5Pset_fapl_mpiposix(original, MPI_COMM_WORLD, 0));
     f = H5Fopen(path, H5F_ACC_RDONLY, original);
     CHECK(f);
-    EXPECT(!is_dir(path), "%s: still a directory after the read-only open through H5Pset_fapl_mpiposix", path);
+    EXPECT(!is_dir(path), "%s: still a directory after the read-only open through H5Pset_fapl_mpiposix",
+           path);
     check_rows(f, "a", 1000, 5000);
     check_rows(f, "b", 2000, 2000);
     CHECK(H5Fclose(f));

@@ -16,12 +16,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define B 512
+#define B      512
 #define ROUNDS 6
 
 static int rank, size;
 
-static void check(herr_t rc, const char *what)
+static void
+check(herr_t rc, const char *what)
 {
     if (rc < 0) {
         fprintf(stderr, "rotate: rank %d: %s failed\n", rank, what);
@@ -29,7 +30,8 @@ static void check(herr_t rc, const char *what)
     }
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -42,7 +44,7 @@ int main(int argc, char **argv)
     check(f, "H5Fcreate");
     hsize_t n = (hsize_t)B * size, b = B;
     hid_t   fs = H5Screate_simple(1, &n, NULL), ms = H5Screate_simple(1, &b, NULL);
-    hid_t   d  = H5Dcreate2(f, "x", H5T_NATIVE_DOUBLE, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t   d = H5Dcreate2(f, "x", H5T_NATIVE_DOUBLE, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     check(d, "H5Dcreate2");
     hid_t wx = H5Pcreate(H5P_DATASET_XFER), rx = H5Pcreate(H5P_DATASET_XFER);
     check(H5Pset_dxpl_mpio(wx, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
@@ -61,7 +63,8 @@ int main(int argc, char **argv)
     uint32_t local = 0, global = 0;
     check(H5Pget_mpio_no_collective_cause(wx, &local, &global), "H5Pget_mpio_no_collective_cause");
     if (size > 64 || !(global & H5D_MPIO_DATATYPE_CONVERSION)) {
-        fprintf(stderr, "rotate: the writes were not made independent by HDF5 (cause %#x)\n", (unsigned)global);
+        fprintf(stderr, "rotate: the writes were not made independent by HDF5 (cause %#x)\n",
+                (unsigned)global);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, rx, all), "H5Dread");

@@ -26,23 +26,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ROWS 16   /* rows per chunk */
-#define COLS 1024 /* ints per row */
-#define PIECES 8  /* pieces of the contiguous dataset */
+#define ROWS   16   /* rows per chunk */
+#define COLS   1024 /* ints per row */
+#define PIECES 8    /* pieces of the contiguous dataset */
 
 static int rank, size;
 
-#define CHECK(expr)                                                                                           \
-    do {                                                                                                      \
-        if (!(expr)) {                                                                                        \
-            fprintf(stderr, "rank %d: %s:%d: %s failed\n", rank, __FILE__, __LINE__, #expr);                  \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                     \
-        }                                                                                                     \
+#define CHECK(expr)                                                                                          \
+    do {                                                                                                     \
+        if (!(expr)) {                                                                                       \
+            fprintf(stderr, "rank %d: %s:%d: %s failed\n", rank, __FILE__, __LINE__, #expr);                 \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
+        }                                                                                                    \
     } while (0)
 
-static int value(int row, int col) { return row * COLS + col + 1; }
+static int
+value(int row, int col)
+{
+    return row * COLS + col + 1;
+}
 
-static void write_rows(hid_t d, int first, int n)
+static void
+write_rows(hid_t d, int first, int n)
 {
     static int buf[COLS];
     hsize_t    count[2] = {1, COLS}, start[2] = {0, 0};
@@ -59,7 +64,8 @@ static void write_rows(hid_t d, int first, int n)
 }
 
 /* raw-data records per rank in the closed directory */
-static void count_raw_records(const char *path, uint64_t *raw)
+static void
+count_raw_records(const char *path, uint64_t *raw)
 {
     mf_dir_t d;
     mf_err_t err;
@@ -75,9 +81,10 @@ static void count_raw_records(const char *path, uint64_t *raw)
     mf_dir_free(&d);
 }
 
-static void check_rows(hid_t d, int n)
+static void
+check_rows(hid_t d, int n)
 {
-    int    *buf = malloc(sizeof(int) * (size_t)n * COLS);
+    int    *buf      = malloc(sizeof(int) * (size_t)n * COLS);
     hsize_t count[2] = {(hsize_t)n, COLS}, start[2] = {0, 0};
     hid_t   fs = H5Dget_space(d), ms = H5Screate_simple(2, count, NULL);
     CHECK(buf && H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0);
@@ -93,7 +100,8 @@ static void check_rows(hid_t d, int n)
     free(buf);
 }
 
-static hid_t create(const char *path, hid_t fapl, hid_t *chunked, hid_t *contig, hid_t *shared, hid_t *coll)
+static hid_t
+create(const char *path, hid_t fapl, hid_t *chunked, hid_t *contig, hid_t *shared, hid_t *coll)
 {
     hsize_t dims[2] = {(hsize_t)(2 * size * ROWS), COLS}, chunk[2] = {ROWS, COLS};
     hsize_t cdims[2] = {PIECES * ROWS, COLS};
@@ -114,7 +122,8 @@ static hid_t create(const char *path, hid_t fapl, hid_t *chunked, hid_t *contig,
     return f;
 }
 
-static void write_row_as(hid_t d, int row, int wrong)
+static void
+write_row_as(hid_t d, int row, int wrong)
 {
     static int buf[COLS];
     hsize_t    start[2] = {(hsize_t)row, 0}, count[2] = {1, COLS};
@@ -129,7 +138,8 @@ static void write_row_as(hid_t d, int row, int wrong)
 
 /* a collective H5Dwrite to which rank 1 alone brings data (row0 + 1): an ordering event
  * that leaves rank 0's last record as it was */
-static void collective_write(hid_t d, int row0)
+static void
+collective_write(hid_t d, int row0)
 {
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
     CHECK(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) >= 0);
@@ -152,7 +162,8 @@ static void collective_write(hid_t d, int row0)
  *   continues rank 0's run of rows 0..2 but must not join it: that run is stamped before
  *   rank 1's row 3, and the row after it.
  */
-static void ordered_rewrites(hid_t f, hid_t shared, hid_t coll)
+static void
+ordered_rewrites(hid_t f, hid_t shared, hid_t coll)
 {
     if (rank == 1)
         write_row_as(shared, 0, 1);
@@ -167,7 +178,8 @@ static void ordered_rewrites(hid_t f, hid_t shared, hid_t coll)
         write_row_as(shared, 3, 0);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     char     path[PATH_MAX];
     uint64_t raw[64];
@@ -212,7 +224,7 @@ int main(int argc, char **argv)
     shared  = H5Dopen2(f, "shared", H5P_DEFAULT);
     check_rows(chunked, 2 * size * ROWS);
     check_rows(contig, PIECES * ROWS);
-    coll    = H5Dopen2(f, "collective", H5P_DEFAULT);
+    coll = H5Dopen2(f, "collective", H5P_DEFAULT);
     check_rows(shared, 4);
     H5Dclose(chunked), H5Dclose(contig), H5Dclose(shared), H5Dclose(coll);
     CHECK(H5Fclose(f) >= 0);

@@ -35,23 +35,26 @@
 #include <unistd.h>
 
 #define ROWS_PER_RANK 16
-#define COLS 40
-#define EXT_STEPS 3
+#define COLS          40
+#define EXT_STEPS     3
 
 static int rank, size, failures;
 
 /* whether the environment variable VAR (RANK:PHASE) names this rank at this phase */
-static int named_here(const char *var, const char *phase)
+static int
+named_here(const char *var, const char *phase)
 {
     const char *spec = getenv(var);
     char        who[16];
-    if (!spec || sscanf(spec, "%15[^:]:", who) != 1 || strcmp(strchr(spec, ':') ? strchr(spec, ':') + 1 : "", phase))
+    if (!spec || sscanf(spec, "%15[^:]:", who) != 1 ||
+        strcmp(strchr(spec, ':') ? strchr(spec, ':') + 1 : "", phase))
         return 0;
     return !strcmp(who, "all") || atoi(who) == rank;
 }
 
 /* crash tests: die, or stall for ever, at a named point of the workload */
-static void maybe_die(const char *phase)
+static void
+maybe_die(const char *phase)
 {
     if (named_here("MF_WORKLOAD_KILL", phase)) {
         fprintf(stderr, "rank %d: killing myself at %s (MF_WORKLOAD_KILL)\n", rank, phase);
@@ -66,19 +69,24 @@ static void maybe_die(const char *phase)
     }
 }
 
-#define CHECK(call)                                                                                                    \
-    do {                                                                                                               \
-        if ((call) < 0) {                                                                                              \
-            fprintf(stderr, "rank %d: %s:%d: %s failed\n", rank, __FILE__, __LINE__, #call);                           \
-            H5Eprint2(H5E_DEFAULT, stderr);                                                                            \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                              \
-        }                                                                                                              \
+#define CHECK(call)                                                                                          \
+    do {                                                                                                     \
+        if ((call) < 0) {                                                                                    \
+            fprintf(stderr, "rank %d: %s:%d: %s failed\n", rank, __FILE__, __LINE__, #call);                 \
+            H5Eprint2(H5E_DEFAULT, stderr);                                                                  \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                    \
+        }                                                                                                    \
     } while (0)
 
 /* the value of element (i, j) of dataset d after phase p */
-static int value(unsigned seed, int d, long i, long j, int p) { return (int)((seed * 7919u + d * 104729u + i * 131u + j * 7u + p * 1000003u) % 2147483u); }
+static int
+value(unsigned seed, int d, long i, long j, int p)
+{
+    return (int)((seed * 7919u + d * 104729u + i * 131u + j * 7u + p * 1000003u) % 2147483u);
+}
 
-static hid_t make_fapl(const char *driver, const char *options)
+static hid_t
+make_fapl(const char *driver, const char *options)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (!strcmp(driver, "mpio"))
@@ -96,10 +104,11 @@ static hid_t make_fapl(const char *driver, const char *options)
 }
 
 /* write rows [r0, r0+n) of a 2-D int dataset with values of phase p */
-static void write_rows(hid_t dset, unsigned seed, int d, long r0, long n, int p, H5FD_mpio_xfer_t xfer)
+static void
+write_rows(hid_t dset, unsigned seed, int d, long r0, long n, int p, H5FD_mpio_xfer_t xfer)
 {
     hsize_t start[2] = {(hsize_t)r0, 0}, count[2] = {(hsize_t)n, COLS};
-    int    *buf      = malloc((size_t)(n * COLS) * sizeof *buf);
+    int    *buf = malloc((size_t)(n * COLS) * sizeof *buf);
     for (long i = 0; i < n; i++)
         for (long j = 0; j < COLS; j++)
             buf[i * COLS + j] = value(seed, d, r0 + i, j, p);
@@ -119,10 +128,11 @@ static void write_rows(hid_t dset, unsigned seed, int d, long r0, long n, int p,
 }
 
 /* read rows [r0, r0+n) and compare with phase p for rows below split, phase q above */
-static void check_rows(hid_t dset, unsigned seed, int d, long r0, long n, int p, long split, int q, const char *what)
+static void
+check_rows(hid_t dset, unsigned seed, int d, long r0, long n, int p, long split, int q, const char *what)
 {
     hsize_t start[2] = {(hsize_t)r0, 0}, count[2] = {(hsize_t)n, COLS};
-    int    *buf      = malloc((size_t)(n * COLS) * sizeof *buf);
+    int    *buf = malloc((size_t)(n * COLS) * sizeof *buf);
     hid_t   fs = H5Dget_space(dset), ms = H5Screate_simple(2, count, NULL);
     CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
     CHECK(H5Dread(dset, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, buf));
@@ -140,7 +150,8 @@ static void check_rows(hid_t dset, unsigned seed, int d, long r0, long n, int p,
     free(buf);
 }
 
-static void write_attr(hid_t obj, const char *name, int v)
+static void
+write_attr(hid_t obj, const char *name, int v)
 {
     hid_t s = H5Screate(H5S_SCALAR), a = H5Acreate2(obj, name, H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(a);
@@ -149,7 +160,8 @@ static void write_attr(hid_t obj, const char *name, int v)
     H5Sclose(s);
 }
 
-static void check_attr(hid_t obj, const char *name, int v)
+static void
+check_attr(hid_t obj, const char *name, int v)
 {
     int   got = -1;
     hid_t a   = H5Aopen(obj, name, H5P_DEFAULT);
@@ -160,7 +172,8 @@ static void check_attr(hid_t obj, const char *name, int v)
     H5Aclose(a);
 }
 
-static hid_t create_2d(hid_t loc, const char *name, long rows, int chunked, int extendible)
+static hid_t
+create_2d(hid_t loc, const char *name, long rows, int chunked, int extendible)
 {
     hsize_t dims[2] = {(hsize_t)rows, COLS}, maxdims[2] = {extendible ? H5S_UNLIMITED : (hsize_t)rows, COLS};
     hsize_t chunk[2] = {ROWS_PER_RANK / 2, COLS / 2};
@@ -183,7 +196,8 @@ typedef struct {
 } args_t;
 
 /* 0, or 2 (the usage said by rank 0) */
-static int parse_args(int argc, char **argv, args_t *a)
+static int
+parse_args(int argc, char **argv, args_t *a)
 {
     *a = (args_t){.driver = "multifile", .seed = 1, .ndsets = 40};
     for (int i = 1; i < argc; i++) {
@@ -205,8 +219,10 @@ static int parse_args(int argc, char **argv, args_t *a)
             a->file = argv[i];
         else {
             if (rank == 0)
-                fprintf(stderr, "usage: %s FILE --driver mpio|multifile|default [--seed S] [--datasets K] "
-                                "[--alignment BYTES] [--check [--options OPTS]]\n", argv[0]);
+                fprintf(stderr,
+                        "usage: %s FILE --driver mpio|multifile|default [--seed S] [--datasets K] "
+                        "[--alignment BYTES] [--check [--options OPTS]]\n",
+                        argv[0]);
             return 2;
         }
     }
@@ -219,7 +235,8 @@ static int parse_args(int argc, char **argv, args_t *a)
 }
 
 /* many small objects: metadata cache sync points with writes from all ranks */
-static void write_groups(hid_t f, const args_t *a, long rows, long r0)
+static void
+write_groups(hid_t f, const args_t *a, long rows, long r0)
 {
     char name[64];
     for (int g = 0; g < 4; g++) {
@@ -231,14 +248,16 @@ static void write_groups(hid_t f, const args_t *a, long rows, long r0)
             snprintf(name, sizeof name, "d%03d", k);
             hid_t d = create_2d(grp, name, rows, k % 2, 0);
             write_attr(d, "k", k);
-            write_rows(d, a->seed, 10 + k, r0, ROWS_PER_RANK, 0, k % 3 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
+            write_rows(d, a->seed, 10 + k, r0, ROWS_PER_RANK, 0,
+                       k % 3 ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
             H5Dclose(d);
         }
         H5Gclose(grp);
     }
 }
 
-static void check_groups(hid_t f, const args_t *a, long rows)
+static void
+check_groups(hid_t f, const args_t *a, long rows)
 {
     char name[64];
     for (int g = 0; g < 4; g++) {
@@ -260,10 +279,11 @@ static void check_groups(hid_t f, const args_t *a, long rows)
 
 /* the workload: every rank writes its rows, reads the others' during the session,
  * overwrites its neighbour's in a later epoch, grows a dataset across flushes */
-static void write_file(const args_t *a, hid_t fapl)
+static void
+write_file(const args_t *a, hid_t fapl)
 {
     long  rows = (long)size * ROWS_PER_RANK, r0 = (long)rank * ROWS_PER_RANK;
-    hid_t f    = H5Fcreate(a->file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    hid_t f = H5Fcreate(a->file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(f);
     write_attr(f, "nranks", size);
     hid_t contig = create_2d(f, "contig", rows, 0, 0), chunked = create_2d(f, "chunked", rows, 1, 0);
@@ -300,16 +320,17 @@ static void write_file(const args_t *a, hid_t fapl)
 }
 
 /* what write_file wrote, read back (--check-partial: as of its first flush) */
-static void check_file(const args_t *a, hid_t fapl)
+static void
+check_file(const args_t *a, hid_t fapl)
 {
     int   partial = a->partial;
     hid_t f       = H5Fopen(a->file, H5F_ACC_RDONLY, fapl);
     CHECK(f);
-    int writers = 0;
-    hid_t attr  = H5Aopen(f, "nranks", H5P_DEFAULT);
+    int   writers = 0;
+    hid_t attr    = H5Aopen(f, "nranks", H5P_DEFAULT);
     CHECK(H5Aread(attr, H5T_NATIVE_INT, &writers));
     H5Aclose(attr);
-    long  rows = (long)writers * ROWS_PER_RANK;
+    long  rows   = (long)writers * ROWS_PER_RANK;
     hid_t contig = H5Dopen2(f, "contig", H5P_DEFAULT), chunked = H5Dopen2(f, "chunked", H5P_DEFAULT);
     hid_t ext = H5Dopen2(f, "ext", H5P_DEFAULT);
     CHECK(contig);
@@ -335,7 +356,8 @@ static void check_file(const args_t *a, hid_t fapl)
     CHECK(H5Fclose(f));
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     args_t a;
     MPI_Init(&argc, &argv);
@@ -366,8 +388,8 @@ int main(int argc, char **argv)
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("workload: %s %s on %d ranks with %s: %s\n", a.check ? "checked" : "wrote", a.file, size, a.driver,
-               total ? "FAILED" : "ok");
+        printf("workload: %s %s on %d ranks with %s: %s\n", a.check ? "checked" : "wrote", a.file, size,
+               a.driver, total ? "FAILED" : "ok");
     MPI_Finalize();
     return total ? 1 : 0;
 }

@@ -14,7 +14,8 @@
 
 #define N (3 * 4096 * 3 + 77)
 
-static int check(const unsigned char *p, size_t len, uint32_t seed)
+static int
+check(const unsigned char *p, size_t len, uint32_t seed)
 {
     uint32_t want = mf_crc32c_bytewise(seed, p, len), got = mf_crc32c(seed, p, len);
     if (got != want) {
@@ -31,7 +32,8 @@ static int check(const unsigned char *p, size_t len, uint32_t seed)
     return 0;
 }
 
-int main(void)
+int
+main(void)
 {
     static unsigned char buf[N + 64];
     srand(7);

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define SPACE 4096
-#define ROUNDS 200
+#define SPACE   4096
+#define ROUNDS  200
 #define RECORDS 300
 
 typedef struct {
@@ -20,15 +20,16 @@ typedef struct {
     int      set;
 } cell_t;
 
-int main(void)
+int
+main(void)
 {
     srand(12345);
     for (int round = 0; round < ROUNDS; round++) {
-        mf_extents_t m;
+        mf_extents_t  m;
         static cell_t model[SPACE];
-        mf_extent_t  batch[RECORDS];
-        size_t       nbatch = 0;
-        int          how    = round % 3; /* 0: insert, 1: one batch, 2: mixed, batches of up to 37 */
+        mf_extent_t   batch[RECORDS];
+        size_t        nbatch = 0;
+        int           how    = round % 3; /* 0: insert, 1: one batch, 2: mixed, batches of up to 37 */
         mf_extents_init(&m);
         for (int i = 0; i < SPACE; i++)
             model[i].set = 0;
@@ -38,7 +39,7 @@ int main(void)
                 len = SPACE - addr;
             mf_key_t key = {(uint32_t)(rand() % 3), rand() % 1000, rand() % 4, (uint64_t)r};
             uint64_t pos = (uint64_t)(rand() % 100000);
-            int rc = 0;
+            int      rc  = 0;
             if (how == 0 || (how == 2 && rand() % 2))
                 rc = mf_extents_insert(&m, addr, len, pos, &key);
             else
@@ -67,18 +68,21 @@ int main(void)
             }
             if (i > 0 && e->addr == prev_end && mf_key_cmp(&e->key, &m.v[i - 1].key) == 0 &&
                 e->pos == m.v[i - 1].pos + m.v[i - 1].len) {
-                fprintf(stderr, "round %d: extent %zu continues the one before and was not joined\n", round, i);
+                fprintf(stderr, "round %d: extent %zu continues the one before and was not joined\n", round,
+                        i);
                 return 1;
             }
             for (uint64_t b = prev_end; b < e->addr; b++)
                 if (model[b].set) {
-                    fprintf(stderr, "round %d: byte %llu missing from the map\n", round, (unsigned long long)b);
+                    fprintf(stderr, "round %d: byte %llu missing from the map\n", round,
+                            (unsigned long long)b);
                     return 1;
                 }
             for (uint64_t b = e->addr; b < e->addr + e->len; b++)
                 if (!model[b].set || mf_key_cmp(&model[b].key, &e->key) != 0 ||
                     model[b].pos != e->pos + (b - e->addr)) {
-                    fprintf(stderr, "round %d: byte %llu has the wrong source\n", round, (unsigned long long)b);
+                    fprintf(stderr, "round %d: byte %llu has the wrong source\n", round,
+                            (unsigned long long)b);
                     return 1;
                 }
             prev_end = e->addr + e->len;

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define POLLS 200000
+#define POLLS  200000
 #define BEFORE 84 /* records before the growing one: it starts at 32 + 84 * 48 = 4064 */
 
 static int              idx_fd;
@@ -26,7 +26,8 @@ static _Atomic uint64_t done_len;
 static _Atomic int      stop;
 static uint64_t         seen;
 
-static void put(const mf_record_t *r, uint64_t at)
+static void
+put(const mf_record_t *r, uint64_t at)
 {
     unsigned char b[MF_RECORD_SIZE];
     mf_record_encode(r, b);
@@ -36,7 +37,8 @@ static void put(const mf_record_t *r, uint64_t at)
     }
 }
 
-static void *writer(void *arg)
+static void *
+writer(void *arg)
 {
     mf_record_t r = {1000, 1, 0, 42, 0, 1, 0, 0}; /* the last record as main wrote it */
     (void)arg;
@@ -48,7 +50,8 @@ static void *writer(void *arg)
     return NULL;
 }
 
-static int grown(const mf_record_t *r, uint64_t seq, void *arg)
+static int
+grown(const mf_record_t *r, uint64_t seq, void *arg)
 {
     (void)arg;
     if (seq == BEFORE && r->len > seen)
@@ -56,7 +59,8 @@ static int grown(const mf_record_t *r, uint64_t seq, void *arg)
     return 0;
 }
 
-int main(void)
+int
+main(void)
 {
     char              dir[] = "/tmp/mf-tail.XXXXXX", p[64];
     unsigned char     hb[MF_INDEX_HEADER_SIZE];
@@ -76,8 +80,10 @@ int main(void)
     if (idx_fd < 0 || mf_pwrite_all(idx_fd, hb, sizeof hb, 0) < 0)
         return 1;
     for (int i = 0; i < BEFORE; i++)
-        put(&(mf_record_t){(uint64_t)i * 10, 1, 0, i, 0, 1, 0, 0}, MF_INDEX_HEADER_SIZE + (uint64_t)i * MF_RECORD_SIZE);
-    put(&(mf_record_t){1000, 1, 0, 42, 0, 1, 0, 0}, MF_INDEX_HEADER_SIZE + BEFORE * MF_RECORD_SIZE); /* grows */
+        put(&(mf_record_t){(uint64_t)i * 10, 1, 0, i, 0, 1, 0, 0},
+            MF_INDEX_HEADER_SIZE + (uint64_t)i * MF_RECORD_SIZE);
+    put(&(mf_record_t){1000, 1, 0, 42, 0, 1, 0, 0},
+        MF_INDEX_HEADER_SIZE + BEFORE * MF_RECORD_SIZE); /* grows */
     if (mf_tail_open(&t, AT_FDCWD, dir, 0, 0, err) < 0 || mf_tail_poll(&t, grown, NULL, 0, &torn, err) < 0) {
         fprintf(stderr, "%s\n", err);
         return 1;
@@ -99,7 +105,8 @@ int main(void)
     snprintf(p, sizeof p, "%s/0", dir);
     unlink(p);
     rmdir(dir);
-    printf("tail: %d polls of a record rewritten meanwhile, %ld missed growth finished before them\n", POLLS, missed);
+    printf("tail: %d polls of a record rewritten meanwhile, %ld missed growth finished before them\n", POLLS,
+           missed);
     if (missed == 0)
         printf("tail: ok\n");
     return missed != 0;

@@ -34,19 +34,21 @@ static int      rank_g, size_g;
 static uint64_t window_records_g = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES; /* --memory */
 
 /* read the directory for info, verify or merge: counts only, the index resolved later window by window */
-static int scan(mf_dir_t *d, const char *dir, int load_mode, mf_err_t err)
+static int
+scan(mf_dir_t *d, const char *dir, int load_mode, mf_err_t err)
 {
-    const char *test  = getenv("H5MF_TEST_WINDOW_RECORDS"); /* test hook: windows of a few records */
-    int         rc    = mf_dir_scan(d, dir, load_mode, err);
+    const char *test = getenv("H5MF_TEST_WINDOW_RECORDS"); /* test hook: windows of a few records */
+    int         rc   = mf_dir_scan(d, dir, load_mode, err);
     if (rc == 0) /* mf_dir_scan's default unless --memory (or the hook) says otherwise */
         d->window_records = test ? strtoull(test, NULL, 10) : window_records_g;
     return rc;
 }
 
 /* "512M", "2G", "1048576": bytes; 0 if it is not a size */
-static uint64_t parse_size(const char *s)
+static uint64_t
+parse_size(const char *s)
 {
-    char              *end;
+    char *end;
     errno                  = 0;
     unsigned long long v   = strtoull(s, &end, 10);
     const char        *suf = "KMGT", *at = *end ? strchr(suf, *end) : NULL;
@@ -58,7 +60,8 @@ static uint64_t parse_size(const char *s)
     return v;
 }
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
     fprintf(out, "usage: h5mf info DIR [--json] [--memory SIZE]\n"
                  "       h5mf verify DIR [--partial]\n"
@@ -81,7 +84,8 @@ static void usage(FILE *out)
                  "             on stderr (bytes; for programs that show their own), tty or not\n");
 }
 
-static int fail(const char *msg)
+static int
+fail(const char *msg)
 {
     if (rank_g == 0)
         fprintf(stderr, "h5mf: %s\n", msg);
@@ -89,7 +93,8 @@ static int fail(const char *msg)
 }
 
 /* all ranks agree; returns 0 if every rank is ok, else prints the first failure (on its rank) */
-static int agree(int ok, const char *msg)
+static int
+agree(int ok, const char *msg)
 {
     int mine = ok ? size_g : rank_g, first;
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -101,25 +106,27 @@ static int agree(int ok, const char *msg)
 }
 
 typedef struct {
-    double   t0, last;
-    int      enabled;
-    uint64_t kill_after; /* test hook H5MF_TEST_KILL_AFTER_BYTES: die mid-merge (crash tests) */
-    const char *what;    /* "verifying" or "merging" (NULL) */
-    int      lines;      /* --progress-lines: "h5mf-progress WHAT DONE TOTAL" lines for programs */
+    double      t0, last;
+    int         enabled;
+    uint64_t    kill_after; /* test hook H5MF_TEST_KILL_AFTER_BYTES: die mid-merge (crash tests) */
+    const char *what;       /* "verifying" or "merging" (NULL) */
+    int         lines;      /* --progress-lines: "h5mf-progress WHAT DONE TOTAL" lines for programs */
 } progress_t;
 
-static double now(void)
+static double
+now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void progress(uint64_t done, uint64_t total, void *arg)
+static void
+progress(uint64_t done, uint64_t total, void *arg)
 {
-    progress_t *p = arg;
+    progress_t *p    = arg;
     const char *what = p->what ? p->what : "merging";
-    double      t = now();
+    double      t    = now();
     if (p->kill_after && !p->what && done >= p->kill_after) {
         fprintf(stderr, "h5mf: killed after %" PRIu64 " bytes (H5MF_TEST_KILL_AFTER_BYTES)\n", done);
         raise(SIGKILL);
@@ -135,7 +142,7 @@ static void progress(uint64_t done, uint64_t total, void *arg)
     }
     double frac  = total ? (double)done / (double)total : 1.0;
     int    width = 30, fill = (int)(frac * width);
-    double rate  = (double)done / (t - p->t0 + 1e-9) / (1 << 20);
+    double rate = (double)done / (t - p->t0 + 1e-9) / (1 << 20);
     fprintf(stderr, "\r  %-9s [%.*s%*s] %5.1f%% %8.1f MiB/s", what, fill, "##############################",
             width - fill, "", 100 * frac, rate);
     if (done >= total)
@@ -143,9 +150,14 @@ static void progress(uint64_t done, uint64_t total, void *arg)
 }
 
 /* length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not one */
-static int utf8_len(const unsigned char *s)
+static int
+utf8_len(const unsigned char *s)
 {
-    int n = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+    int n = s[0] < 0x80             ? 1
+            : (s[0] & 0xE0) == 0xC0 ? 2
+            : (s[0] & 0xF0) == 0xE0 ? 3
+            : (s[0] & 0xF8) == 0xF0 ? 4
+                                    : 0;
     if (n == 2 && s[0] < 0xC2)
         return 0; /* overlong */
     for (int i = 1; i < n; i++)
@@ -157,7 +169,8 @@ static int utf8_len(const unsigned char *s)
 /* a path as a JSON string: quotes, backslashes and control characters escaped; a byte
  * that is not UTF-8 as the lone surrogate U+DC80..U+DCFF, Python's convention for such
  * names (json.loads then os.fsencode gives back the exact bytes) */
-static void json_string(FILE *out, const char *text)
+static void
+json_string(FILE *out, const char *text)
 {
     const unsigned char *s = (const unsigned char *)text;
     fputc('"', out);
@@ -176,7 +189,8 @@ static void json_string(FILE *out, const char *text)
     fputc('"', out);
 }
 
-static int cmd_info(const char *dir, int json)
+static int
+cmd_info(const char *dir, int json)
 {
     mf_dir_t d;
     mf_err_t err;
@@ -201,12 +215,14 @@ static int cmd_info(const char *dir, int json)
         printf(", \"format\": %" PRIu32 ", \"ranks\": %" PRIu32 ", \"state\": \"%s\", "
                "\"committed_epochs\": %" PRIu32 ", \"eoa\": %" PRIu64 ", \"records\": %" PRIu64
                ", \"bytes\": %" PRIu64 ", \"uncommitted_records\": %" PRIu64 ", \"torn_indexes\": %" PRIu64
-               ", \"extents\": %" PRIu64 ", \"reconstructed_size\": %" PRIu64 ", \"damaged\": %s, \"per_rank\": [",
+               ", \"extents\": %" PRIu64 ", \"reconstructed_size\": %" PRIu64
+               ", \"damaged\": %s, \"per_rank\": [",
                d.meta.version, d.meta.ranks, complete ? "complete" : "writing", d.meta.committed, d.meta.eoa,
                records, bytes, dropped, torn, extents, d.size, *d.problem ? "true" : "false");
         for (unsigned r = 0; r < d.meta.ranks; r++)
-            printf("%s{\"rank\": %u, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"data_size\": %" PRIu64
-                   ", \"uncommitted_records\": %" PRIu64 ", \"torn\": %" PRIu64 "}",
+            printf("%s{\"rank\": %u, \"records\": %" PRIu64 ", \"bytes\": %" PRIu64
+                   ", \"data_size\": %" PRIu64 ", \"uncommitted_records\": %" PRIu64 ", \"torn\": %" PRIu64
+                   "}",
                    r ? ", " : "", r, d.ranks[r].n, d.ranks[r].bytes, d.ranks[r].data_size, d.ranks[r].dropped,
                    d.ranks[r].torn);
         printf("]}\n");
@@ -215,7 +231,8 @@ static int cmd_info(const char *dir, int json)
         printf("%s: multifile format %" PRIu32 ", %" PRIu32 " ranks, %s, %" PRIu32 " committed epochs\n", dir,
                d.meta.version, d.meta.ranks,
                complete ? "complete" : "INCOMPLETE (the writer did not close it)", d.meta.committed);
-        printf("  %-6s %10s %14s %14s %12s %s\n", "rank", "records", "bytes", "data file", "uncommitted", "index");
+        printf("  %-6s %10s %14s %14s %12s %s\n", "rank", "records", "bytes", "data file", "uncommitted",
+               "index");
         for (unsigned r = 0; r < d.meta.ranks; r++)
             printf("  %-6u %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12" PRIu64 " %s\n", r, d.ranks[r].n,
                    d.ranks[r].bytes, d.ranks[r].data_size, d.ranks[r].dropped,
@@ -234,7 +251,8 @@ static int cmd_info(const char *dir, int json)
     return 0;
 }
 
-static int cmd_verify(const char *dir, int partial)
+static int
+cmd_verify(const char *dir, int partial)
 {
     mf_dir_t d;
     mf_err_t err = "";
@@ -249,7 +267,8 @@ static int cmd_verify(const char *dir, int partial)
             bytes += d.ranks[r].bytes;
         }
         printf("%s: ok: %" PRIu32 " ranks, %" PRIu64 " records, %" PRIu64 " bytes, checksums %s\n", dir,
-               d.meta.ranks, records, bytes, d.ranks[0].checksums ? "verified" : "not recorded (checksums=off)");
+               d.meta.ranks, records, bytes,
+               d.ranks[0].checksums ? "verified" : "not recorded (checksums=off)");
     }
     mf_dir_free(&d);
     return ok ? 0 : 1;
@@ -257,7 +276,8 @@ static int cmd_verify(const char *dir, int partial)
 
 /* does the path `out` name the directory `dir` or something inside it? (its parent
  * resolved, since `out` itself need not exist yet) */
-static int inside(const char *dir, const char *out)
+static int
+inside(const char *dir, const char *out)
 {
     char d[PATH_MAX], where[PATH_MAX], parent[PATH_MAX], p[PATH_MAX], o[2 * PATH_MAX];
     snprintf(p, sizeof p, "%s", out);
@@ -277,7 +297,8 @@ static int inside(const char *dir, const char *out)
 }
 
 /* the directory -o FILE goes into exists (else -1 with errno, its path in parent) */
-static int parent_dir(const char *out, char *parent, size_t n)
+static int
+parent_dir(const char *out, char *parent, size_t n)
 {
     struct stat st;
     snprintf(parent, n, "%s", out);
@@ -296,14 +317,15 @@ static int parent_dir(const char *out, char *parent, size_t n)
 /* -o FILE, checked before any work: not inside DIR, not a directory, device, FIFO or
  * socket, in a directory that exists, not there already unless --force; 0, or 1 with
  * the reason said */
-static int check_output(const char *dir, const char *out, int force)
+static int
+check_output(const char *dir, const char *out, int force)
 {
     mf_err_t    err;
     char        parent[PATH_MAX];
     struct stat st;
     if (inside(dir, out))
-        snprintf(err, sizeof err, "%s: inside the directory %s being merged: the output must be written elsewhere",
-                 out, dir);
+        snprintf(err, sizeof err,
+                 "%s: inside the directory %s being merged: the output must be written elsewhere", out, dir);
     else if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
         snprintf(err, sizeof err, "%s: is a directory (-o names the file to write)", out);
     else if (lstat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) /* even with --force */
@@ -319,7 +341,8 @@ static int check_output(const char *dir, const char *out, int force)
 
 /* every rank writes its share of the reconstruction into the file rank 0 creates (its
  * name in tmp); 0, or 1 on every rank (the first failure said; rank 0 removes tmp) */
-static int write_parts(const mf_dir_t *d, const char *out, char tmp[PATH_MAX], progress_t *p)
+static int
+write_parts(const mf_dir_t *d, const char *out, char tmp[PATH_MAX], progress_t *p)
 {
     mf_err_t err = "";
     int      fd = -1, ok = 1;
@@ -348,11 +371,14 @@ static int write_parts(const mf_dir_t *d, const char *out, char tmp[PATH_MAX], p
 
 /* rank 0: the reconstruction tmp becomes out, or takes the place of dir; 1, or 0 (err,
  * tmp removed) */
-static int put_in_place(const char *dir, const char *out, const char *tmp, mf_err_t err)
+static int
+put_in_place(const char *dir, const char *out, const char *tmp, mf_err_t err)
 {
     int ok;
     if (out && !mf_is_hdf5(tmp))
-        ok = (snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file has no HDF5 signature: not written", out), 0);
+        ok = (snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file has no HDF5 signature: not written",
+                       out),
+              0);
     else if (out)
         ok = rename(tmp, out) == 0 || (snprintf(err, MF_ERRMSG_SIZE, "%s: %s", out, strerror(errno)), 0);
     else
@@ -363,25 +389,33 @@ static int put_in_place(const char *dir, const char *out, const char *tmp, mf_er
 }
 
 /* rank 0's line on a merge done: what, from what, and the time of each step */
-static void report_merge(const mf_dir_t *d, const char *dir, const char *out, int verify, double t_load,
-                         double t_verify, double dt)
+static void
+report_merge(const mf_dir_t *d, const char *dir, const char *out, int verify, double t_load, double t_verify,
+             double dt)
 {
     uint64_t bytes = 0;
     for (unsigned r = 0; r < d->meta.ranks; r++)
         bytes += d->ranks[r].bytes;
-    printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of %" PRIu64 " records, %d process%s, "
+    printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of %" PRIu64
+           " records, %d process%s, "
            "%.2f s: load %.2f s, verify %s%.2f s, write %.2f s)\n",
-           dir, out ? out : dir, d->size, bytes, d->records, size_g, size_g > 1 ? "es" : "", dt + t_load, t_load,
-           !verify ? "skipped " : d->ranks[0].checksums ? "" : "(no checksums) ", t_verify, dt - t_verify);
+           dir, out ? out : dir, d->size, bytes, d->records, size_g, size_g > 1 ? "es" : "", dt + t_load,
+           t_load,
+           !verify                 ? "skipped "
+           : d->ranks[0].checksums ? ""
+                                   : "(no checksums) ",
+           t_verify, dt - t_verify);
 }
 
-static int cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet, int lines)
+static int
+cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet, int lines)
 {
-    mf_dir_t    d;
-    mf_err_t    err = "";
-    char        tmp[PATH_MAX] = "";
+    mf_dir_t d;
+    mf_err_t err           = "";
+    char     tmp[PATH_MAX] = "";
     if (partial && !out)
-        return fail("--partial needs -o FILE: the directory keeps the records after the last completed flush");
+        return fail(
+            "--partial needs -o FILE: the directory keeps the records after the last completed flush");
     if (out && check_output(dir, out, force))
         return 1;
     double t_start = now();
@@ -391,9 +425,14 @@ static int cmd_merge(const char *dir, const char *out, int partial, int force, i
     double      t_load     = now() - t_start;
     double      t0         = now();
     const char *kill_after = getenv("H5MF_TEST_KILL_AFTER_BYTES");
-    progress_t  p = {t0, 0, rank_g == 0 && (lines || (!quiet && isatty(2))),
-                     kill_after ? strtoull(kill_after, NULL, 10) : 0, "verifying", lines};
-    if (verify && agree(mf_verify_part(&d, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0, err)) {
+    progress_t  p          = {t0,
+                              0,
+                              rank_g == 0 && (lines || (!quiet && isatty(2))),
+                    kill_after ? strtoull(kill_after, NULL, 10) : 0,
+                              "verifying",
+                              lines};
+    if (verify &&
+        agree(mf_verify_part(&d, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0, err)) {
         mf_dir_free(&d);
         return 1;
     }
@@ -418,29 +457,46 @@ typedef struct {
 } args_t;
 
 /* the options into a; -1 to go on, else the exit status (usage printed by rank 0) */
-static int parse_options(int argc, char **argv, args_t *a)
+static int
+parse_options(int argc, char **argv, args_t *a)
 {
-    static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"partial", no_argument, 0, 'p'},
-                                         {"force", no_argument, 0, 'f'},         {"json", no_argument, 0, 'j'},
-                                         {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
-                                         {"no-verify", no_argument, 0, 'n'},     {"memory", required_argument, 0, 'm'},
-                                         {"progress-lines", no_argument, 0, 'P'}, {0, 0, 0, 0}};
-    int         c;
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'},   {"partial", no_argument, 0, 'p'},
+        {"force", no_argument, 0, 'f'},          {"json", no_argument, 0, 'j'},
+        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {"no-verify", no_argument, 0, 'n'},      {"memory", required_argument, 0, 'm'},
+        {"progress-lines", no_argument, 0, 'P'}, {0, 0, 0, 0}};
+    int c;
     *a = (args_t){.verify = 1};
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         switch (c) {
-            case 'o': a->out = optarg; break;
-            case 'p': a->partial = 1; break;
-            case 'f': a->force = 1; break;
-            case 'j': a->json = 1; break;
-            case 'q': a->quiet = 1; break;
-            case 'n': a->verify = 0; break;
-            case 'P': a->lines = 1; break;
+            case 'o':
+                a->out = optarg;
+                break;
+            case 'p':
+                a->partial = 1;
+                break;
+            case 'f':
+                a->force = 1;
+                break;
+            case 'j':
+                a->json = 1;
+                break;
+            case 'q':
+                a->quiet = 1;
+                break;
+            case 'n':
+                a->verify = 0;
+                break;
+            case 'P':
+                a->lines = 1;
+                break;
             case 'm': {
                 uint64_t bytes = parse_size(optarg);
                 if (bytes < (1u << 20)) {
                     if (rank_g == 0)
-                        fprintf(stderr, "h5mf: --memory %s: not a size of at least 1M (e.g. 512M, 4G)\n", optarg);
+                        fprintf(stderr, "h5mf: --memory %s: not a size of at least 1M (e.g. 512M, 4G)\n",
+                                optarg);
                     return 2;
                 }
                 window_records_g = bytes / MF_WINDOW_RECORD_BYTES;
@@ -465,7 +521,8 @@ static int parse_options(int argc, char **argv, args_t *a)
 }
 
 /* the paths a command names: -1 to go on, else the exit status (the reason printed) */
-static int check_paths(const char *cmd, const char *dir, const char *out)
+static int
+check_paths(const char *cmd, const char *dir, const char *out)
 {
     struct stat st;
     int         known = !strcmp(cmd, "info") || !strcmp(cmd, "verify") || !strcmp(cmd, "merge");
@@ -489,7 +546,8 @@ static int check_paths(const char *cmd, const char *dir, const char *out)
     return -1;
 }
 
-static int run(const char *cmd, const char *dir, const args_t *a)
+static int
+run(const char *cmd, const char *dir, const args_t *a)
 {
     if (!strcmp(cmd, "info"))
         return cmd_info(dir, a->json);
@@ -504,7 +562,8 @@ static int run(const char *cmd, const char *dir, const args_t *a)
     return 2;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     args_t a;
     MPI_Init(&argc, &argv);

@@ -15,13 +15,15 @@
 static unsigned char image[SPAN];
 static int           failures;
 
-static int to_stream(void *ctx, uint64_t at, void *mem, size_t len)
+static int
+to_stream(void *ctx, uint64_t at, void *mem, size_t len)
 {
     memcpy((unsigned char *)ctx + at, mem, len);
     return 0;
 }
 
-static int to_image(void *ctx, uint64_t at, void *mem, size_t len)
+static int
+to_image(void *ctx, uint64_t at, void *mem, size_t len)
 {
     (void)ctx;
     if (at + len > SPAN)
@@ -31,7 +33,8 @@ static int to_image(void *ctx, uint64_t at, void *mem, size_t len)
 }
 
 /* memory side: T x count at base (SPAN/2 into src, so negative displacements stay inside) */
-static void check_memory(const char *name, MPI_Datatype t, int count)
+static void
+check_memory(const char *name, MPI_Datatype t, int count)
 {
     static unsigned char src[2 * SPAN], packed[SPAN], got[SPAN];
     char                 err[VFD_ERR_SIZE];
@@ -49,7 +52,8 @@ static void check_memory(const char *name, MPI_Datatype t, int count)
 }
 
 /* file side: count x size(T) bytes through the file view T */
-static void check_file(const char *name, MPI_Datatype t, int count)
+static void
+check_file(const char *name, MPI_Datatype t, int count)
 {
     static unsigned char ramp[SPAN], expect[SPAN];
     char                 err[VFD_ERR_SIZE];
@@ -67,7 +71,8 @@ static void check_file(const char *name, MPI_Datatype t, int count)
     }
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Datatype vec, hvec, hidx, blk, st, res, nest, pts, contig;
@@ -79,15 +84,15 @@ int main(int argc, char **argv)
     MPI_Type_create_hindexed(3, lens, disp, MPI_DOUBLE, &hidx);
     MPI_Type_create_indexed_block(3, 2, idx, MPI_FLOAT, &blk);
     stypes[0] = vec, stypes[1] = MPI_BYTE, stypes[2] = hvec;
-    MPI_Type_create_struct(3, lens, sdisp, stypes, &st);         /* a negative displacement */
-    MPI_Type_create_resized(vec, 0, 200, &res);                  /* tiles with a gap */
-    MPI_Type_create_hvector(2, 1, 300, res, &nest);              /* nested */
-    MPI_Aint pdisp[4] = {90, 30, 10, 0};                         /* points, last first */
+    MPI_Type_create_struct(3, lens, sdisp, stypes, &st); /* a negative displacement */
+    MPI_Type_create_resized(vec, 0, 200, &res);          /* tiles with a gap */
+    MPI_Type_create_hvector(2, 1, 300, res, &nest);      /* nested */
+    MPI_Aint pdisp[4] = {90, 30, 10, 0};                 /* points, last first */
     MPI_Type_create_hindexed_block(4, 1, pdisp, MPI_INT, &pts);
     MPI_Type_contiguous(100, MPI_BYTE, &contig);
     MPI_Datatype all[]   = {vec, hvec, hidx, blk, st, res, nest, pts, contig};
-    const char  *names[] = {"vector", "hvector", "hindexed", "indexed_block", "struct", "resized",
-                           "nested", "points", "contiguous"};
+    const char  *names[] = {"vector",  "hvector", "hindexed", "indexed_block", "struct",
+                            "resized", "nested",  "points",   "contiguous"};
     for (int i = 0; i < 9; i++) {
         MPI_Type_commit(&all[i]);
         check_memory(names[i], all[i], 2);
@@ -99,7 +104,8 @@ int main(int argc, char **argv)
     MPI_Datatype empty;
     MPI_Type_contiguous(0, MPI_BYTE, &empty);
     MPI_Type_commit(&empty);
-    if (vfd_typed_transfer(MPI_BYTE, 8, image, empty, 0, to_image, NULL, err) == 0 || !strstr(err, "no bytes")) {
+    if (vfd_typed_transfer(MPI_BYTE, 8, image, empty, 0, to_image, NULL, err) == 0 ||
+        !strstr(err, "no bytes")) {
         printf("FAIL empty file type accepted\n");
         failures++;
     }

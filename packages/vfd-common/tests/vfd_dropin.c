@@ -26,15 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COLS_U8 37
+#define COLS_U8  37
 #define COLS_F64 24
-#define COLS_PT 9
+#define COLS_PT  9
 
 static MPI_Comm comm;
 static int      rank, nranks, rows;
 static long     checks;
 
-static void fail(const char *fmt, ...)
+static void
+fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -45,19 +46,32 @@ static void fail(const char *fmt, ...)
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
-#define CHECK(x)                                                                                                 \
-    do {                                                                                                         \
-        if ((x) < 0)                                                                                             \
-            fail("%s failed (line %d)", #x, __LINE__);                                                          \
+#define CHECK(x)                                                                                             \
+    do {                                                                                                     \
+        if ((x) < 0)                                                                                         \
+            fail("%s failed (line %d)", #x, __LINE__);                                                       \
     } while (0)
 
 /* the model: the value of element (i, j) of dataset d */
-static double model(int d, int i, int j) { return (double)((d * 7919 + i * 131 + j * 17) % 251); }
+static double
+model(int d, int i, int j)
+{
+    return (double)((d * 7919 + i * 131 + j * 17) % 251);
+}
 
-static int band_lo(int r) { return r * rows / nranks; }
-static int band_hi(int r) { return (r + 1) * rows / nranks; }
+static int
+band_lo(int r)
+{
+    return r * rows / nranks;
+}
+static int
+band_hi(int r)
+{
+    return (r + 1) * rows / nranks;
+}
 
-static hid_t dxpl_coll(int selection_off)
+static hid_t
+dxpl_coll(int selection_off)
 {
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
     CHECK(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
@@ -66,12 +80,12 @@ static hid_t dxpl_coll(int selection_off)
     return dxpl;
 }
 
-static hid_t make(hid_t file, const char *name, hid_t type, int cols, H5D_layout_t layout, int chunk_rows,
-                  int chunk_cols)
+static hid_t
+make(hid_t file, const char *name, hid_t type, int cols, H5D_layout_t layout, int chunk_rows, int chunk_cols)
 {
     hsize_t dims[2] = {(hsize_t)rows, (hsize_t)cols}, max[2] = {H5S_UNLIMITED, (hsize_t)cols};
     hsize_t chunk[2] = {(hsize_t)chunk_rows, (hsize_t)chunk_cols};
-    hid_t   dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t   dcpl     = H5Pcreate(H5P_DATASET_CREATE);
     CHECK(H5Pset_layout(dcpl, layout));
     if (layout == H5D_CHUNKED)
         CHECK(H5Pset_chunk(dcpl, 2, chunk));
@@ -87,36 +101,56 @@ static hid_t make(hid_t file, const char *name, hid_t type, int cols, H5D_layout
 typedef enum { U8, I16, I32, F32, F64 } kind_t;
 static const size_t ksize[] = {1, 2, 4, 4, 8};
 
-static hid_t ktype(kind_t k)
+static hid_t
+ktype(kind_t k)
 {
-    const hid_t t[] = {H5T_NATIVE_UINT8, H5T_NATIVE_INT16, H5T_NATIVE_INT32, H5T_NATIVE_FLOAT, H5T_NATIVE_DOUBLE};
+    const hid_t t[] = {H5T_NATIVE_UINT8, H5T_NATIVE_INT16, H5T_NATIVE_INT32, H5T_NATIVE_FLOAT,
+                       H5T_NATIVE_DOUBLE};
     return t[k];
 }
 
-static void kset(kind_t k, void *at, double v)
+static void
+kset(kind_t k, void *at, double v)
 {
     switch (k) {
-        case U8: *(unsigned char *)at = (unsigned char)v; break;
-        case I16: *(short *)at = (short)v; break;
-        case I32: *(int *)at = (int)v; break;
-        case F32: *(float *)at = (float)v; break;
-        case F64: *(double *)at = v; break;
+        case U8:
+            *(unsigned char *)at = (unsigned char)v;
+            break;
+        case I16:
+            *(short *)at = (short)v;
+            break;
+        case I32:
+            *(int *)at = (int)v;
+            break;
+        case F32:
+            *(float *)at = (float)v;
+            break;
+        case F64:
+            *(double *)at = v;
+            break;
     }
 }
 
-static double kget(kind_t k, const void *at)
+static double
+kget(kind_t k, const void *at)
 {
     switch (k) {
-        case U8: return *(const unsigned char *)at;
-        case I16: return *(const short *)at;
-        case I32: return *(const int *)at;
-        case F32: return *(const float *)at;
-        default: return *(const double *)at;
+        case U8:
+            return *(const unsigned char *)at;
+        case I16:
+            return *(const short *)at;
+        case I32:
+            return *(const int *)at;
+        case F32:
+            return *(const float *)at;
+        default:
+            return *(const double *)at;
     }
 }
 
 /* a whole-dataset buffer of dataset d's model values */
-static void *model_buf(int d, int cols, kind_t k)
+static void *
+model_buf(int d, int cols, kind_t k)
 {
     char *buf = calloc((size_t)rows * cols, ksize[k]);
     for (int i = 0; i < rows; i++)
@@ -126,7 +160,8 @@ static void *model_buf(int d, int cols, kind_t k)
 }
 
 /* read the whole of dataset `name` (model number d) on every rank and judge it */
-static void judge(hid_t file, const char *name, int d, int cols, kind_t k, hid_t dxpl, const char *when)
+static void
+judge(hid_t file, const char *name, int d, int cols, kind_t k, hid_t dxpl, const char *when)
 {
     hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
     CHECK(H5Pset_chunk_cache(dapl, 521, 64 << 20, 1.0)); /* every chunk fits the cache */
@@ -148,11 +183,13 @@ static void judge(hid_t file, const char *name, int d, int cols, kind_t k, hid_t
 }
 
 /* this rank's band of rows, from a whole-dataset buffer (a hyperslab in memory too) */
-static void write_band(hid_t dset, kind_t k, int d, int cols, hid_t dxpl)
+static void
+write_band(hid_t dset, kind_t k, int d, int cols, hid_t dxpl)
 {
-    hsize_t dims[2] = {(hsize_t)rows, (hsize_t)cols};
-    hsize_t start[2] = {(hsize_t)band_lo(rank), 0}, count[2] = {(hsize_t)(band_hi(rank) - band_lo(rank)), (hsize_t)cols};
-    hid_t   fs = H5Dget_space(dset), ms = H5Screate_simple(2, dims, NULL);
+    hsize_t dims[2]  = {(hsize_t)rows, (hsize_t)cols};
+    hsize_t start[2] = {(hsize_t)band_lo(rank), 0},
+            count[2] = {(hsize_t)(band_hi(rank) - band_lo(rank)), (hsize_t)cols};
+    hid_t fs = H5Dget_space(dset), ms = H5Screate_simple(2, dims, NULL);
     CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL));
     CHECK(H5Sselect_hyperslab(ms, H5S_SELECT_SET, start, NULL, count, NULL));
     void *buf = model_buf(d, cols, k);
@@ -164,7 +201,8 @@ static void write_band(hid_t dset, kind_t k, int d, int cols, hid_t dxpl)
 
 /* this rank's band of columns, from a buffer of just that band: the memory is
  * contiguous, the file selection is not (plain bytes against a derived file type) */
-static void write_columns(hid_t dset, int d, hid_t dxpl)
+static void
+write_columns(hid_t dset, int d, hid_t dxpl)
 {
     int      lo = rank * COLS_U8 / nranks, w = (rank + 1) * COLS_U8 / nranks - lo;
     hsize_t  start[2] = {0, (hsize_t)lo}, count[2] = {(hsize_t)rows, (hsize_t)w};
@@ -182,9 +220,10 @@ static void write_columns(hid_t dset, int d, hid_t dxpl)
 
 /* the even columns of this rank's band collectively (a strided hyperslab), the odd ones
  * independently, row by row */
-static void write_strided(hid_t dset, int d, hid_t coll)
+static void
+write_strided(hid_t dset, int d, hid_t coll)
 {
-    hsize_t dims[2] = {(hsize_t)rows, COLS_F64};
+    hsize_t dims[2]  = {(hsize_t)rows, COLS_F64};
     hsize_t start[2] = {(hsize_t)band_lo(rank), 0}, stride[2] = {1, 2};
     hsize_t count[2] = {(hsize_t)(band_hi(rank) - band_lo(rank)), COLS_F64 / 2};
     hid_t   fs = H5Dget_space(dset), ms = H5Screate_simple(2, dims, NULL);
@@ -202,10 +241,11 @@ static void write_strided(hid_t dset, int d, hid_t coll)
 }
 
 /* this rank's band as a point selection, last point first */
-static void write_points(hid_t dset, int d, hid_t dxpl)
+static void
+write_points(hid_t dset, int d, hid_t dxpl)
 {
     int      lo = band_lo(rank), n = (band_hi(rank) - lo) * COLS_PT;
-    hsize_t *pts = malloc(sizeof(hsize_t) * 2 * (size_t)(n + 1));
+    hsize_t *pts  = malloc(sizeof(hsize_t) * 2 * (size_t)(n + 1));
     int     *vals = malloc(sizeof(int) * (size_t)(n + 1));
     for (int p = 0; p < n; p++) {
         int q = n - 1 - p, i = lo + q / COLS_PT, j = q % COLS_PT;
@@ -229,11 +269,12 @@ static void write_points(hid_t dset, int d, hid_t dxpl)
 /* the odd columns of the next rank's band into a buffer of just those: contiguous in
  * memory, strided in the file (a read that bytes at the dataset's address would get
  * wrong, silently) */
-static void judge_strided(hid_t file, hid_t dxpl, const char *when)
+static void
+judge_strided(hid_t file, hid_t dxpl, const char *when)
 {
     int     r = (rank + 1) % nranks, lo = band_lo(r), h = band_hi(r) - lo;
     hsize_t start[2] = {(hsize_t)lo, 1}, stride[2] = {1, 2}, count[2] = {(hsize_t)h, COLS_F64 / 2};
-    hsize_t n = (hsize_t)h * (COLS_F64 / 2);
+    hsize_t n    = (hsize_t)h * (COLS_F64 / 2);
     hid_t   dset = H5Dopen2(file, "strided_f64", H5P_DEFAULT);
     hid_t   fs = H5Dget_space(dset), ms = H5Screate_simple(1, &n, NULL);
     double *buf = malloc(sizeof(double) * (n + 1));
@@ -243,8 +284,8 @@ static void judge_strided(hid_t file, hid_t dxpl, const char *when)
         for (int j = 0; j < COLS_F64 / 2; j++) {
             double want = model(2, lo + i, 1 + 2 * j), got = buf[(size_t)i * (COLS_F64 / 2) + j];
             if (got != want)
-                fail("%s: strided_f64[%d][%d] read as a strided selection is %g, the model says %g", when, lo + i,
-                     1 + 2 * j, got, want);
+                fail("%s: strided_f64[%d][%d] read as a strided selection is %g, the model says %g", when,
+                     lo + i, 1 + 2 * j, got, want);
             checks++;
         }
     free(buf);
@@ -259,17 +300,19 @@ static const char  *multi_name[NMULTI] = {"multi_compact", "multi_contig", "mult
 static const kind_t multi_kind[NMULTI] = {I16, U8, F32};
 static const int    multi_cols[NMULTI] = {4, 13, 10};
 
-static void write_multi(hid_t file, hid_t dxpl, int d0)
+static void
+write_multi(hid_t file, hid_t dxpl, int d0)
 {
     hid_t dsets[NMULTI], types[NMULTI], ms[NMULTI], fs[NMULTI];
     void *bufs[NMULTI];
     for (int m = 0; m < NMULTI; m++) {
-        H5D_layout_t layout = m == 0 ? H5D_COMPACT : m == 1 ? H5D_CONTIGUOUS : H5D_CHUNKED;
+        H5D_layout_t layout  = m == 0 ? H5D_COMPACT : m == 1 ? H5D_CONTIGUOUS : H5D_CHUNKED;
         hsize_t      dims[2] = {(hsize_t)rows, (hsize_t)multi_cols[m]};
         /* a compact dataset's data lives in its object header: every rank writes all of
          * it, the same values (HDF5's rule in parallel); the others, this rank's band */
         hsize_t start[2] = {m == 0 ? 0 : (hsize_t)band_lo(rank), 0};
-        hsize_t count[2] = {m == 0 ? (hsize_t)rows : (hsize_t)(band_hi(rank) - band_lo(rank)), (hsize_t)multi_cols[m]};
+        hsize_t count[2] = {m == 0 ? (hsize_t)rows : (hsize_t)(band_hi(rank) - band_lo(rank)),
+                            (hsize_t)multi_cols[m]};
         dsets[m] = make(file, multi_name[m], ktype(multi_kind[m]), multi_cols[m], layout, 3, 4);
         types[m] = ktype(multi_kind[m]);
         fs[m]    = H5Dget_space(dsets[m]);
@@ -288,7 +331,8 @@ static void write_multi(hid_t file, hid_t dxpl, int d0)
 }
 
 /* H5Fset/get_mpi_atomicity and H5Fget_vfd_handle: the right answer or an error */
-static void mpi_driver_calls(hid_t file)
+static void
+mpi_driver_calls(hid_t file)
 {
     hbool_t flag = 1;
     CHECK(H5Fget_mpi_atomicity(file, &flag));
@@ -301,21 +345,26 @@ static void mpi_driver_calls(hid_t file)
     CHECK(H5Fset_mpi_atomicity(file, 0));
     void  *handle = NULL;
     herr_t got;
-    H5E_BEGIN_TRY { got = H5Fget_vfd_handle(file, H5P_DEFAULT, &handle); }
+    H5E_BEGIN_TRY
+    {
+        got = H5Fget_vfd_handle(file, H5P_DEFAULT, &handle);
+    }
     H5E_END_TRY
     if (got >= 0 && !handle)
         fail("H5Fget_vfd_handle succeeded without a handle");
     checks += 3;
 }
 
-static int mpmd_later_program(void)
+static int
+mpmd_later_program(void)
 {
     int *appnum = NULL, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
     return flag && appnum && *appnum > 0;
 }
 
-static hid_t access_list(int mpio, int variant)
+static hid_t
+access_list(int mpio, int variant)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (mpio)
@@ -333,7 +382,8 @@ static hid_t access_list(int mpio, int variant)
 }
 
 /* every dataset against the model, with the transfer list dxpl */
-static void judge_all(hid_t file, hid_t dxpl, const char *when)
+static void
+judge_all(hid_t file, hid_t dxpl, const char *when)
 {
     judge(file, "band_u8", 1, COLS_U8, U8, dxpl, when);
     judge(file, "columns_u8", 5, COLS_U8, U8, dxpl, when);
@@ -345,7 +395,8 @@ static void judge_all(hid_t file, hid_t dxpl, const char *when)
     judge_strided(file, dxpl, when);
 }
 
-static void write_all(hid_t file, hid_t off, hid_t on)
+static void
+write_all(hid_t file, hid_t off, hid_t on)
 {
     hid_t d = make(file, "band_u8", H5T_NATIVE_UINT8, COLS_U8, H5D_CONTIGUOUS, 0, 0);
     write_band(d, U8, 1, COLS_U8, off);
@@ -365,7 +416,8 @@ static void write_all(hid_t file, hid_t off, hid_t on)
     write_multi(file, off, 10);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
     int mpio = 0, variant = 0;
     MPI_Init(&argc, &argv);
@@ -382,7 +434,7 @@ int main(int argc, char **argv)
     hid_t fapl = access_list(mpio, variant), off = dxpl_coll(1), on = dxpl_coll(0);
     hid_t file = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(file);
-    hid_t used = H5Fget_access_plist(file); /* the ranks the driver took (in MPMD: this program's) */
+    hid_t    used = H5Fget_access_plist(file); /* the ranks the driver took (in MPMD: this program's) */
     MPI_Info info = MPI_INFO_NULL;
     CHECK(H5Pget_mpi_params(used, &comm, &info));
     if (info != MPI_INFO_NULL)
@@ -405,7 +457,8 @@ int main(int argc, char **argv)
     long all = 0;
     MPI_Reduce(&checks, &all, 1, MPI_LONG, MPI_SUM, 0, comm);
     if (rank == 0)
-        printf("vfd_dropin: ok (%d ranks, variant %d, %ld elements and calls checked)\n", nranks, variant, all);
+        printf("vfd_dropin: ok (%d ranks, variant %d, %ld elements and calls checked)\n", nranks, variant,
+               all);
     H5Pclose(fapl);
     H5Pclose(off);
     H5Pclose(on);
