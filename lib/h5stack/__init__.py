@@ -1,7 +1,7 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """h5stack, the code of the `./h5stack` command, in rooms by concern (docs/architecture.md).
 
-A room imports only rooms of a lower rank (tests/test_house.py checks it):
+A room imports only rooms of a lower rank (tests/unit/test_house.py checks it):
 
 - base: progress and errors, paths, generated files (rank 0)
 - stacks: the local stacks, their sources and keyed builds (rank 1)

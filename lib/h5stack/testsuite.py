@@ -1,11 +1,15 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""`h5stack test`: the project's own test suite (what CI runs).
+"""`h5stack test`: the project's own test suite (what CI runs), in two tiers.
 
-Installs what only the tests need (requirements/debian-test.txt: Chromium, to render
-the performance report), sets up every local stack first (the tests use them; cached after the first run)
-and HDF5's own test programs beside the stacks whose source has them (stacks.yaml
-`hdf5_test_builds`) and the Apptainer images of the stacks (containers/), then runs pytest on tests/ (or on what follows `--`, e.g. `./h5stack test -- tests/test_cli.py -x`). pytest prints the summary; the exit status is pytest's,
-except that "no tests collected" (5) counts as a failure.
+`tests/unit/` needs no stack and no daemon (seconds): it runs first, and alone with
+`--unit`. `tests/integration/` needs the local stacks: before it, every local stack is set
+up (cached after the first run), HDF5's own test programs beside the stacks whose source
+has them (stacks.yaml `hdf5_test_builds`) and the Apptainer images of the stacks
+(containers/). A failing unit tier stops the run before the set-up. What follows `--`
+goes to pytest (`./h5stack test -- tests/unit/test_cli.py -x`); named paths are run as
+named, with the set-up only if one is outside tests/unit. Both tiers first install what
+only the tests need (requirements/debian-test.txt). The exit status is pytest's, except
+that "no tests collected" (5) counts as a failure.
 """
 
 import os
@@ -17,19 +21,45 @@ from h5stack.base.ui import info
 from h5stack.machine import apt, images
 from h5stack.stacks.plan import Stacks
 
+UNIT = os.path.join(paths.ROOT, "tests", "unit")
+INTEGRATION = os.path.join(paths.ROOT, "tests", "integration")
 
-def run(full=False, pytest_args=()):
-    """Ready what the tests need, run pytest on tests/ (or as pytest_args say); its status.
-    full: every per-stack check on every stack."""
+
+def run(full=False, unit=False, pytest_args=()):
+    """Ready what the tests need and run the tiers (only the unit tier with unit, or the
+    paths pytest_args name); pytest's status. full: every per-stack check on every stack."""
     apt.ensure_packages(paths.DEBIAN_TEST_REQUIREMENTS)  # what only the tests need
+    extra = list(pytest_args)
+    named = [a for a in extra if not a.startswith("-")]
+    if named:
+        if not all(_under(a, UNIT) for a in named):
+            _set_up()
+        return _pytest(extra, full)
+    rc = _pytest([UNIT, *extra], full)
+    if rc != 0 or unit:
+        if rc != 0:
+            info("the unit tier failed: the stacks are not set up and the integration tier does not run")
+        return rc
+    _set_up()
+    return _pytest([INTEGRATION, *extra], full)
+
+
+def _under(arg, directory):
+    path = os.path.abspath(os.path.join(paths.ROOT, arg.split("::")[0]))
+    return os.path.commonpath([path, directory]) == directory
+
+
+def _set_up():
+    """The stacks, HDF5's test programs and the images that the integration tier uses."""
     stacks = Stacks()
     stacks.setup()
     stacks.setup_hdf5_tests()
-    images.setup_images(stacks)  # the Apptainer images (tests/test_containers.py, the container checks)
-    extra = list(pytest_args)
-    targets = [] if any(not a.startswith("-") for a in extra) else [os.path.join(paths.ROOT, "tests")]
+    images.setup_images(stacks)  # tests/integration/test_containers.py, the container checks
+
+
+def _pytest(args, full):
     # -ra: why each test was skipped; --durations: where the time of a run went
-    cmd = [sys.executable, "-m", "pytest", *targets, "-ra", "--durations=30", *extra]
+    cmd = [sys.executable, "-m", "pytest", *args, "-ra", "--durations=30"]
     env = dict(os.environ, H5STACK_TEST_FULL="1" if full else os.environ.get("H5STACK_TEST_FULL", "0"))
     info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
     rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)

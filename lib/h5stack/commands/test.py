@@ -9,9 +9,14 @@ def add_parser(sub):
         action="store_true",
         help="every per-stack check on every stack (default: a representative selection of stacks)",
     )
+    p.add_argument(
+        "--unit",
+        action="store_true",
+        help="only the unit tier (tests/unit: no stack, no daemon; seconds), without setting up the stacks",
+    )
 
 
 def main(args):
     from h5stack import testsuite
 
-    return testsuite.run(full=args.full, pytest_args=tuple(args.extra))
+    return testsuite.run(full=args.full, unit=args.unit, pytest_args=tuple(args.extra))

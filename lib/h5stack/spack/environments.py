@@ -49,7 +49,7 @@ spack:
 MATRIX = """\
 # Every stack at once: HDF5 {series_list} x {mpi_list}, plain and with the multifile
 # patch, and h5stack's packages against the same plain HDF5 builds. `unify: false`: each
-# root is concretized on its own, so each really gets its own MPI and HDF5 (tests/spack
+# root is concretized on its own, so each really gets its own MPI and HDF5 (tests/integration/spack
 # checks that it does).
 #   spack -C site-configs/<system>/spack -e environments/matrix concretize
 # Generated from stacks.yaml by `./h5stack spack-envs`: edit stacks.yaml.

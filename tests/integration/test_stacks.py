@@ -73,7 +73,7 @@ def test_stack_tools(stack, stack_descriptions, tmp_path):
 @pytest.mark.parametrize("stack", STACK_NAMES)
 def test_the_stacks_tools_judge_a_latest_format_compound_file(stack, stack_descriptions, tmp_path):
     """A compound dataset written through MPI-IO with H5Pset_libver_bounds(LATEST, LATEST)
-    (tests/programs/compound_latest.c): the stack's own tools read it (h5dump -H) and find
+    (tests/integration/programs/compound_latest.c): the stack's own tools read it (h5dump -H) and find
     two such files equal (h5diff exit 0). 1.14's tools, the weaker fallback of a 2.x stack
     built from the crate, cannot: that must show as an error (h5diff exit 2), never as
     "no differences"."""

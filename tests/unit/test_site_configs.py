@@ -1,8 +1,8 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The ReFrame harness itself: site configs load (and malformed ones are refused with
-the file and the reason), every system is accepted by ReFrame, dry runs on the Lustre
+the file and the reason), every system is accepted by ReFrame, and dry runs on the Lustre
 and GPFS templates write job scripts with the configured striping, hints and
-alignment, and the file-system checks fail on a wrong type and skip an absent mount."""
+alignment. The file-system checks on a stack: tests/integration/test_filesystem_checks.py."""
 
 import glob
 import json
@@ -204,30 +204,3 @@ def test_dry_run_on_gpfs_template_applies_largeblock_hint_alignment():
         assert script.count("--alignment 16777216") == 2
         mpi = "pmix" if environ.startswith("openmpi") else "pmi2"
         assert f"export SLURM_MPI_TYPE={mpi}" in script
-
-
-def _fs_run(tmp_path, **env):
-    cmd = [
-        "reframe", "-C", ":" + FS_CONFIG, "--system", "generic", "-r", "-p", "^mpich-hdf5-1_14$",
-        "-c", os.path.join(ROOT, "reframe-tests", "multifile", "workload.py"), "-n", "multifile_workload_write",
-        "--prefix", str(tmp_path), "--perflogdir", str(tmp_path / "perflogs"),
-        "--report-file", str(tmp_path / "report.json"),
-    ]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, **env), timeout=600)
-    cases = json.load(open(tmp_path / "report.json"))["runs"][-1]["testcases"]
-    return proc, [c for c in cases if not c["fixture"]]
-
-
-def test_file_system_of_another_type_fails_with_both_named(tmp_path):
-    proc, cases = _fs_run(tmp_path, H5STACK_TEST_FS_TYPE="xfs")
-    assert proc.returncode != 0
-    (case,) = cases
-    assert case["result"] == "fail" and case["fail_phase"] == "sanity", case
-    assert re.search(r"is on a \S+ file system; the site config says xfs", case["fail_reason"]), case["fail_reason"]
-
-
-def test_absent_file_system_is_skipped_with_the_reason(tmp_path):
-    proc, cases = _fs_run(tmp_path, H5STACK_TEST_FS_PATH="/h5stack-absent-mount/scratch")
-    (case,) = cases
-    assert case["result"] == "skip", case
-    assert "/h5stack-absent-mount does not exist" in proc.stdout, proc.stdout[-3000:]  # the report has no reason

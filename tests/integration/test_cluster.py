@@ -94,7 +94,7 @@ def test_mpi_finalize_waits_for_the_ranks_on_the_other_node(cluster):
     work = paths.sub("scratch")
     program = f"finalize_waits_{os.getpid()}"
     marker = os.path.join(work, f"{program}.marker")
-    source = os.path.join(ROOT, "tests", "programs", "finalize_waits.c")
+    source = os.path.join(ROOT, "tests", "integration", "programs", "finalize_waits.c")
     script = f"""
         rm -f {marker}
         mpicc -O2 -o {program} {source}

@@ -68,12 +68,6 @@ def test_report_renders_its_plots_in_chromium(perflogs, tmp_path):
     assert "multifile_scale on generic:default: seconds against records" in dom
 
 
-def test_charts_put_together_only_values_of_one_scale():
-    groups = report.scale_groups({"rate_create": 600000.0, "rate_write": 1000.0, "limit": 1500.0, "tiny": 2.0})
-    assert groups == [["tiny"], ["rate_write", "limit"], ["rate_create"]]
-    assert report.scale_groups({}) == []
-
-
 def test_report_without_perflogs_says_so(tmp_path):
     proc = h5stack("report", "--perflogs", str(tmp_path / "none"))
     assert proc.returncode != 0

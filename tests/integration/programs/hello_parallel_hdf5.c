@@ -1,7 +1,7 @@
 /* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* hello_parallel_hdf5: every rank writes its rank id into one element of a shared
  * dataset with HDF5's MPI-IO driver; rank 0 prints the HDF5 and MPI library
- * versions. Used by tests/test_stacks.py to check that a stack's compiler wrapper,
+ * versions. Used by tests/integration/test_stacks.py to check that a stack's compiler wrapper,
  * launcher and libraries fit together.
  *
  * usage: mpiexec -n N hello_parallel_hdf5 FILE

@@ -2,7 +2,7 @@
 /* subfiling_write: every rank writes its rank id into its block of a shared 1-D
  * dataset through HDF5's subfiling VFD (default configuration), closes the file,
  * reopens it with the same driver and checks every element. Rank 0 prints
- * "subfiling: N elements verified". Used by tests/test_stacks.py; h5fuse then
+ * "subfiling: N elements verified". Used by tests/integration/test_stacks.py; h5fuse then
  * merges the subfiles into one ordinary HDF5 file.
  *
  * usage: mpiexec -n N subfiling_write FILE

@@ -6,7 +6,7 @@
  * MPI_Finalize; every other rank calls MPI_Finalize at once and looks for MARKER after it.
  * Where the fence is a barrier the last rank had created MARKER before any rank left it.
  * Each rank but the last prints "finalize-waits: rank R: marker present" or "... absent".
- * Used by tests/test_cluster.py with the ranks on different nodes.
+ * Used by tests/integration/test_cluster.py with the ranks on different nodes.
  *
  * usage: srun -N2 -n2 finalize_waits MARKER SECONDS
  */
