@@ -1,6 +1,7 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""Files generated from others and committed (patches/, the hdf5 recipe's copies of them,
-environments/): written when they differ, or only checked (`--check`)."""
+"""Files generated from others and committed (the HDF5 patches beside the hdf5 recipe,
+h5vfd's C constants, environments/): written when they differ, or only checked
+(`--check`)."""
 
 import os
 

@@ -1,7 +1,10 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`h5stack patches`: the HDF5 patches that build the multifile driver into libhdf5.
 
-patches/hdf5-<series>-multifile.patch is generated, never edited: it is the
+hdf5-<series>-multifile.patch, beside the Spack recipe of `hdf5`
+(spack-repo/spack_repo/h5stack/packages/hdf5/, paths.PATCHES_DIR: Spack needs a
+recipe's patches beside its package.py, so spack-repo/ works copied on its own; the
+local twins of stacks.yaml apply the same files), is generated, never edited: it is the
 difference between HDF5's pristine source (the stack's source for that series) and
 the same tree with
   - packages/hdf5-vfd-multifile/src/*, include/H5FDmultifile.h and the C shared by
@@ -13,10 +16,9 @@ the same tree with
   - H5FDmultifile.h included by hdf5.h (H5Pset_fapl_multifile, H5Pset_fapl_mpiposix),
   - "multifile" and "mpiposix" known to H5FD_register_driver_by_name, which serves
     H5Pset_driver_by_name and HDF5_DRIVER (no plugin needed).
-The Spack recipe of `hdf5` carries copies of them (real files beside its package.py,
-so spack-repo/ works copied on its own). The same command writes h5vfd's C constants
-(stacks/pyconstants.py), also generated from packages/. `--check` regenerates them in
-memory and fails when a committed patch, a copy or the constants are stale.
+The same command writes h5vfd's C constants (stacks/pyconstants.py), also generated
+from packages/. `--check` regenerates them in memory and fails when a committed patch
+or the constants are stale.
 """
 
 import difflib
@@ -138,19 +140,8 @@ def pristine(stacks, series, work):
     return src.unpack(os.path.join(work, series))
 
 
-RECIPE = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages", "hdf5", "package.py")
-
-
-def _copy_for_spack(patch, check):
-    """The recipe's own copy of a patch (a real file, so spack-repo/ works copied on its
-    own): refreshed, or checked."""
-    with open(patch) as f:
-        return generated.refresh(os.path.join(os.path.dirname(RECIPE), os.path.basename(patch)), f.read(), check)
-
-
 def run(check=False):
-    """Regenerate patches/, the Spack recipe's copies and h5vfd's C constants (check:
-    only check them)."""
+    """Regenerate the HDF5 patches and h5vfd's C constants (check: only check them)."""
     from h5stack.stacks import pyconstants
     from h5stack.stacks.plan import Stacks
 
@@ -161,10 +152,6 @@ def run(check=False):
             text = render(pristine(stacks, series, work), series)
             stale += generated.refresh(os.path.join(paths.PATCHES_DIR, patch_name(series)), text, check)
             shutil.rmtree(os.path.join(work, series), ignore_errors=True)
-    for series in stacks.series:
-        target = os.path.join(paths.PATCHES_DIR, patch_name(series))
-        if os.path.exists(target) and target not in stale:
-            stale += _copy_for_spack(target, check)
     stale += pyconstants.refresh(check)
     if stale:
         raise StepError("stale generated files (packages/ changed): " + ", ".join(stale) + "; run `./h5stack patches`")

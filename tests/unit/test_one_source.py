@@ -51,7 +51,7 @@ def _count_pattern(counts):
 def test_no_text_counts_the_stacks():
     """`setup` builds every stack of stacks.yaml; a number in prose goes stale with it."""
     pattern = _count_pattern(_stack_counts())
-    names = [n for n in _tracked("*.md", "*.py", "*.def", "*.yaml") if n != "tests/test_one_source.py"]
+    names = [n for n in _tracked("*.md", "*.py", "*.def", "*.yaml") if n != "tests/unit/test_one_source.py"]
     found = []
     for name in names:
         text = _read(name)
@@ -256,3 +256,30 @@ def test_h5vfd_holds_no_copy_of_a_c_constant():
             if isinstance(node, ast.Constant) and node.value in constants and id(node) not in docstrings:
                 found.append(f"{name}:{node.lineno}: {node.value!r} ({constants[node.value]})")
     assert not found, "C constants copied into h5vfd (use h5vfd._cnames):\n" + "\n".join(found)
+
+
+# -- the HDF5 patches: one copy, beside the hdf5 recipe ---------------------------------
+def test_no_patch_is_tracked_twice():
+    """Spack needs the recipe's patches beside its package.py, and the twins apply the
+    same files (paths.PATCHES_DIR): no second copy of a patch anywhere in the tree."""
+    import hashlib
+
+    seen, found = {}, []
+    for name in _tracked("*.patch"):
+        with open(os.path.join(ROOT, name), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        if digest in seen:
+            found.append(f"{name} = {seen[digest]}")
+        seen.setdefault(digest, name)
+    assert not found, "patches tracked twice:\n" + "\n".join(found)
+
+
+def test_the_twins_patches_are_the_recipes():
+    from h5stack.base import paths
+
+    twins = yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["twins"]
+    recipe = _read("spack-repo/spack_repo/h5stack/packages/hdf5/package.py")
+    for twin in twins.values():
+        for patch in twin["patches"].values():
+            assert os.path.isfile(os.path.join(paths.PATCHES_DIR, patch)), patch
+            assert f'patch("{patch}"' in recipe, patch
