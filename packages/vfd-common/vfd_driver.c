@@ -8,6 +8,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* h5stack's version (VERSION), in the error class: defined by the package's CMake, or
+ * by the HDF5 patch where the driver is built into libhdf5 */
+#ifndef H5STACK_VERSION
+#error "H5STACK_VERSION is not defined (the build defines it from h5stack's VERSION)"
+#endif
+
 hid_t
 vfd_register(vfd_driver_t *d)
 {
@@ -66,7 +72,7 @@ vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, const ch
     char    msg[VFD_MSG_SIZE + 64];
     va_list ap;
     if (d->err_class == H5I_INVALID_HID) {
-        d->err_class = H5Eregister_class(d->name, d->title, "1.0");
+        d->err_class = H5Eregister_class(d->name, d->title, H5STACK_VERSION);
         d->err_major = H5Ecreate_msg(d->err_class, H5E_MAJOR, d->major);
         d->err_minor = H5Ecreate_msg(d->err_class, H5E_MINOR, "operation failed");
     }

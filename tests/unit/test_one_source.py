@@ -200,7 +200,7 @@ def test_no_copy_of_the_version_in_source():
     version = re.escape(_version())
     allowed = {"VERSION"}
     found = []
-    for name in _tracked("*CMakeLists.txt", "*.toml", "*.py", "*.cmake"):
+    for name in _tracked("*.c", "*.h", "*CMakeLists.txt", "*.toml", "*.py", "*.cmake"):
         if name in allowed or name.startswith("spack-repo/"):
             continue
         text = _read(name)
@@ -209,6 +209,20 @@ def test_no_copy_of_the_version_in_source():
             for m in re.finditer(rf"(?<![\w.]){version}(?![\w.])", text)
         ]
     assert not found, f"the version {_version()} written again:\n" + "\n".join(found)
+
+
+def test_the_error_classes_take_the_version_from_the_build():
+    """H5Eregister_class's version string is H5STACK_VERSION (CMake's define, or the HDF5
+    patch's), never a literal."""
+    calls = []
+    for name in _tracked(":(glob)packages/**/*.c"):
+        calls += [(name, m) for m in re.findall(r"H5Eregister_class\(([^;]*)\);", _read(name))]
+    assert calls, "no H5Eregister_class in packages/"
+    for name, args in calls:
+        assert args.replace(" ", "").endswith(",H5STACK_VERSION"), f"{name}: H5Eregister_class({args})"
+    # built into HDF5 (no CMake of ours): the patches define it from VERSION
+    for name in _tracked("spack-repo/*.patch"):
+        assert f'+#define H5STACK_VERSION "{_version()}"' in _read(name), f"{name}: run `./h5stack patches`"
 
 
 # -- the drivers' C constants in Python: generated from the headers ----------------------

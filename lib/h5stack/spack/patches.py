@@ -10,7 +10,8 @@ the same tree with
   - packages/hdf5-vfd-multifile/src/*, include/H5FDmultifile.h and the C shared by
     the drivers (packages/vfd-common/*.c, *.h) copied into src/
     (every .c wrapped in `#ifdef H5_HAVE_PARALLEL`, with H5_MULTIFILE_BUILTIN defined
-    so the plugin entry points stay out of libhdf5),
+    so the plugin entry points stay out of libhdf5, and H5STACK_VERSION from VERSION,
+    as the package's CMake defines it),
   - those sources and the public header listed in src/CMakeLists.txt, which refuses a
     parallel build without zlib (the driver's metadata checksums are zlib's crc32),
   - H5FDmultifile.h included by hdf5.h (H5Pset_fapl_multifile, H5Pset_fapl_mpiposix),
@@ -57,11 +58,14 @@ def _insert_before(text, anchor, addition, what):
 def modified_files(root):
     """{relative path: new text} of the files the patch adds or changes in tree `root`."""
     files = {}
+    with open(paths.VERSION_FILE) as f:
+        version = f.read().strip()  # h5stack's version, which the package's CMake defines
     sources = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.c"))) + sorted(glob.glob(os.path.join(COMMON, "*.c")))
     for path in sources:
         body = open(path).read()
         files[f"src/{os.path.basename(path)}"] = (
             HEADER + '#include "H5pubconf.h"\n#ifdef H5_HAVE_PARALLEL\n#define H5_MULTIFILE_BUILTIN 1\n'
+            + f'#define H5STACK_VERSION "{version}"\n'
             + body + "#endif /* H5_HAVE_PARALLEL */\n"
         )  # fmt: skip
     headers = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.h"))) + sorted(glob.glob(os.path.join(COMMON, "*.h")))

@@ -28,8 +28,6 @@
 #include "pw_options.h"
 #include "pw_resources.h"
 
-#define PW_VERSION "0.1.0"
-
 static int         g_rank, g_np, g_quiet;
 static MPI_Comm    g_comm = MPI_COMM_WORLD;         /* the writers: MPI_COMM_WORLD, or the DSM's clients */
 static char        g_driver_in_use[32] = "unknown"; /* the driver HDF5 used for FILE */
@@ -438,7 +436,7 @@ json_body(FILE *j, const void *arg)
     const double        mb = r->mb;
     unsigned            maj, min, rel;
     H5get_libversion(&maj, &min, &rel);
-    fprintf(j, "{\n  \"program\": \"h5pwrite3dc\", \"version\": \"%s\",\n  \"file\": ", PW_VERSION);
+    fprintf(j, "{\n  \"program\": \"h5pwrite3dc\", \"version\": \"%s\",\n  \"file\": ", H5STACK_VERSION);
     json_string(j, o->file);
     fprintf(j, ",\n  \"ranks\": %d, \"nsets\": %lld, \"ndsets\": %lld, \"g_n\": %lld, \"ch_n\": %lld,\n",
             g_np, o->nsets, o->ndsets, o->g_n, o->ch_n);
