@@ -6,6 +6,7 @@ node that dies during a job.
 Needs root, network/PID/mount/time namespaces and Debian's Slurm: where one is missing the
 tests are skipped with the reason `./h5stack cluster start` gives (never passed)."""
 
+import json
 import os
 import re
 import shutil
@@ -123,7 +124,7 @@ FUZZ_PAIRS = [(STACK, "multifile"), (f"{STACK}-multifile", "mpiposix"), (STACK, 
 FUZZ_WORKLOADS = [["--case", "straddle"], ["--case", "metadata"], ["--seed", "8", "--ops", "80"]]
 
 
-def test_the_fuzzers_fixed_workloads_with_ranks_on_two_nodes(cluster):
+def test_the_fuzzers_fixed_workloads_with_ranks_on_two_nodes(cluster, tmp_path):
     """The differential fuzzer inside a 2-node allocation, its ranks started by srun round-robin:
     every rank's neighbour is on the other node, whose clocks differ by CLOCK_STEP s on top of
     the fuzzer's own clock perturbation; each result equals MPI-IO's (h5diff, value by value)."""
@@ -133,8 +134,10 @@ def test_the_fuzzers_fixed_workloads_with_ranks_on_two_nodes(cluster):
         for workload in FUZZ_WORKLOADS:
             if variant.startswith("dsm:") and "metadata" in workload:
                 continue  # multifile's stamps; the DSM has none
+            summary = tmp_path / f"fuzz-{len(lines)}.json"
             lines.append(
                 f"./h5stack fuzz --launcher srun --stack {stack} --driver {variant} --ranks 4 {' '.join(workload)}"
+                f" --json {summary}"
             )
     script = "set -e\n" + "\n".join(lines) + "\n"
     proc = subprocess.run(
@@ -143,11 +146,13 @@ def test_the_fuzzers_fixed_workloads_with_ranks_on_two_nodes(cluster):
     )  # fmt: skip
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text[-6000:]
-    assert len(re.findall(r"ranks started by srun on 2 node\(s\): node0\d, node0\d$", text, re.M)) == len(lines), text
-    assert len(re.findall(r"^h5stack: ok: ", text, re.M)) == len(lines), text
+    for i in range(len(lines)):
+        summary = json.load(open(tmp_path / f"fuzz-{i}.json"))
+        assert summary["launcher"] == "srun" and len(set(summary["nodes"])) == 2, (lines[i], summary)
+        assert [c["verdict"] for c in summary["cases"]] == ["ok"], (lines[i], summary)
 
 
-def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stack_descriptions):
+def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stack_descriptions, tmp_path):
     """A node killed during a multifile job: the job ends with an error well inside its time
     limit, Slurm takes the node down, `./h5stack run` says the partition is degraded and runs
     on the nodes that are up, and the directory keeps the completed flush (h5mf merge --partial)."""
@@ -207,8 +212,12 @@ def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stac
     )
     assert merged.returncode == 0, merged.stdout + merged.stderr
     check = "hdf5_tutorial_hyperslab%pattern=by_row%transfer=collective%driver=mpio"
-    degraded = h5stack("run", "--system", "slurm-cluster", "--no-setup", "--stack", STACK, check, timeout=1200)
+    summary = tmp_path / "degraded.json"
+    degraded = h5stack(
+        "run", "--system", "slurm-cluster", "--no-setup", "--stack", STACK, check, "--json", str(summary), timeout=1200
+    )  # fmt: skip
     assert f"partition cluster degraded: {victim} down" in degraded.stderr, degraded.stderr[-2000:]
     assert degraded.returncode == 0, degraded.stdout[-3000:]
-    assert "1 passed, 0 skipped, 0 failed" in degraded.stdout, degraded.stdout[-3000:]
+    totals = json.load(open(summary))["totals"]
+    assert totals == {"passed": 1, "skipped": 0, "xfailed": 0, "failed": 0}, totals
     assert "stopped:" not in degraded.stderr  # the run found the cluster up and left it so

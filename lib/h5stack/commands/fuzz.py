@@ -2,6 +2,8 @@
 """`./h5stack fuzz`: differential fuzzing of the drivers against MPI-IO (verify/fuzz.py,
 packages/h5fuzz)."""
 
+import os
+
 from h5stack.base.ui import StepError
 from h5stack.commands import check_seconds
 
@@ -42,6 +44,7 @@ def add_parser(sub):
     p.add_argument("--no-perturb", action="store_true", help="no slowed ranks and no clocks of their own")
     p.add_argument("--no-minimise", action="store_true", help="report failures without minimising them")
     p.add_argument("--keep", action="store_true", help="keep the files of passing cases too")
+    p.add_argument("--json", metavar="FILE", help="also write every case with its verdict, and the totals, as JSON")
     p.add_argument(
         "--launcher",
         choices=["mpiexec", "srun"],
@@ -65,6 +68,7 @@ def options(args):
         regressions=args.regressions, stacks=tuple(args.stack), drivers=tuple(args.driver), ranks=args.ranks,
         max_ranks=args.max_ranks, ops=args.ops, grammar=args.grammar, perturb=not args.no_perturb,
         minimise=not args.no_minimise, keep=args.keep, launcher=args.launcher,
+        json=os.path.abspath(args.json) if args.json else "",
     )  # fmt: skip
 
 
@@ -73,5 +77,6 @@ def main(args):
     from h5stack.verify import fuzz
 
     opts = options(args)
+    fuzz.check_drivers(opts.drivers)
     Stacks().setup(list(opts.stacks) or None)
     return fuzz.run(opts)

@@ -14,6 +14,7 @@ def add_parser(sub):
         metavar="DIR",
         help="run on the views of this installed Spack environment instead (repeatable; with --stack: both)",
     )
+    p.add_argument("--json", metavar="FILE", help="also write the results (every case, the totals) as JSON to FILE")
     p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
     p.add_argument(
         "--keep-slurm",
@@ -23,6 +24,8 @@ def add_parser(sub):
 
 
 def main(args):
+    import os
+
     from h5stack.reframe import regression
 
     opts = regression.Options(
@@ -33,5 +36,6 @@ def main(args):
         reframe_args=tuple(args.extra),
         setup=not args.no_setup,
         keep_slurm=args.keep_slurm,
+        json=os.path.abspath(args.json) if args.json else "",
     )
     return regression.run(opts)

@@ -9,7 +9,8 @@ them from $H5STACK_SPACK_ENVS), and on local stacks only where --stack names the
 with its stage/output under $H5STACK_HOME/reframe/<system>/, perflogs under
 $H5STACK_HOME/perflogs/ and the JSON run report under $H5STACK_HOME/reports/.
 Afterwards it prints one row per test case (check, stack, result, key figures) and
-exits with ReFrame's status.
+exits with ReFrame's status; with --json FILE it also writes the rows and the totals as
+JSON (what programs and the project's tests read instead of the table).
 """
 
 import glob
@@ -151,6 +152,46 @@ def start_scheduler(system, dry_run):
     return module, module.start_for_run()
 
 
+def count(rows, dry_run=False):
+    """{passed, skipped, xfailed, failed} of the rows (checks and failed fixtures); a dry run's
+    generated scripts count as passed."""
+    ok = "generated" if dry_run else "pass"
+    totals = {
+        "passed": sum(r[2] == ok for r in rows),
+        "skipped": sum(r[2] == "skip" for r in rows),
+        "xfailed": sum(r[2] == "xfail" for r in rows),  # a fault the environment names as known showed
+    }
+    totals["failed"] = len(rows) - sum(totals.values())
+    return totals
+
+
+def write_summary(path, system, rows, totals, report, status, seconds):
+    """The run's results as JSON for programs (`--json`): one entry per row of the table,
+    the check's name and its parameters apart, and the totals."""
+    cases = []
+    for name, stack, result, figures in rows:
+        check, _, variant = name.partition(" ")
+        cases.append({"check": check, "variant": variant.strip(), "stack": stack, "result": result, "figures": figures})
+    summary = {
+        "system": system, "status": status, "seconds": round(seconds, 1), "totals": totals,
+        "reframe_report": report, "cases": cases,
+    }  # fmt: skip
+    with open(path, "w") as f:
+        json.dump(summary, f, indent=1)
+        f.write("\n")
+
+
+def performance_page():
+    """The HTML page of the perflogs, or why there is none."""
+    from h5stack.reframe import report as html_report
+
+    try:
+        page, nfigs, _ = html_report.write_report()
+        info(f"performance report: {page} ({nfigs} plots)")
+    except StepError as e:
+        info(f"no performance report: {e}")
+
+
 @dataclass(frozen=True)
 class Options:
     """What `./h5stack run` was asked (typed; built from the command line by commands/run.py)."""
@@ -162,6 +203,7 @@ class Options:
     reframe_args: tuple = ()  # passed on to reframe (what follows `--`)
     setup: bool = True  # set up missing local stacks first
     keep_slurm: bool = False  # leave a Slurm this run started running
+    json: str = ""  # write the results as JSON to this file
 
 
 def run(opts):
@@ -197,21 +239,18 @@ def run(opts):
             scheduler.stop()
     if os.path.exists(report):
         rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()}, dry)
-        print_table(rows, f"h5stack regression on {opts.system} ({time.monotonic() - t0:.0f} s)")
-        ok = "generated" if dry else "pass"
-        passed = sum(r[2] == ok for r in rows)  # rows: checks and failed fixtures
-        skipped = sum(r[2] == "skip" for r in rows)
-        xfailed = sum(r[2] == "xfail" for r in rows)  # a fault the environment names as known showed
-        failed = len(rows) - passed - skipped - xfailed
-        known = f", {xfailed} expected failure(s) (known faults)" if xfailed else ""
-        print(f"{passed} {'generated' if dry else 'passed'}, {skipped} skipped, {failed} failed{known}")
+        seconds = time.monotonic() - t0
+        print_table(rows, f"h5stack regression on {opts.system} ({seconds:.0f} s)")
+        totals = count(rows, dry)
+        known = f", {totals['xfailed']} expected failure(s) (known faults)" if totals["xfailed"] else ""
+        print(f"{totals['passed']} {'generated' if dry else 'passed'}, {totals['skipped']} skipped, "
+              f"{totals['failed']} failed{known}")  # fmt: skip
         info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
+        if opts.json:
+            write_summary(opts.json, opts.system, rows, totals, report, rc, seconds)
+            info(f"summary: {opts.json}")
         if not dry:
-            from h5stack.reframe import report as html_report
-
-            try:
-                page, nfigs, _ = html_report.write_report()
-                info(f"performance report: {page} ({nfigs} plots)")
-            except StepError as e:
-                info(f"no performance report: {e}")
+            performance_page()
+    elif opts.json:
+        write_summary(opts.json, opts.system, [], count([], dry), None, rc, time.monotonic() - t0)
     return rc

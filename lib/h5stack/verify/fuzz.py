@@ -26,6 +26,7 @@ of a seed is a prefix of the longer one) and printed with the command that repla
 """
 
 import glob
+import json
 import os
 import random
 import re
@@ -123,6 +124,20 @@ def variants(desc):
     if "hdf5-vfd-dsm" in names:
         result += [f"dsm:{d}" for d in DSM_DISTRIBUTIONS]
     return result
+
+
+#: every variant any stack can offer (variants() picks a stack's own)
+ALL_VARIANTS = ("mpiposix", "multifile", "multifile-linked", *(f"dsm:{d}" for d in DSM_DISTRIBUTIONS))
+
+
+def check_drivers(drivers):
+    """Refuse a --driver that no stack can offer, before anything is set up."""
+    known = set(ALL_VARIANTS) | {v.split(":")[0] for v in ALL_VARIANTS}
+    for d in drivers:
+        if d not in known:
+            raise StepError(
+                f"--driver {d}: unknown; the variants are {', '.join(ALL_VARIANTS)} (dsm: every distribution)"
+            )
 
 
 def stack_env(desc):
@@ -444,6 +459,7 @@ class Options:
     minimise: bool = True  # minimise failures before reporting them
     keep: bool = False  # keep the files of passing cases too
     launcher: str = "mpiexec"  # mpiexec or srun
+    json: str = ""  # write the run's cases and totals as JSON to this file
 
 
 def _cases(opts, pairs, entries=None):
@@ -497,7 +513,22 @@ def run(opts):
                 info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
             bar.advance(task)
     info(tally.summary(time.monotonic() - t0))
+    if opts.json:
+        tally.write_json(opts.json, launcher=opts.launcher, nodes=nodes, seconds=round(time.monotonic() - t0, 1))
+        info(f"summary: {opts.json}")
     return 1 if tally.failures or tally.broken else 0
+
+
+def case_record(outcome):
+    """One case of a run and its verdict: ok, failed (the variant), or unjudged (the MPI-IO
+    reference cannot run the workload); mpiio_fault: the reference differs from the model."""
+    case = outcome.case
+    verdict = "unjudged" if outcome.reference_failed else ("ok" if outcome.ok else "failed")
+    return {
+        "stack": case.stack, "variant": case.variant, "seed": case.seed, "case": case.case, "grammar": case.grammar,
+        "ranks": case.ranks, "ops": case.ops, "verdict": verdict, "mpiio_fault": bool(outcome.mpiio_fault),
+        "seconds": round(outcome.seconds, 1), "replay": case.replay(),
+    }  # fmt: skip
 
 
 FAILED = object()  # Tally.add's mark for a variant's failure (reported with its minimised replay)
@@ -515,11 +546,13 @@ class Tally:
     faults: set = field(default_factory=set)
     broken: set = field(default_factory=set)
     unjudged: int = 0
+    cases: list = field(default_factory=list)  # one record per case, for --json
 
     def add(self, outcome):
         """Count the outcome; what to print about it (FAILED for a variant's failure)."""
         case, reports = outcome.case, []
         self.done, self.ops, self.seeds = self.done + 1, self.ops + case.ops, self.seeds | {case.seed}
+        self.cases.append(case_record(outcome))
         if outcome.reference_failed:
             self.unjudged += 1
             if outcome.reference not in self.broken:
@@ -533,6 +566,18 @@ class Tally:
             self.failures.append(outcome)
             reports.append(FAILED)
         return reports
+
+    def totals(self):
+        return {
+            "seeds": len(self.seeds), "cases": self.done, "operations": self.ops, "failures": len(self.failures),
+            "mpiio_faults": len(self.faults), "reference_failures": len(self.broken), "unjudged": self.unjudged,
+        }  # fmt: skip
+
+    def write_json(self, path, **run):
+        """The run as JSON for programs: how it ran, the totals, every case with its verdict."""
+        with open(path, "w") as f:
+            json.dump({**run, "totals": self.totals(), "cases": self.cases}, f, indent=1)
+            f.write("\n")
 
     def summary(self, seconds):
         return (
