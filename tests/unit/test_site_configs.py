@@ -204,3 +204,20 @@ def test_dry_run_on_gpfs_template_applies_largeblock_hint_alignment():
         assert script.count("--alignment 16777216") == 2
         mpi = "pmix" if environ.startswith("openmpi") else "pmi2"
         assert f"export SLURM_MPI_TYPE={mpi}" in script
+
+
+def test_run_names_the_site_config_and_the_reason_in_one_line(tmp_path, monkeypatch):
+    """`./h5stack run` checks the merged configuration before anything runs: a malformed
+    site config is one error naming its file and the reason (no traceback)."""
+    from h5stack.base.ui import StepError
+    from h5stack.reframe import regression
+
+    copy = tmp_path / "site-configs"
+    shutil.copytree(SITE_CONFIGS, copy)
+    (copy / "generic" / "reframe.py").write_text("# no site_configuration here\n")
+    monkeypatch.setattr(regression.paths, "SITE_CONFIGS", str(copy))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(os.path.join(ROOT, d) for d in ("lib", "reframe-tests/lib")))
+    with pytest.raises(StepError) as err:
+        regression.config_file("generic")
+    message = str(err.value)
+    assert message == f"{copy / 'generic' / 'reframe.py'}: defines no `site_configuration` dictionary", message

@@ -40,6 +40,20 @@ def systems():
     )
 
 
+#: run in a child: loads the merged site configuration; a site config's own error (the file
+#: and the reason) is printed alone, with status 3
+CONFIG_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from common import SiteConfigError
+try:
+    import config
+except SiteConfigError as e:
+    print(e)
+    sys.exit(3)
+"""
+
+
 def config_file(system):
     """The merged configuration of every system (site-configs/config.py), checked now: an
     unknown system or a malformed site config is an error before anything runs."""
@@ -47,12 +61,13 @@ def config_file(system):
     if system not in names:
         raise StepError(f"unknown system {system!r}; the systems are: {', '.join(names)}")
     # loaded and checked as ReFrame will load it, in a process of its own (the command
-    # line does not import the site configs: they import lib/h5stack)
-    code = "import sys; sys.path.insert(0, sys.argv[1]); import config"
-    proc = subprocess.run([sys.executable, "-c", code, paths.SITE_CONFIGS], capture_output=True, text=True)
+    # line does not import the site configs: they import lib/h5stack); a SiteConfigError
+    # comes back as its message on stdout and exit status 3, anything else as a traceback
+    proc = subprocess.run([sys.executable, "-c", CONFIG_PROBE, paths.SITE_CONFIGS], capture_output=True, text=True)
+    if proc.returncode == 3:
+        raise StepError(proc.stdout.strip())
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise StepError(last.split("SiteConfigError: ", 1)[-1] if "SiteConfigError: " in last else proc.stderr[-2000:])
+        raise StepError(f"{paths.SITE_CONFIGS}/config.py does not load:\n{proc.stderr[-2000:]}")
     return os.path.join(paths.SITE_CONFIGS, "config.py")
 
 
