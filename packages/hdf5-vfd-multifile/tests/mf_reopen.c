@@ -147,34 +147,21 @@ written_while_removed(const char *path, hid_t p)
     EXPECT(access(path, F_OK) != 0, "%s: came back after the close", path);
 }
 
-int
-main(int argc, char **argv)
+/* --open-rdwr / --open-rdonly FILE [OPTIONS]: open and close only; the exit status */
+static int
+open_only(int argc, char **argv)
 {
-    char path[4096];
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if ((argc == 3 || argc == 4) &&
-        (strcmp(argv[1], "--open-rdwr") == 0 || strcmp(argv[1], "--open-rdonly") == 0)) {
-        unsigned mode = strcmp(argv[1], "--open-rdwr") == 0 ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
-        hid_t    p = fapl(argc == 4 ? argv[3] : NULL), f = H5Fopen(argv[2], mode, p);
-        int      ok = f >= 0 && H5Fclose(f) >= 0;
-        H5Pclose(p);
-        H5close();
-        MPI_Finalize();
-        return ok ? 0 : 1;
-    }
-    if (argc != 2) {
-        if (rank == 0)
-            fprintf(
-                stderr,
-                "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr|--open-rdonly FILE "
-                "[OPTIONS]\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    snprintf(path, sizeof path, "%s/a.h5", argv[1]);
-    hid_t p = fapl(NULL);
+    unsigned mode = strcmp(argv[1], "--open-rdwr") == 0 ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
+    hid_t    p = fapl(argc == 4 ? argv[3] : NULL), f = H5Fopen(argv[2], mode, p);
+    int      ok = f >= 0 && H5Fclose(f) >= 0;
+    H5Pclose(p);
+    return ok ? 0 : 1;
+}
 
+/* 1. and 2.: created, then continued read-write (and opened a second time meanwhile) */
+static void
+create_and_continue(const char *path, hid_t p)
+{
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, p);
     CHECK(f);
     write_rows(f, "a", 1000, 1, -1);
@@ -193,8 +180,14 @@ main(int argc, char **argv)
     CHECK(H5Fclose(again));
     CHECK(H5Fclose(f));
     EXPECT(is_dir(path), "%s: not a directory after the read-write session", path);
+}
 
-    f = H5Fopen(path, H5F_ACC_RDONLY, p);
+/* 3. and 4.: read in place (the directory stays), then through H5Pset_fapl_mpiposix
+ * (reconstructed) */
+static void
+read_in_place_then_merged(const char *path, hid_t p)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, p);
     CHECK(f);
     check_rows(f, "a", 1000, 5000);
     check_rows(f, "b", 2000, 2000);
@@ -212,8 +205,13 @@ main(int argc, char **argv)
     check_rows(f, "b", 2000, 2000);
     CHECK(H5Fclose(f));
     H5Pclose(original);
+}
 
-    f = H5Fopen(path, H5F_ACC_RDWR, p);
+/* 5. and 6.: the ordinary file written in place, read back, deleted */
+static void
+write_in_place_and_delete(const char *path, hid_t p)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, p);
     CHECK(f);
     write_rows(f, "c", 3000, 1, -1);
     CHECK(H5Fclose(f));
@@ -225,7 +223,35 @@ main(int argc, char **argv)
 
     CHECK(H5Fdelete(path, p));
     EXPECT(access(path, F_OK) != 0, "%s: still there after H5Fdelete", path);
+}
 
+int
+main(int argc, char **argv)
+{
+    char path[4096];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if ((argc == 3 || argc == 4) &&
+        (strcmp(argv[1], "--open-rdwr") == 0 || strcmp(argv[1], "--open-rdonly") == 0)) {
+        int rc = open_only(argc, argv);
+        H5close();
+        MPI_Finalize();
+        return rc;
+    }
+    if (argc != 2) {
+        if (rank == 0)
+            fprintf(
+                stderr,
+                "usage: mpiexec -n N mf_reopen DIR | mpiexec -n N mf_reopen --open-rdwr|--open-rdonly FILE "
+                "[OPTIONS]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    snprintf(path, sizeof path, "%s/a.h5", argv[1]);
+    hid_t p = fapl(NULL);
+    create_and_continue(path, p);
+    read_in_place_then_merged(path, p);
+    write_in_place_and_delete(path, p);
     snprintf(path, sizeof path, "%s/z.h5", argv[1]);
     written_while_removed(path, p);
     H5Pclose(p);
