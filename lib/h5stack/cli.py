@@ -10,6 +10,7 @@ command imports what it needs when it runs.
 import argparse
 import importlib
 
+from h5stack.base import settings
 from h5stack.base.ui import StepError, info
 from h5stack.machine import apt, bootstrap
 
@@ -22,11 +23,7 @@ On a new machine:
   ./h5stack test    run the project's own tests (what CI runs)
 """
 
-EPILOG = """\
-environment:
-  H5STACK_HOME    cache and install root (default ~/.cache/h5stack)
-  H5STACK_NO_APT  1: do not install Debian packages (they must be there already)
-"""
+EPILOG = settings.epilog()
 
 #: the commands in the order of --help; each is the module commands/<name> (- as _; list: list_)
 COMMANDS = (
@@ -35,6 +32,7 @@ COMMANDS = (
     "env",
     "run",
     "patches",
+    "settings",
     "spack-envs",
     "spack-config",
     "report",

@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 
-from h5stack.base import paths
+from h5stack.base import paths, settings
 from h5stack.base.ui import info
 from h5stack.machine import apt, images
 from h5stack.stacks.plan import Stacks
@@ -60,7 +60,7 @@ def _set_up():
 def _pytest(args, full):
     # -ra: why each test was skipped; --durations: where the time of a run went
     cmd = [sys.executable, "-m", "pytest", *args, "-ra", "--durations=30"]
-    env = dict(os.environ, H5STACK_TEST_FULL="1" if full else os.environ.get("H5STACK_TEST_FULL", "0"))
+    env = dict(os.environ, H5STACK_TEST_FULL="1" if full else settings.get("H5STACK_TEST_FULL"))
     info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
     rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
     if rc == 5:

@@ -8,6 +8,7 @@ import os
 import sys
 import tempfile
 
+from h5stack.base import settings
 from h5stack.base.ui import StepError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
@@ -31,7 +32,7 @@ REFRAME_TESTS = os.path.join(ROOT, "reframe-tests")
 
 def home():
     """The cache and install root: $H5STACK_HOME, default ~/.cache/h5stack."""
-    return os.path.abspath(os.path.expanduser(os.environ.get("H5STACK_HOME") or os.path.join("~", ".cache", "h5stack")))
+    return os.path.abspath(os.path.expanduser(settings.get("H5STACK_HOME")))
 
 
 def sub(*parts, create=True):

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import time
 
-from h5stack.base import paths
+from h5stack.base import paths, settings
 from h5stack.base.ui import StepError, info, run_logged
 
 
@@ -106,7 +106,7 @@ def _sudo(missing):
 def ensure_packages(requirements=None):
     """Install what requirements/debian.txt and the MPIs' build packages of stacks.yaml
     (or another list such as debian.txt) name and is missing."""
-    if os.environ.get("H5STACK_NO_APT") == "1":
+    if settings.is_on("H5STACK_NO_APT"):
         return
     if requirements is None:
         wanted = read_requirements(paths.DEBIAN_REQUIREMENTS) + [(p, {}) for p in mpi_packages("build")]

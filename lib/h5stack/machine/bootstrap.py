@@ -18,7 +18,7 @@ import shutil
 import sys
 import time
 
-from h5stack.base import paths
+from h5stack.base import paths, settings
 from h5stack.base.ui import info, run_logged
 
 
@@ -50,7 +50,7 @@ def ensure_venv():
 
 
 def in_venv():
-    vdir = os.environ.get("H5STACK_VENV")
+    vdir = settings.get("H5STACK_VENV")
     return bool(vdir) and os.path.realpath(sys.prefix) == os.path.realpath(vdir)
 
 

@@ -23,7 +23,7 @@ import socket
 import subprocess
 import time
 
-from h5stack.base import paths
+from h5stack.base import paths, settings
 from h5stack.base.ui import StepError, info, tail
 from h5stack.machine import slurm
 
@@ -32,9 +32,9 @@ TEMPLATE = os.path.join(HERE, "slurm.conf.in")
 #: Slurm's MPI plugins (PMIx fences that wait for every node): slurmd reads it beside slurm.conf
 MPI_CONF = os.path.join(HERE, "mpi.conf")
 NODE_SCRIPT = os.path.join(HERE, "node.sh")
-BRIDGE = os.environ.get("H5STACK_CLUSTER_BRIDGE", "h5sbr0")
+BRIDGE = settings.get("H5STACK_CLUSTER_BRIDGE")
 #: the cluster's network; the bridge takes its first address, node i the (10 + i)-th
-SUBNET = ipaddress.ip_network(os.environ.get("H5STACK_CLUSTER_SUBNET", "10.77.0.0/24"))
+SUBNET = ipaddress.ip_network(settings.get("H5STACK_CLUSTER_SUBNET"))
 PROGRAMS = ["unshare", "nsenter", "ip"]
 UP_STATES = ("idle", "mixed", "allocated", "completing")
 
@@ -111,8 +111,8 @@ def write_config(nodes, slurmd_timeout):
     values = {
         "host": socket.gethostname().split(".")[0],
         "ctld_addr": bridge_address(),
-        "ctld_port": os.environ.get("H5STACK_CLUSTER_SLURMCTLD_PORT", "6927"),
-        "slurmd_port": os.environ.get("H5STACK_CLUSTER_SLURMD_PORT", "6928"),
+        "ctld_port": settings.get("H5STACK_CLUSTER_SLURMCTLD_PORT"),
+        "slurmd_port": settings.get("H5STACK_CLUSTER_SLURMD_PORT"),
         "user": getpass.getuser(),
         "dir": d,
         "slurmd_timeout": slurmd_timeout,
@@ -149,7 +149,7 @@ def node_pid(name):
 def shared_dirs():
     """What every node sees at the same path as this machine: the checkout, $H5STACK_HOME
     and the directories of H5STACK_CLUSTER_SHARED (colon-separated)."""
-    extra = [p for p in os.environ.get("H5STACK_CLUSTER_SHARED", "").split(":") if p]
+    extra = [p for p in settings.get("H5STACK_CLUSTER_SHARED").split(":") if p]
     return [os.path.realpath(p) for p in [paths.ROOT, paths.home(), *extra]]
 
 

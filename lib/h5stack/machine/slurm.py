@@ -18,7 +18,7 @@ import socket
 import subprocess
 import time
 
-from h5stack.base import paths
+from h5stack.base import paths, settings
 from h5stack.base.ui import StepError, info, tail
 
 PROGRAMS = ["munged", "mungekey", "munge", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "srun", "scontrol"]
@@ -57,8 +57,8 @@ def write_config():
         os.makedirs(os.path.join(d, sub), exist_ok=True)
     values = {
         "host": socket.gethostname().split(".")[0],
-        "ctld_port": os.environ.get("H5STACK_SLURMCTLD_PORT", "6917"),
-        "slurmd_port": os.environ.get("H5STACK_SLURMD_PORT", "6918"),
+        "ctld_port": settings.get("H5STACK_SLURMCTLD_PORT"),
+        "slurmd_port": settings.get("H5STACK_SLURMD_PORT"),
         "user": getpass.getuser(),
         "dir": d,
         "cpus": os.cpu_count(),

@@ -11,6 +11,7 @@ import shlex
 
 import yaml
 
+from h5stack.base import settings
 from h5stack.reframe.environs import SiteConfigError, _env_vars, _hdf5_series
 from h5stack.stacks.plan import reframe_environ_name
 
@@ -20,7 +21,7 @@ SPACK_ENVS_VARIABLE = "H5STACK_SPACK_ENVS"
 def spack_environment_dirs():
     """The Spack environments (directories) named in $H5STACK_SPACK_ENVS, separated by ':'
     (what `./h5stack run --spack-env DIR` sets)."""
-    return [d for d in os.environ.get(SPACK_ENVS_VARIABLE, "").split(os.pathsep) if d]
+    return [d for d in settings.get(SPACK_ENVS_VARIABLE).split(os.pathsep) if d]
 
 
 class SpackViewError(SiteConfigError):
