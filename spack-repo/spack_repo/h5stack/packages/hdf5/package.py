@@ -14,7 +14,7 @@ class Hdf5(BuiltinHdf5):
     """HDF5 (Spack's builtin recipe: every version and variant) plus the variant
     `multifile`: h5stack's multifile virtual file driver built into libhdf5, with
     the original Uni Hamburg patch's H5Pset_fapl_mpiposix() API. The patches are
-    generated from h5stack's packages/hdf5-vfd-multifile (its patches/ folder).
+    generated from h5stack's packages/hdf5-vfd-multifile (`./h5stack patches`).
     This overlay replaces builtin's hdf5 for every package of the Spack it is added to:
     ~multifile builds exactly as builtin does, apart from the MPICH conflict below."""
 
@@ -54,7 +54,7 @@ Hdf5.maintainers = sorted(MAINTAINERS)
 # Spack has no directive that drops an inherited one. `conflicts` is the class's own
 # dictionary ({when: [(spec, message)]}, what the solver and `spack info` read): the
 # inherited device-wide entry is taken out of it, and nothing else. Should builtin respell
-# its conflict, the filter finds nothing: tests/spack then sees two MPICH conflicts.
+# its conflict, the filter finds nothing: tests/integration/spack then sees two MPICH conflicts.
 _spec, _when = (Spec(s) for s in BUILTIN_MPICH_CONFLICT)
 _kept = [c for c in Hdf5.conflicts.get(_when, []) if c[0] != _spec]
 if _kept:
