@@ -3,6 +3,7 @@
 stack through every driver variant, against MPI-IO (lib/h5stack/verify/fuzz.py), and the
 harness's own behaviour: a fault is caught, minimised and printed with its replay."""
 
+import dataclasses
 import os
 
 import pytest
@@ -56,6 +57,7 @@ def _cases():
                 e.get("ops", 60),
                 case=e.get("case", ""),
                 grammar=e.get("grammar", 1),
+                plan=fuzz.recorded_plan(e, ranks),
             )
             what = e.get("case") or f"{e['seed']}g{case.grammar}"
             cases.append(pytest.param(case, id=f"{stack}-{variant}-{what}"))
@@ -74,6 +76,17 @@ def test_regression_workload(runner, case):
     model says (value by value), during and after the session."""
     outcome = runner.run(case)
     assert outcome.ok, fuzz.report_failure(runner, outcome, minimise=False)
+
+
+def test_a_regression_seed_that_plans_otherwise_is_refused(runner):
+    """A seed whose plan digest is not the recorded one (the generator changed) fails before
+    anything runs, naming both digests."""
+    entry = next(e for e in fuzz.regressions() if "seed" in e)
+    stack = next(s for s, _ in _pairs())
+    case = fuzz.regression_case(stack, "multifile", entry)
+    assert case.plan and runner.run(case).ok  # the recorded plan holds
+    outcome = runner.run(dataclasses.replace(case, plan="0" * 16))
+    assert not outcome.ok and f"recorded as {'0' * 16}" in outcome.message and case.plan in outcome.message, outcome
 
 
 def test_every_driver_variant_and_distribution_runs():

@@ -66,6 +66,7 @@ class Case:
     case: str = ""
     perturb: bool = True
     grammar: int = 1  # h5fuzz --grammar: the same seed is another workload in another grammar
+    plan: str = ""  # a regression seed's recorded plan digest (h5fuzz --plan); "": not checked
 
     def label(self):
         what = f"case {self.case}" if self.case else f"seed {self.seed}"
@@ -302,6 +303,7 @@ class Runner:
         os.makedirs(work)
         out.workdir = work
         try:
+            self.check_plan(case, env)
             ref = self.reference(case, env, out)
             out.mpiio_fault, out.reference, out.reference_failed = ref.fault, ref.command, ref.failed
             if ref.failed:  # the variants meet the same HDF5: nothing to judge them by
@@ -322,6 +324,19 @@ class Runner:
             shutil.rmtree(work, ignore_errors=True)
         return out
 
+    def check_plan(self, case, env):
+        """A regression seed must still give the plan it was recorded with: a change of the
+        generator would otherwise silently make it another workload."""
+        if not case.plan:
+            return
+        got = plan_digest(case, env)
+        if got != case.plan:
+            raise CaseFailed(
+                f"{REGRESSIONS}: seed {case.seed} (grammar {case.grammar}, {case.ops} operations, {case.ranks} "
+                f"ranks) now plans {got}, recorded as {case.plan}: the generator changed what this seed means; "
+                "find the seed that gives the old workload, or record the new plan once it has been checked"
+            )
+
     def minimise(self, case):
         """The fewest operations of a failing seed that still fail (a shorter plan is a prefix)."""
         if case.case:
@@ -329,12 +344,22 @@ class Runner:
         lo, hi = 1, case.ops  # hi fails
         while lo < hi:
             mid = (lo + hi) // 2
-            trial = replace(case, ops=mid)
+            trial = replace(case, ops=mid, plan="")  # a prefix of the plan: another digest
             if self.run(trial).ok:
                 lo = mid + 1
             else:
                 hi = mid
-        return replace(case, ops=hi)
+        return replace(case, ops=hi, plan="")
+
+
+def plan_digest(case, env):
+    """`h5fuzz --plan` of a seed's workload for case.ranks writer ranks (one process)."""
+    argv = ["h5fuzz", "--plan", "--seed", str(case.seed), "--ops", str(case.ops), "--grammar", str(case.grammar),
+            "--writer-ranks", str(case.ranks)]  # fmt: skip
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0 or not proc.stdout.startswith("plan "):
+        raise CaseFailed(f"{' '.join(argv)}: exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-500:]}")
+    return proc.stdout.split()[1]
 
 
 class CaseFailed(Exception):
@@ -419,6 +444,8 @@ def regressions():
     for e in entries:
         if ("seed" in e) == ("case" in e) or not e.get("fault") or "ranks" not in e:
             raise StepError(f"{REGRESSIONS}: an entry needs a seed or a case, ranks and its fault: {e}")
+        if "seed" in e and not recorded_plan(e, e["ranks"]):
+            raise StepError(f"{REGRESSIONS}: seed {e['seed']}: no plan recorded for {e['ranks']} ranks (h5fuzz --plan)")
     return entries
 
 
@@ -437,7 +464,13 @@ def regression_case(stack, variant, entry, perturb=True):
         case=entry.get("case", ""),
         perturb=perturb,
         grammar=entry.get("grammar", 1),
+        plan=recorded_plan(entry, entry["ranks"]),
     )
+
+
+def recorded_plan(entry, ranks):
+    """The plan digest regressions.yaml records for a seed entry on this many ranks."""
+    return str(entry.get("plans", {}).get(ranks, "")) if "seed" in entry else ""
 
 
 @dataclass(frozen=True)

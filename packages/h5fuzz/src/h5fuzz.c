@@ -7,11 +7,13 @@
  *   mpiexec -n N h5fuzz FILE --seed S [--ops K] [--driver D] [--config STR]
  *   mpiexec -n M h5fuzz FILE --seed S --verify-only --writer-ranks N [--driver D]
  *   mpiexec -n N h5fuzz FILE --case straddle|metadata [--driver D]
+ *   h5fuzz --plan --seed S [--ops K] [--grammar G] --writer-ranks N   (the plan's digest)
  *
  * Exit status: 0 when every value is as the model says, 4 when not (or a read during
  * the session was stale), 1 on an HDF5 error, 2 on bad arguments, 3 when a rank failed
  * an operation its peers did not fail.
  */
+#include "fz_digest.h"
 #include "fz_driver.h"
 #include "fz_exec.h"
 #include "fz_plan.h"
@@ -29,7 +31,7 @@ typedef struct {
     const char *path, *driver, *config, *casename;
     uint64_t    seed;
     long        ops, writer_ranks, grammar;
-    int         verify_only, no_verify, verbose;
+    int         verify_only, no_verify, verbose, plan;
 } options_t;
 
 static void
@@ -51,7 +53,9 @@ usage(FILE *to)
             "  --driver D        mpio (default), default (HDF5_DRIVER), multifile, mpiposix, dsm, sec2\n"
             "  --config STR      the driver's configuration (multifile options, dsm configuration)\n"
             "  --writer-ranks N  ranks that wrote the file (--verify-only; default: this job's)\n"
-            "  --verify-only     only check FILE against the model; --no-verify: only write it\n");
+            "  --verify-only     only check FILE against the model; --no-verify: only write it\n"
+            "  --plan            print the digest of the workload's plan (\"plan <16 hex digits>\") and\n"
+            "                    exit: no FILE, no HDF5 (regressions.yaml keeps it beside each seed)\n");
 }
 
 static int rank0_g; /* every rank parses the command line, rank 0 says what is wrong */
@@ -129,6 +133,9 @@ option(int c, options_t *o)
         case 'v':
             o->verbose = 1;
             break;
+        case 'P':
+            o->plan = 1;
+            break;
         case 'h':
             return 1;
         default:
@@ -141,20 +148,30 @@ option(int c, options_t *o)
 static int
 parse(int argc, char **argv, options_t *o)
 {
-    static const struct option opts[] = {
-        {"seed", required_argument, 0, 's'},    {"ops", required_argument, 0, 'k'},
-        {"case", required_argument, 0, 'c'},    {"driver", required_argument, 0, 'd'},
-        {"config", required_argument, 0, 'C'},  {"writer-ranks", required_argument, 0, 'w'},
-        {"verify-only", no_argument, 0, 'V'},   {"no-verify", no_argument, 0, 'N'},
-        {"verbose", no_argument, 0, 'v'},       {"help", no_argument, 0, 'h'},
-        {"grammar", required_argument, 0, 'g'}, {0, 0, 0, 0}};
-    int c, rc = 0;
+    static const struct option opts[] = {{"seed", required_argument, 0, 's'},
+                                         {"ops", required_argument, 0, 'k'},
+                                         {"case", required_argument, 0, 'c'},
+                                         {"driver", required_argument, 0, 'd'},
+                                         {"config", required_argument, 0, 'C'},
+                                         {"writer-ranks", required_argument, 0, 'w'},
+                                         {"verify-only", no_argument, 0, 'V'},
+                                         {"no-verify", no_argument, 0, 'N'},
+                                         {"verbose", no_argument, 0, 'v'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"grammar", required_argument, 0, 'g'},
+                                         {"plan", no_argument, 0, 'P'},
+                                         {0, 0, 0, 0}};
+    int                        c, rc = 0;
     *o     = (options_t){.driver = "mpio", .seed = 1, .ops = 60, .grammar = 1};
     opterr = rank0_g;
     while (rc == 0 && (c = getopt_long(argc, argv, "s:k:c:d:C:w:g:VNvh", opts, NULL)) != -1)
         rc = option(c, o);
     if (rc)
         return rc;
+    if (o->plan && (o->casename || optind < argc))
+        return wrong("--plan: a random workload's digest, with no FILE and no --case");
+    if (o->plan)
+        return 0;
     if (optind >= argc)
         return wrong("FILE missing");
     if (optind < argc - 1)
@@ -177,6 +194,21 @@ report_undefined(const fz_plan_t *p, const fz_verdict_t *v, const char *path)
             printf("h5fuzz: undefined: %s: %" PRIu64 " elements (never written, no fill value written), "
                    "%" PRIu64 " of them not zero in %s\n",
                    p->obj[k].name, v->undefined[k], v->odd[k], path);
+}
+
+/* --plan: the digest of the plan on rank 0's stdout; 0, or 1 (out of memory) */
+static int
+print_plan(const options_t *o, int ranks)
+{
+    fz_plan_t p;
+    if (fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar) < 0) {
+        fprintf(stderr, "h5fuzz: out of memory\n");
+        return 1;
+    }
+    if (rank0_g)
+        printf("plan %016" PRIx64 "\n", fz_plan_digest(&p));
+    fz_plan_free(&p);
+    return 0;
 }
 
 static int
@@ -243,6 +275,13 @@ main(int argc, char **argv)
             usage(parsed > 0 ? stdout : stderr);
         MPI_Finalize();
         return parsed > 0 ? 0 : 2;
+    }
+    if (o.plan) {
+        int size;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        int status = print_plan(&o, o.writer_ranks ? (int)o.writer_ranks : size);
+        MPI_Finalize();
+        return status;
     }
     if (fz_driver_comm(o.driver, &c.comm, c.err, sizeof c.err) < 0) {
         fprintf(stderr, "h5fuzz: %s\n", c.err);
