@@ -64,8 +64,8 @@ def stacks():
 def stack_descriptions(stacks):
     """stack.json of every local stack; all must be built (./h5stack test builds them)."""
     result = {}
-    for name in stacks.names():
-        built, detail = stacks.status(name)
-        assert built, f"stack {name} is not usable: {detail}"
-        result[name] = stacks.get(name).description()
+    for stack in stacks.all():
+        built, detail = stack.status()
+        assert built, f"stack {stack.name} is not usable: {detail}"
+        result[stack.name] = stack.description()
     return result

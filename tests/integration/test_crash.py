@@ -21,7 +21,7 @@ STACK = "mpich-hdf5-1.14"
 def _stack_env():
     if shutil.which("strace") is None:
         pytest.skip("strace is missing (requirements/debian.txt)")
-    if not Stacks().status(STACK)[0]:
+    if not Stacks().get(STACK).status()[0]:
         pytest.skip(f"stack {STACK} is not built")
     return crash.stack_environment(STACK)
 

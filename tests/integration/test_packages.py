@@ -46,7 +46,8 @@ def test_a_package_is_built_into_a_stack(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "PACKAGES_DIR", str(packages))
 
     stacks = Stacks()
-    stacks.setup(["mpich-hdf5-1.14"])
+    stack = stacks.get("mpich-hdf5-1.14")
+    stacks.setup([stack])
     desc = json.load(open(home / "stacks" / "mpich-hdf5-1.14" / "stack.json"))
     (pkg,) = desc["packages"]
     assert pkg["name"] == "h5hello"
@@ -69,7 +70,7 @@ def test_a_package_is_built_into_a_stack(tmp_path, monkeypatch):
     shutil.move(tmp_path / "elsewhere", packages)
 
     # a second setup reuses the package build; a changed source rebuilds it
-    comp = stacks.package_component(str(packages / "h5hello"), stacks.get("mpich-hdf5-1.14"))
+    comp = stacks.package_component(str(packages / "h5hello"), stack)
     assert comp.status() is None and comp.prefix == pkg["prefix"]
     (packages / "h5hello" / "plugin.c").write_text("int h5hello_plugin_marker(void) { return 2; }\n")
     fresh = Stacks()  # a Stacks computes each package's key once per run

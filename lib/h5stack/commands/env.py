@@ -16,9 +16,8 @@ def main(args):
     from h5stack.stacks.plan import Stacks
     from h5stack.stacks.stackdir import render_sh
 
-    stacks = Stacks()
-    stack = stacks.get(args.stack)
-    built, detail = stacks.status(stack.name)
+    stack = Stacks().get(args.stack)
+    built, detail = stack.status()
     if not built:
         raise StepError(f"stack {stack.name} is {detail}; build it with `./h5stack setup {stack.name}`")
     sys.stdout.write(render_sh(stack.description(), as_root=os.geteuid() == 0))

@@ -78,5 +78,6 @@ def main(args):
 
     opts = options(args)
     fuzz.check_drivers(opts.drivers)
-    Stacks().setup(list(opts.stacks) or None)
+    stacks = Stacks()
+    stacks.setup([stacks.get(n) for n in opts.stacks])
     return fuzz.run(opts)

@@ -12,9 +12,9 @@ def show():
 
     stacks = Stacks()
     width = max(len(n) for n in stacks.names())
-    for name in stacks.names():
-        built, detail = stacks.status(name)
-        print(f"{name:<{width}}  {'built    ' if built else 'not built'}  {detail}")
+    for stack in stacks.all():
+        built, detail = stack.status()
+        print(f"{stack.name:<{width}}  {'built    ' if built else 'not built'}  {detail}")
     return 0
 
 

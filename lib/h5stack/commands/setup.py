@@ -38,6 +38,5 @@ def main(args):
     for series in stacks.tarballs:
         if series not in stacks.series:
             raise StepError(f"--tarball: unknown series {series!r}; the series are: {', '.join(stacks.series)}")
-    names = [stacks.get(n).name for n in args.stacks] or stacks.names()
-    stacks.setup(names, jobs=args.jobs)
+    stacks.setup([stacks.get(n) for n in args.stacks], jobs=args.jobs)
     return list_.show()

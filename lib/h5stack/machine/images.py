@@ -47,10 +47,10 @@ def image_link(flavour):
 
 def flavour_stacks(registry, flavour):
     """The stacks of one MPI, bases before the twins that borrow from them."""
-    names = [n for n in registry.names() if registry.get(n).mpi.name == flavour]
-    if not names:
+    stacks = [s for s in registry.all() if s.mpi.name == flavour]
+    if not stacks:
         raise StepError(f"no stacks with the MPI {flavour!r} in stacks.yaml (flavours: {', '.join(FLAVOURS)})")
-    return registry.needed_stacks(names)
+    return registry.needed_stacks(stacks)
 
 
 # -- exporting stacks -------------------------------------------------------------
@@ -135,9 +135,10 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
 
 
 def export_flavour(registry, flavour, dest):
-    """Export every stack of one MPI (set up already) into dest/<stack>."""
-    names = flavour_stacks(registry, flavour)
-    descs = [registry.get(n).description() for n in names]
+    """Export every stack of one MPI (set up already) into dest/<stack>: the stacks (Stack)
+    and a summary of each."""
+    stacks = flavour_stacks(registry, flavour)
+    descs = [s.description() for s in stacks]
     # every host prefix (HDF5's among them) -> its stack's directory in the image
     prefix_map = {prefix: f"{IMAGE_ROOT}/{d['name']}" for d in descs for prefix in d["prefixes"]}
     os.makedirs(dest, exist_ok=True)
@@ -149,7 +150,7 @@ def export_flavour(registry, flavour, dest):
     summary = [{k: d[k] for k in ("name", "hdf5_version", "mpi", "mpi_version", "hdf5_source")} for d in descs]
     with open(os.path.join(dest, "stacks.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    return names, summary
+    return stacks, summary
 
 
 # -- building images ----------------------------------------------------------------
@@ -219,7 +220,8 @@ def build_image(flavour, base=None, force=False, registry=None):
     work = paths.sub("images", "export", flavour)
     export_dir = os.path.join(work, "stacks")
     with paths.locked(f"image-{flavour}"):
-        names, _summary = export_flavour(registry, flavour, export_dir)
+        stacks, _summary = export_flavour(registry, flavour, export_dir)
+        names = ", ".join(s.name for s in stacks)
         version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
         with open(DEFINITION) as f:
             definition = f.read()
@@ -234,7 +236,7 @@ def build_image(flavour, base=None, force=False, registry=None):
             with open(arg_file, "w") as f:
                 f.writelines(f"{k}={v}\n" for k, v in args.items())
             partial = image + ".part"
-            info(f"image {flavour}: building {os.path.basename(image)} ({', '.join(names)}) from {base}")
+            info(f"image {flavour}: building {os.path.basename(image)} ({names}) from {base}")
             t0 = time.monotonic()
             env = {**os.environ, **apptainer.run_env(), "APPTAINER_TMPDIR": paths.sub("images", "tmp")}
             cmd = [exe, "build", "--fakeroot", "--force", "--build-arg-file", arg_file, partial, DEFINITION]
@@ -253,16 +255,16 @@ def build_image(flavour, base=None, force=False, registry=None):
     return link
 
 
-def setup_images(registry, names=None):
-    """What `run` and `test` do before the checks, after setting up these stacks (default:
-    all): the images of their MPIs, cached. Where this user cannot build images (not root and no
-    subordinate ids), says so and builds none: the container checks then skip."""
-    names = names or registry.names()
-    flavours = [f for f in FLAVOURS if any(registry.get(n).mpi.name == f for n in names)]
+def setup_images(registry, stacks=None):
+    """What `run` and `test` do before the checks, after setting up these stacks (Stack;
+    default: all): the images of their MPIs, cached. Where this user cannot build images (not
+    root and no subordinate ids), says so and builds none: the container checks then skip."""
+    stacks = stacks or registry.all()
+    flavours = [f for f in FLAVOURS if any(s.mpi.name == f for s in stacks)]
     if os.geteuid() != 0 and not apptainer.ensure_subids():
         info("containers: no images built (needs root, or subordinate ids for `apptainer build --fakeroot`)")
         return []
-    others = [n for f in flavours for n in flavour_stacks(registry, f) if n not in names]  # an image holds them all
+    others = [s for f in flavours for s in flavour_stacks(registry, f) if s not in stacks]  # an image holds them all
     if others:
         registry.setup(others)
     return [build_image(f, registry=registry) for f in flavours]

@@ -72,6 +72,7 @@ def config_file(system):
 
 
 def reframe_command(system, stacks=(), checks=(), extra=(), report=None, environs=()):
+    """The reframe command line: on these stacks (Stack) and environments (names)."""
     cmd = ["reframe", "-C", ":" + config_file(system), "--system", system]  # ":" drops the builtin config
     # a dry run writes job scripts and empty perflog rows: keep both apart from real runs
     dry = "--dry-run" in extra
@@ -79,7 +80,7 @@ def reframe_command(system, stacks=(), checks=(), extra=(), report=None, environ
     cmd += ["--perflogdir", paths.sub("perflogs-dry-run" if dry else "perflogs")]
     if report:
         cmd += ["--report-file", report]
-    names = [reframe_environ_name(s) for s in stacks] + list(environs)
+    names = [reframe_environ_name(s.name) for s in stacks] + list(environs)
     if names:
         cmd += ["-p", "^(" + "|".join(names) + ")$"]
     for check in checks:
@@ -225,20 +226,19 @@ def run(opts):
     from h5stack.stacks.plan import Stacks
 
     config_file(opts.system)  # validate before building anything
-    stacks = Stacks()
-    names = [stacks.get(s).name for s in opts.stacks]
+    registry = Stacks()
+    stacks = [registry.get(name) for name in opts.stacks]  # each name looked up here, once
     env_dirs = [os.path.abspath(d) for d in opts.spack_envs]
     environs = spack_environs(env_dirs)
-    local = opts.system in LOCAL_SYSTEMS
-    if local and opts.setup and (names or not env_dirs):
+    if opts.system in LOCAL_SYSTEMS and opts.setup and (stacks or not env_dirs):
         from h5stack.machine import images
 
-        stacks.setup(names or stacks.names())
-        images.setup_images(stacks, names or stacks.names())  # reframe-tests/containers
+        registry.setup(stacks)  # none named: every stack
+        images.setup_images(registry, stacks)  # reframe-tests/containers
     dry = "--dry-run" in opts.reframe_args
     scheduler, started = start_scheduler(opts.system, dry)
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
-    cmd = reframe_command(opts.system, names, list(opts.checks), list(opts.reframe_args), report, environs)
+    cmd = reframe_command(opts.system, stacks, list(opts.checks), list(opts.reframe_args), report, environs)
     env = dict(os.environ)
     if scheduler:
         env["SLURM_CONF"] = scheduler.conf_path()
@@ -252,20 +252,27 @@ def run(opts):
     finally:
         if started and not opts.keep_slurm:
             scheduler.stop()
-    if os.path.exists(report):
-        rows = summarize(report, {reframe_environ_name(n): n for n in stacks.names()}, dry)
-        seconds = time.monotonic() - t0
-        print_table(rows, f"h5stack regression on {opts.system} ({seconds:.0f} s)")
-        totals = count(rows, dry)
-        known = f", {totals['xfailed']} expected failure(s) (known faults)" if totals["xfailed"] else ""
-        print(f"{totals['passed']} {'generated' if dry else 'passed'}, {totals['skipped']} skipped, "
-              f"{totals['failed']} failed{known}")  # fmt: skip
-        info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
-        if opts.json:
-            write_summary(opts.json, opts.system, rows, totals, report, rc, seconds)
-            info(f"summary: {opts.json}")
-        if not dry:
-            performance_page()
-    elif opts.json:
-        write_summary(opts.json, opts.system, [], count([], dry), None, rc, time.monotonic() - t0)
+    results(opts, report, registry.all(), rc, time.monotonic() - t0)
     return rc
+
+
+def results(opts, report, stacks, rc, seconds):
+    """The table of a run's ReFrame report (its rows name these stacks), its totals, the
+    JSON summary (--json) and the performance page."""
+    dry = "--dry-run" in opts.reframe_args
+    if not os.path.exists(report):
+        if opts.json:
+            write_summary(opts.json, opts.system, [], count([], dry), None, rc, seconds)
+        return
+    rows = summarize(report, {reframe_environ_name(s.name): s.name for s in stacks}, dry)
+    print_table(rows, f"h5stack regression on {opts.system} ({seconds:.0f} s)")
+    totals = count(rows, dry)
+    known = f", {totals['xfailed']} expected failure(s) (known faults)" if totals["xfailed"] else ""
+    print(f"{totals['passed']} {'generated' if dry else 'passed'}, {totals['skipped']} skipped, "
+          f"{totals['failed']} failed{known}")  # fmt: skip
+    info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
+    if opts.json:
+        write_summary(opts.json, opts.system, rows, totals, report, rc, seconds)
+        info(f"summary: {opts.json}")
+    if not dry:
+        performance_page()

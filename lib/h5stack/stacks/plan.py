@@ -38,14 +38,16 @@ def toolchain():
 
 
 class Stack:
-    """<mpi>-hdf5-<series>, or its patched twin <mpi>-hdf5-<series>-<variant> (stacks.yaml `twins`)."""
+    """<mpi>-hdf5-<series>, or its patched twin <mpi>-hdf5-<series>-<variant> (stacks.yaml
+    `twins`), whose base is the plain stack of the same MPI and series."""
 
-    def __init__(self, mpi, series, series_spec, variant=None, twin_spec=None):
+    def __init__(self, mpi, series, series_spec, variant=None, twin_spec=None, base=None):
         self.mpi = mpi
         self.series = series
         self.spec = series_spec
         self.variant = variant
         self.twin = twin_spec or {}
+        self.base = base
         self.base_name = f"{mpi.name}-hdf5-{series}"
         self.name = self.base_name + (f"-{variant}" if variant else "")
         self.dir = os.path.join(paths.sub("stacks"), self.name)
@@ -61,6 +63,19 @@ class Stack:
         except (OSError, ValueError):
             return None
 
+    def status(self):
+        """(built?, detail), checking the HDF5 install on disk."""
+        desc = self.description()
+        if not desc:
+            return False, "not set up"
+        reason = build.verify(desc["hdf5_prefix"], os.path.basename(desc["hdf5_prefix"]).rsplit("-", 1)[-1])
+        if reason:
+            return False, f"HDF5 install damaged: {reason}"
+        detail = f"HDF5 {desc['hdf5_version']}, {desc['mpi_description']} {desc['mpi_version']}"
+        if desc["tools"].get("lender"):
+            detail += f"; WARNING: tools of HDF5 {desc['tools']['hdf5_version']} ({desc['tools']['lender']}), a weaker fallback"
+        return True, detail
+
 
 class Stacks:
     """All stacks of stacks.yaml and how to build them."""
@@ -70,16 +85,15 @@ class Stacks:
         self.mpis = {name: MPI(name, spec) for name, spec in self.config["mpis"].items()}
         self.series = {str(k): v for k, v in self.config["hdf5"].items()}
         self.tarballs = tarballs or {}
-        self.stacks = {}
-        for series, spec in self.series.items():
-            for mpi in self.mpis.values():
-                stack = Stack(mpi, series, spec)
-                self.stacks[stack.name] = stack
+        plain = [Stack(mpi, series, spec) for series, spec in self.series.items() for mpi in self.mpis.values()]
+        self._plain = {(stack.mpi.name, stack.series): stack for stack in plain}  # twins' bases, tools' lenders
+        self.stacks = {stack.name: stack for stack in plain}
         for variant, twin in (self.config.get("twins") or {}).items():
             for series, spec in self.series.items():
                 for mpi_name in twin["mpis"]:
                     if series in twin["patches"]:
-                        stack = Stack(self.mpis[mpi_name], series, spec, variant, twin)
+                        base = self._plain[(mpi_name, series)]
+                        stack = Stack(base.mpi, series, spec, variant, twin, base)
                         self.stacks[stack.name] = stack
         self._sources = {}
         self._tools = {}
@@ -90,7 +104,12 @@ class Stacks:
     def names(self):
         return list(self.stacks)
 
+    def all(self):
+        """Every stack (Stack), in the order of names()."""
+        return list(self.stacks.values())
+
     def get(self, name):
+        """The stack of this name: where a name from the command line becomes a Stack."""
         if name not in self.stacks:
             raise StepError(f"unknown stack {name!r}; the stacks are: {', '.join(self.stacks)}")
         return self.stacks[name]
@@ -211,8 +230,8 @@ class Stacks:
     def setup_hdf5_tests(self, jobs=None):
         """Build HDF5's test programs for every plain stack whose series has them."""
         with paths.locked("setup"):
-            for name in self.names():
-                comp = self.hdf5_tests_component(self.get(name))
+            for stack in self.all():
+                comp = self.hdf5_tests_component(stack)
                 if comp:
                     comp.ensure(jobs)
 
@@ -273,29 +292,31 @@ class Stacks:
         return self._python[key]
 
     # -- set-up -------------------------------------------------------------
+    def tools_lender_stack(self, stack):
+        """The stack of the same MPI whose HDF5 tools this one takes, or None."""
+        series = self.tools_lender(stack.series)
+        return self._plain[(stack.mpi.name, series)] if series else None
+
     def lenders(self, stack):
         """The stacks this one borrows from: the one whose HDF5 tools it takes (their
         plugins go with them), a twin's base; lenders first."""
-        lender = self.tools_lender(stack.series)
-        names = [f"{stack.mpi.name}-hdf5-{lender}"] if lender else []
-        return names + ([stack.base_name] if stack.variant else [])
+        lender = self.tools_lender_stack(stack)
+        return ([lender] if lender else []) + ([stack.base] if stack.base else [])
 
-    def needed_stacks(self, names):
+    def needed_stacks(self, stacks):
         """These stacks and those they borrow from, lenders first."""
         order = []
-        for name in names:
-            stack = self.get(name)
+        for stack in stacks:
             for lender in self.lenders(stack):
-                order += [n for n in self.needed_stacks([lender]) if n not in order]
-            if name not in order:
-                order.append(name)
+                order += [s for s in self.needed_stacks([lender]) if s not in order]
+            if stack not in order:
+                order.append(stack)
         return order
 
-    def needed_hdf5(self, names):
+    def needed_hdf5(self, stacks):
         """HDF5 builds (series, mpi, variant) for these stacks, borrowed tools' first."""
         order = []
-        for name in self.needed_stacks(names):
-            stack = self.get(name)
+        for stack in self.needed_stacks(stacks):
             lender = self.tools_lender(stack.series)
             deps = [(lender, stack.mpi.name, None)] if lender else []
             for item in deps + [(stack.series, stack.mpi.name, stack.variant)]:
@@ -308,18 +329,18 @@ class Stacks:
         skip = set(stack.twin.get("without_packages", []))
         return [d for d in self.package_dirs() if os.path.basename(d) not in skip]
 
-    def setup(self, names=None, jobs=None):
-        names = names or self.names()
+    def setup(self, stacks=None, jobs=None):
+        """Set up these stacks (Stack; default: all) and those they borrow from."""
+        stacks = stacks or self.all()
         t0 = time.monotonic()
         with paths.locked("setup"):
-            self._setup(names, jobs)
-        info(f"set-up of {len(names)} stack(s) done in {time.monotonic() - t0:.0f} s")
+            self._setup(stacks, jobs)
+        info(f"set-up of {len(stacks)} stack(s) done in {time.monotonic() - t0:.0f} s")
 
-    def _setup(self, names, jobs):
-        for series, mpi_name, variant in self.needed_hdf5(names):
+    def _setup(self, stacks, jobs):
+        for series, mpi_name, variant in self.needed_hdf5(stacks):
             self.hdf5_component(series, self.mpis[mpi_name], variant).ensure(jobs)
-        for name in self.needed_stacks(names):
-            stack = self.get(name)
+        for stack in self.needed_stacks(stacks):
             for pkg_dir in self.stack_packages(stack):
                 self.package_component(pkg_dir, stack).ensure(jobs)
             for comp in reversed(self.python_components(stack)):
@@ -328,20 +349,6 @@ class Stacks:
 
     def write_stack_dir(self, stack):
         stackdir.write(self, stack)
-
-    def status(self, name):
-        """(built?, detail) of a stack, checking its HDF5 install on disk."""
-        stack = self.get(name)
-        desc = stack.description()
-        if not desc:
-            return False, "not set up"
-        reason = build.verify(desc["hdf5_prefix"], os.path.basename(desc["hdf5_prefix"]).rsplit("-", 1)[-1])
-        if reason:
-            return False, f"HDF5 install damaged: {reason}"
-        detail = f"HDF5 {desc['hdf5_version']}, {desc['mpi_description']} {desc['mpi_version']}"
-        if desc["tools"].get("lender"):
-            detail += f"; WARNING: tools of HDF5 {desc['tools']['hdf5_version']} ({desc['tools']['lender']}), a weaker fallback"
-        return True, detail
 
 
 def _warn_borrowed_tools(series, src, lender):

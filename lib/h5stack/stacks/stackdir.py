@@ -71,14 +71,13 @@ def _python_path(registry, stack):
 def _borrow_tools(registry, stack, hdf5, tmp):
     """Wrappers of the HDF5 tools a stack takes from another series (stacks.yaml
     `tools_fallback`, for a source without tools/): (stack.json's `tools`, the wrappers)."""
-    series = registry.tools_lender(stack.series)
-    if not series:
+    lender = registry.tools_lender_stack(stack)
+    if not lender:
         return {"hdf5_version": hdf5.version, "hdf5_prefix": hdf5.prefix, "lender": None, "borrowed": []}, []
-    tools_from = registry.hdf5_component(series, stack.mpi)
+    tools_from = registry.hdf5_component(lender.series, lender.mpi)
     own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
     # a borrowed tool runs on its own libhdf5: it must load the plugins built against
     # that library (the lending stack's), never this stack's (two libhdf5 in one process)
-    lender = registry.get(f"{stack.mpi.name}-hdf5-{series}")
     plugins = {"HDF5_PLUGIN_PATH": os.path.join(lender.dir, "plugins")}
     wrappers = [
         write_wrapper(
@@ -95,8 +94,8 @@ def _borrow_tools(registry, stack, hdf5, tmp):
 def _borrow_programs(registry, stack, tmp):
     """Wrappers of a twin's programs taken from its base stack (e.g. h5mf)."""
     wrappers = []
+    base = stack.base
     for program in stack.twin.get("borrow_programs", []):
-        base = registry.get(stack.base_name)
         for pkg_dir in registry.stack_packages(base):
             target = os.path.join(registry.package_component(pkg_dir, base).prefix, "bin", program)
             if os.path.exists(target):
