@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import Stacks
+from conftest import FULL, Stacks
 from h5stack.base.ui import StepError
 from h5stack.machine.launch import Launcher
 from h5stack.verify import fuzz
@@ -32,35 +32,70 @@ def _pairs():
     return pairs
 
 
+def _applicable(entries, stack, variant):
+    """The regression entries a pair can run: the DSM has no stamps (the metadata case is
+    multifile's); grammars 2 and 3 write files in the latest format, which the 1.14 tools
+    that the 2.x stacks borrow (no 2.x source with tools/ is reachable) cannot compare
+    (h5diff exits 2), so their seeds run on the 1.14 stacks."""
+    dsm = variant.startswith("dsm:")
+    return [
+        e
+        for e in entries
+        if not (dsm and e.get("case") == "metadata") and not (e.get("grammar", 1) >= 2 and "-hdf5-2" in stack)
+    ]
+
+
+def _kind(variant):
+    return variant.split(":")[0]
+
+
+def _selection(pairs, entries):
+    """[(stack, variant, entry)]: with --full every applicable entry on every pair. By default
+    each fixed case once on every kind of variant (multifile, multifile-linked, mpiposix, dsm;
+    the stacks in turn), and one seed on every pair: first each seed on a pair of its own
+    (the seeds that fewest pairs can run go first), then on the other pairs the seed run
+    least so far."""
+    if FULL:
+        return [(s, v, e) for s, v in pairs for e in _applicable(entries, s, v)]
+    chosen, load = [], {p: 0 for p in pairs}
+    for e in (e for e in entries if "case" in e):
+        for kind in sorted({_kind(v) for _, v in pairs}):
+            able = [p for p in pairs if _kind(p[1]) == kind and e in _applicable(entries, *p)]
+            if able:
+                p = min(able, key=lambda p: load[p])
+                load[p] += 1
+                chosen.append((*p, e))
+    seeds = [e for e in entries if "seed" in e]
+    can = {p: [e for e in _applicable(seeds, *p)] for p in pairs}
+    given, runs = {}, [0] * len(seeds)
+    for i in sorted(range(len(seeds)), key=lambda i: sum(seeds[i] in c for c in can.values())):
+        free = [p for p in pairs if p not in given and seeds[i] in can[p]]
+        if free:
+            given[free[0]], runs[i] = seeds[i], 1
+    for p in pairs:
+        if p not in given and can[p]:
+            i = min((i for i in range(len(seeds)) if seeds[i] in can[p]), key=lambda i: runs[i])
+            given[p], runs[i] = seeds[i], runs[i] + 1
+    return chosen + [(*p, given[p]) for p in pairs if p in given]
+
+
+def _case(stack, variant, e):
+    # the DSM with 2 clients beside 2 servers, which busy-poll on this machine's 2 cores
+    ranks = min(e["ranks"], 2) if variant.startswith("dsm:") else e["ranks"]
+    return fuzz.Case(
+        stack, variant, e.get("seed", 0), ranks, e.get("ops", 60), case=e.get("case", ""),
+        grammar=e.get("grammar", 1), plan=fuzz.recorded_plan(e, ranks),
+    )  # fmt: skip
+
+
 def _cases():
-    entries, cases = fuzz.regressions(), []
     pairs = _pairs()
     if not pairs:
         return [pytest.param(None, id="no-stacks", marks=pytest.mark.skip(reason="no stack is built"))]
-    for i, (stack, variant) in enumerate(pairs):
-        # every pair runs the fixed cases, and one seed of the list in turn; the DSM (no
-        # stamps: the metadata case is multifile's) with 2 clients beside 2 servers, which
-        # busy-poll on this machine's 2 cores
-        dsm = variant.startswith("dsm:")
-        # grammars 2 and 3 write files in the latest format, which the 1.14 tools that the 2.x
-        # stacks borrow (no 2.x source with tools/ is reachable) cannot compare (h5diff
-        # exits 2): its seeds run on the 1.14 stacks
-        seeds = [e for e in entries if "seed" in e and not (e.get("grammar", 1) >= 2 and "-hdf5-2" in stack)]
-        fixed = [e for e in entries if "case" in e and not (dsm and e["case"] == "metadata")]
-        for e in fixed + ([seeds[i % len(seeds)]] if seeds else []):
-            ranks = min(e["ranks"], 2) if dsm else e["ranks"]
-            case = fuzz.Case(
-                stack,
-                variant,
-                e.get("seed", 0),
-                ranks,
-                e.get("ops", 60),
-                case=e.get("case", ""),
-                grammar=e.get("grammar", 1),
-                plan=fuzz.recorded_plan(e, ranks),
-            )
-            what = e.get("case") or f"{e['seed']}g{case.grammar}"
-            cases.append(pytest.param(case, id=f"{stack}-{variant}-{what}"))
+    cases = []
+    for stack, variant, e in _selection(pairs, fuzz.regressions()):
+        what = e.get("case") or f"{e['seed']}g{e.get('grammar', 1)}"
+        cases.append(pytest.param(_case(stack, variant, e), id=f"{stack}-{variant}-{what}"))
     return cases
 
 
@@ -94,6 +129,18 @@ def test_every_driver_variant_and_distribution_runs():
     variants = {v for _, v in _pairs()}
     assert {"multifile", "multifile-linked", "mpiposix"} <= variants
     assert {f"dsm:{d}" for d in fuzz.DSM_DISTRIBUTIONS} <= variants
+
+
+def test_the_selection_runs_every_pair_and_every_regression_entry():
+    """Every pair runs a seed, every seed runs, every fixed case runs on every kind of variant
+    that can run it."""
+    pairs, entries = _pairs(), fuzz.regressions()
+    chosen = _selection(pairs, entries)
+    assert {(s, v) for s, v, e in chosen if "seed" in e} == set(pairs)
+    assert {id(e) for _, _, e in chosen} == {id(e) for e in entries}
+    for e in (e for e in entries if "case" in e):
+        able = {_kind(v) for s, v in pairs if e in _applicable(entries, s, v)}
+        assert {_kind(v) for _, v, c in chosen if c is e} == able, e["case"]
 
 
 def test_a_fault_is_caught_minimised_and_replayable(runner, tmp_path):
