@@ -77,6 +77,18 @@ class Stack:
         return True, detail
 
 
+class HDF5Component(build.Component):
+    """HDF5 built for one MPI (Stacks.hdf5_component): a Component that also knows its
+    series, its version, its source (sources.obtain) and its MPI's probe (MPI.check)."""
+
+    def __init__(self, *, series, version, source, mpi_check, **component):
+        super().__init__(**component)
+        self.series = series
+        self.version = version
+        self.source = source
+        self.mpi_check = mpi_check
+
+
 class Stacks:
     """All stacks of stacks.yaml and how to build them."""
 
@@ -140,29 +152,22 @@ class Stacks:
         return self._tools[series]
 
     def hdf5_component(self, series, mpi, variant=None):
+        """HDF5 of a series for an MPI (a twin's, patched, with its variant); one per run."""
         key = (series, mpi.name, variant)
-        if key in self._hdf5:
-            return self._hdf5[key]
-        spec = self.series[series]
+        if key not in self._hdf5:
+            self._hdf5[key] = self._new_hdf5_component(series, mpi, variant)
+        return self._hdf5[key]
+
+    def _new_hdf5_component(self, series, mpi, variant):
         src = self.source(series)
         mpi_check = mpi.check()
-        tools = spec.get("tools") == "build" and src.has_tools
-        options = {k: str(v) for k, v in self.config["hdf5_cmake_options"].items()}
-        options.update(
-            CMAKE_C_COMPILER=mpi.command("mpicc"),
-            MPI_C_COMPILER=mpi.command("mpicc"),
-            MPIEXEC_EXECUTABLE=mpi.command("mpiexec"),
-            HDF5_BUILD_TOOLS="ON" if tools else "OFF",
-            HDF5_BUILD_UTILS="ON",
-        )
-        if not mpi_check["thread_multiple"]:
-            info(f"{mpi.description} lacks MPI_THREAD_MULTIPLE: building HDF5 without the subfiling VFD")
-            options["HDF5_ENABLE_SUBFILING_VFD"] = "OFF"
+        tools = self.series[series].get("tools") == "build" and src.has_tools
+        options = self._hdf5_options(mpi, mpi_check, tools)
         patches = twin_patches((self.config.get("twins") or {}).get(variant, {}), series)
         inputs = {
             "source_sha256": src.sha256,
             "patches": {p: sources.sha256_of(os.path.join(paths.PATCHES_DIR, p)) for p in patches},
-            "cmake_options": {k: v for k, v in options.items()},
+            "cmake_options": dict(options),
             **toolchain(),
             **mpi.identity(),
         }
@@ -174,22 +179,35 @@ class Stacks:
         if tools:
             required += ["bin/h5dump", "bin/h5diff"]
         version = _version_from_source_name(src)
-        suffix = f"-{variant}" if variant else ""
-        comp = build.Component(
-            name=f"hdf5-{version}-{mpi.name}{suffix}",
+        return HDF5Component(
+            name=f"hdf5-{version}-{mpi.name}{f'-{variant}' if variant else ''}",
             label=f"HDF5 {version} ({mpi.name}{', ' + variant if variant else ''})",
             inputs=inputs,
             prepare=prepare,
             cmake_options=options,
             env={"CC": mpi.command("mpicc")},
             required=required,
+            series=series,
+            version=version,
+            source=src,
+            mpi_check=mpi_check,
         )
-        comp.series = series
-        comp.version = version
-        comp.source = src
-        comp.mpi_check = mpi_check
-        self._hdf5[key] = comp
-        return comp
+
+    def _hdf5_options(self, mpi, mpi_check, tools):
+        """HDF5's CMake options (stacks.yaml `hdf5_cmake_options`) for an MPI (mpi_check:
+        its probe), with HDF5's tools or without."""
+        options = {k: str(v) for k, v in self.config["hdf5_cmake_options"].items()}
+        options.update(
+            CMAKE_C_COMPILER=mpi.command("mpicc"),
+            MPI_C_COMPILER=mpi.command("mpicc"),
+            MPIEXEC_EXECUTABLE=mpi.command("mpiexec"),
+            HDF5_BUILD_TOOLS="ON" if tools else "OFF",
+            HDF5_BUILD_UTILS="ON",
+        )
+        if not mpi_check["thread_multiple"]:
+            info(f"{mpi.description} lacks MPI_THREAD_MULTIPLE: building HDF5 without the subfiling VFD")
+            options["HDF5_ENABLE_SUBFILING_VFD"] = "OFF"
+        return options
 
     def hdf5_tests_component(self, stack):
         """HDF5's own test programs for a plain stack (stacks.yaml `hdf5_test_builds`).
