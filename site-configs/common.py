@@ -69,7 +69,7 @@ logging = [
             {"type": "stream", "name": "stdout", "level": "info", "format": "%(message)s"},
             {
                 "type": "file",
-                "name": os.path.join(paths.home(), "logs", "reframe.log"),
+                "name": os.path.join(paths.sub("logs"), "reframe.log"),  # made if missing
                 "level": "debug",
                 "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
                 "append": False,

@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 from h5stack.base import paths, settings
-from h5stack.base.ui import info
+from h5stack.base.ui import StepError, info
 from h5stack.machine import apt, images
 from h5stack.stacks.plan import Stacks
 
@@ -27,12 +27,16 @@ INTEGRATION = os.path.join(paths.ROOT, "tests", "integration")
 
 def run(full=False, unit=False, pytest_args=()):
     """Ready what the tests need and run the tiers (only the unit tier with unit, or the
-    paths pytest_args name); pytest's status. full: every per-stack check on every stack."""
+    test paths pytest_args name); pytest's status. full: every per-stack check on every stack."""
+    if unit and full:
+        raise StepError("--full selects stacks for the integration tier; --unit runs no stack")
+    extra, named = test_args(pytest_args)
+    outside = [p for p in named if not _under(p, UNIT)]
+    if unit and outside:
+        raise StepError(f"--unit runs tests/unit only, not {', '.join(outside)}")
     apt.ensure_packages(paths.DEBIAN_TEST_REQUIREMENTS)  # what only the tests need
-    extra = list(pytest_args)
-    named = [a for a in extra if not a.startswith("-")]
     if named:
-        if not all(_under(a, UNIT) for a in named):
+        if outside:
             _set_up()
         return _pytest(extra, full)
     rc = _pytest([UNIT, *extra], full)
@@ -44,8 +48,28 @@ def run(full=False, unit=False, pytest_args=()):
     return _pytest([INTEGRATION, *extra], full)
 
 
-def _under(arg, directory):
-    path = os.path.abspath(os.path.join(paths.ROOT, arg.split("::")[0]))
+def test_args(args):
+    """(pytest's arguments with each test path made absolute, the paths). A test path is an
+    existing file or directory (from here or from the checkout), with or without a ::node
+    id; an argument shaped like one that names nothing is an error. Everything else is a
+    pytest option or an option's value."""
+    result, found = [], []
+    for arg in args:
+        path, sep, node = arg.partition("::")
+        bases = [
+            b for b in (os.getcwd(), paths.ROOT) if not arg.startswith("-") and os.path.exists(os.path.join(b, path))
+        ]
+        if bases:
+            found.append(os.path.abspath(os.path.join(bases[0], path)))
+            result.append(found[-1] + sep + node)
+            continue
+        if not arg.startswith("-") and (sep or path.endswith(".py") or path.startswith("tests")):
+            raise StepError(f"{arg}: no such test file or directory (here or in {paths.ROOT})")
+        result.append(arg)
+    return result, found
+
+
+def _under(path, directory):
     return os.path.commonpath([path, directory]) == directory
 
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import h5stack
+from conftest import ROOT, h5stack
 from h5stack.base.ui import StepError
 from h5stack.machine.launch import Launcher
 
@@ -66,3 +66,36 @@ def test_srun_outside_an_allocation_is_refused_with_the_reason():
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     with pytest.raises(StepError, match="inside a Slurm allocation"):
         Launcher("srun").preflight(env)
+
+
+def test_every_scheduler_of_a_local_system_is_found():
+    """`./h5stack run --system slurm-local|slurm-cluster` finds the module that starts its
+    Slurm (a dry run starts nothing)."""
+    from h5stack.reframe import regression
+
+    for system, command in regression.SCHEDULERS.items():
+        module, started = regression.start_scheduler(system, dry_run=True)
+        assert module.__name__ == f"h5stack.machine.{command}" and started is False
+        assert callable(module.start_for_run) and callable(module.stop) and callable(module.conf_path)
+
+
+def test_test_tiers_refuse_what_they_cannot_run():
+    """`./h5stack test --unit` never sets up stacks: an integration path or --full is refused,
+    and a test path that names nothing is an error before anything is set up."""
+    cases = [
+        (["test", "--unit", "--", "tests/integration/test_fuzz.py"], "--unit runs tests/unit only"),
+        (["test", "--unit", "--full"], "--unit runs no stack"),
+        (["test", "--", "tests/unit/no_such_test.py"], "no such test file or directory"),
+    ]
+    for args, message in cases:
+        proc = h5stack(*args)
+        assert proc.returncode == 1 and message in proc.stderr, (args, proc.stderr)
+        assert "set-up" not in proc.stderr and "running: " not in proc.stderr, proc.stderr
+
+
+def test_pytest_options_and_their_values_are_not_test_paths():
+    from h5stack import testsuite
+
+    args, found = testsuite.test_args(["-k", "house", "-p", "no:cacheprovider", "tests/unit/test_cli.py::test_x"])
+    assert found == [os.path.join(ROOT, "tests", "unit", "test_cli.py")]
+    assert args[:4] == ["-k", "house", "-p", "no:cacheprovider"] and args[4] == found[0] + "::test_x"

@@ -154,23 +154,28 @@ def test_loader_accepts_the_good_variant(loader, tmp_path):
     assert loader.load_system(str(path))["systems"][0]["name"] == "bad"
 
 
-def _dry_run(system):
-    shutil.rmtree(os.path.join(os.path.expanduser("~/.cache/h5stack"), "reframe-dry-run", system), ignore_errors=True)
-    proc = h5stack("run", "--system", system, "multifile_workload", "--", "--dry-run")
+def _dry_run(system, tmp_path):
+    """A dry run of the template's system in a home of its own (this Python environment: no
+    bootstrap); (its test cases, their job scripts)."""
+    home = tmp_path / "home"
+    env = dict(os.environ, H5STACK_HOME=str(home), H5STACK_VENV=sys.prefix)
+    summary = tmp_path / "summary.json"
+    proc = h5stack("run", "--system", system, "--json", str(summary), "multifile_workload", "--", "--dry-run", env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert re.search(r"^\d+ generated, 0 skipped, 0 failed$", proc.stdout, re.M), proc.stdout[-3000:]
-    report = re.search(r"report: (\S+);", proc.stderr).group(1)
-    cases = [c for c in json.load(open(report))["runs"][-1]["testcases"] if not c["fixture"]]
+    result = json.load(open(summary))
+    assert result["totals"]["passed"] > 0 and result["totals"]["failed"] == 0, result["totals"]
+    assert {c["result"] for c in result["cases"]} == {"generated"}
+    assert os.path.isdir(home / "perflogs-dry-run") and not os.path.exists(home / "perflogs")
+    cases = [c for c in json.load(open(result["reframe_report"]))["runs"][-1]["testcases"] if not c["fixture"]]
     scripts = {}
     for case in cases:
         with open(os.path.join(case["stagedir"], "rfm_job.sh")) as f:
             scripts[(case["name"], case["environ"])] = f.read()
-    assert "perflogs-dry-run" in proc.stderr
     return cases, scripts
 
 
-def test_dry_run_on_lustre_template_applies_striping_hints_alignment():
-    cases, scripts = _dry_run("lustre-cluster")
+def test_dry_run_on_lustre_template_applies_striping_hints_alignment(tmp_path):
+    cases, scripts = _dry_run("lustre-cluster", tmp_path)
     writes = {k: v for k, v in scripts.items() if k[0].startswith("multifile_workload_write")}
     assert len(writes) == 3 and len(scripts) == 6, sorted(scripts)  # 3 stacks x write, read
     for script in writes.values():
@@ -193,8 +198,8 @@ def test_dry_run_on_lustre_template_applies_striping_hints_alignment():
     assert all("lfs setstripe" not in s and "srun h5mf merge" in s for s in reads)
 
 
-def test_dry_run_on_gpfs_template_applies_largeblock_hint_alignment():
-    cases, scripts = _dry_run("gpfs-cluster")
+def test_dry_run_on_gpfs_template_applies_largeblock_hint_alignment(tmp_path):
+    cases, scripts = _dry_run("gpfs-cluster", tmp_path)
     writes = {k: v for k, v in scripts.items() if k[0].startswith("multifile_workload_write")}
     assert len(writes) == 4, sorted(writes)
     for (_name, environ), script in writes.items():

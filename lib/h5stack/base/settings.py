@@ -24,7 +24,9 @@ class Setting:
 SETTINGS = (
     Setting("H5STACK_HOME", "~/.cache/h5stack", "cache and install root: sources, builds, stacks, images, logs"),
     Setting("H5STACK_NO_APT", "0", "1: install no Debian packages (they must be there already)"),
-    Setting("H5STACK_VENV", "", "use this Python environment instead of the keyed one under $H5STACK_HOME/venv"),
+    Setting(
+        "H5STACK_VENV", "", "the Python environment h5stack runs in, once it has re-executed itself there", "child"
+    ),
     Setting("H5STACK_IOR", "", "the ior program of the IOR checks; {stack} is replaced by the stack's name"),
     Setting("H5STACK_SLURMCTLD_PORT", "6917", "slurm-local: slurmctld's port"),
     Setting("H5STACK_SLURMD_PORT", "6918", "slurm-local: slurmd's port"),

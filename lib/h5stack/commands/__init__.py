@@ -28,3 +28,22 @@ def check_seconds(seconds):
 
     if seconds is not None and not 0 < seconds < float("inf"):
         raise StepError(f"--time must be a positive number of seconds, not {seconds}")
+
+
+def json_output(path):
+    """--json FILE: its absolute path ("" when not given), refused now (StepError) when
+    the results could not be written there after the run: a directory, a parent that does
+    not exist or cannot be written."""
+    import os
+
+    from h5stack.base.ui import StepError
+
+    if not path:
+        return ""
+    path = os.path.abspath(path)
+    parent = os.path.dirname(path)
+    if os.path.isdir(path):
+        raise StepError(f"--json {path}: a directory; name the file to write")
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise StepError(f"--json {path}: cannot write in {parent} (missing, or not writable)")
+    return path

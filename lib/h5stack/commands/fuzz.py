@@ -2,10 +2,8 @@
 """`./h5stack fuzz`: differential fuzzing of the drivers against MPI-IO (verify/fuzz.py,
 packages/h5fuzz)."""
 
-import os
-
 from h5stack.base.ui import StepError
-from h5stack.commands import check_seconds
+from h5stack.commands import check_seconds, json_output
 
 
 def add_parser(sub):
@@ -68,7 +66,7 @@ def options(args):
         regressions=args.regressions, stacks=tuple(args.stack), drivers=tuple(args.driver), ranks=args.ranks,
         max_ranks=args.max_ranks, ops=args.ops, grammar=args.grammar, perturb=not args.no_perturb,
         minimise=not args.no_minimise, keep=args.keep, launcher=args.launcher,
-        json=os.path.abspath(args.json) if args.json else "",
+        json=json_output(args.json),
     )  # fmt: skip
 
 

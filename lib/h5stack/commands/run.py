@@ -24,8 +24,7 @@ def add_parser(sub):
 
 
 def main(args):
-    import os
-
+    from h5stack.commands import json_output
     from h5stack.reframe import regression
 
     opts = regression.Options(
@@ -36,6 +35,6 @@ def main(args):
         reframe_args=tuple(args.extra),
         setup=not args.no_setup,
         keep_slurm=args.keep_slurm,
-        json=os.path.abspath(args.json) if args.json else "",
+        json=json_output(args.json),
     )
     return regression.run(opts)

@@ -21,11 +21,11 @@ import sys
 import time
 from dataclasses import dataclass
 
-from h5stack.base import paths
+from h5stack.base import paths, results
 from h5stack.base.ui import StepError, info
 from h5stack.stacks.plan import reframe_environ_name
 
-#: systems whose Slurm h5stack starts on this machine, and the module that does
+#: systems whose Slurm h5stack starts on this machine, and the command that does (machine/<command>.py)
 SCHEDULERS = {"slurm-local": "slurm", "slurm-cluster": "cluster"}
 #: systems that run on this machine with its local stacks (set up before a run)
 LOCAL_SYSTEMS = ("generic", *SCHEDULERS)
@@ -160,9 +160,9 @@ def start_scheduler(system, dry_run):
     nodes that are up, and says which are not."""
     if system not in SCHEDULERS:
         return None, False
-    import importlib
+    from h5stack.machine import cluster, slurm
 
-    module = importlib.import_module(f".{SCHEDULERS[system]}", __package__)
+    module = {"slurm-local": slurm, "slurm-cluster": cluster}[system]
     if dry_run:
         return module, False
     return module, module.start_for_run()
@@ -192,9 +192,9 @@ def write_summary(path, system, rows, totals, report, status, seconds):
         "system": system, "status": status, "seconds": round(seconds, 1), "totals": totals,
         "reframe_report": report, "cases": cases,
     }  # fmt: skip
-    with open(path, "w") as f:
-        json.dump(summary, f, indent=1)
-        f.write("\n")
+    if report is None:
+        summary["error"] = "ReFrame wrote no report: no result of any check"
+    return results.write_json(path, summary)
 
 
 def performance_page():
@@ -252,18 +252,17 @@ def run(opts):
     finally:
         if started and not opts.keep_slurm:
             scheduler.stop()
-    results(opts, report, registry.all(), rc, time.monotonic() - t0)
-    return rc
+    written = show_results(opts, report, registry.all(), rc, time.monotonic() - t0)
+    return rc or (0 if written else 1)
 
 
-def results(opts, report, stacks, rc, seconds):
+def show_results(opts, report, stacks, rc, seconds):
     """The table of a run's ReFrame report (its rows name these stacks), its totals, the
-    JSON summary (--json) and the performance page."""
+    JSON summary (--json) and the performance page; False when the summary asked for could
+    not be written."""
     dry = "--dry-run" in opts.reframe_args
     if not os.path.exists(report):
-        if opts.json:
-            write_summary(opts.json, opts.system, [], count([], dry), None, rc, seconds)
-        return
+        return not opts.json or write_summary(opts.json, opts.system, [], count([], dry), None, rc, seconds)
     rows = summarize(report, {reframe_environ_name(s.name): s.name for s in stacks}, dry)
     print_table(rows, f"h5stack regression on {opts.system} ({seconds:.0f} s)")
     totals = count(rows, dry)
@@ -271,8 +270,7 @@ def results(opts, report, stacks, rc, seconds):
     print(f"{totals['passed']} {'generated' if dry else 'passed'}, {totals['skipped']} skipped, "
           f"{totals['failed']} failed{known}")  # fmt: skip
     info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
-    if opts.json:
-        write_summary(opts.json, opts.system, rows, totals, report, rc, seconds)
-        info(f"summary: {opts.json}")
+    written = not opts.json or write_summary(opts.json, opts.system, rows, totals, report, rc, seconds)
     if not dry:
         performance_page()
+    return written
