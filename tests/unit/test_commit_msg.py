@@ -21,6 +21,10 @@ HOOK = os.path.join(ROOT, ".githooks", "commit-msg")
         ("a" * 73 + "\n\nbody\n", False),
         ("subject\nbody without a blank line\n", False),
         ("\n", False),
+        ("   \n \n", False),
+        ("\n\nsubject after blank lines\n\nbody\n", True),
+        ("multifile: " + "\u00d7" * 61 + "\n", True),  # 72 characters, more bytes
+        ("subject\r\n\r\nbody\r\n", True),
     ],
 )
 def test_the_hook_takes_a_short_subject_and_a_body(tmp_path, message, ok):

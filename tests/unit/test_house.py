@@ -38,10 +38,36 @@ def _imports(path, name, known):
         elif isinstance(node, ast.ImportFrom):
             base = package.rsplit(".", node.level - 1)[0] if node.level else (node.module or "")
             if node.level and node.module:
-                base = f"{package}.{node.module}"
+                base = f"{base}.{node.module}"
             targets.add(base)
             targets |= {f"{base}.{alias.name}" for alias in node.names}
     return {t for t in targets if t in known and t != name}
+
+
+def test_relative_imports_resolve_to_their_room():
+    """`from ..reframe import regression` in h5stack.base.x names h5stack.reframe.regression."""
+    known = {"h5stack.reframe", "h5stack.reframe.regression", "h5stack.base.paths"}
+    code = "from ..reframe import regression\nfrom . import paths\n"
+    path = os.path.join(ROOT, "tests", "unit", "_relative_import_probe.py")
+    try:
+        with open(path, "w") as f:
+            f.write(code)
+        assert _imports(path, "h5stack.base.probe", known) == {
+            "h5stack.reframe", "h5stack.reframe.regression", "h5stack.base.paths",
+        }  # fmt: skip
+    finally:
+        os.remove(path)
+
+
+def test_no_module_is_imported_by_a_string_but_the_commands():
+    """Imports by name (importlib, __import__) are invisible to the checks above: only the
+    command line loads the command modules so."""
+    found = []
+    for name, path in _modules().items():
+        text = open(path).read()
+        if ("import_module(" in text or "__import__(" in text) and name != "h5stack.cli":
+            found.append(name)
+    assert not found, f"imports by string: {found}"
 
 
 def _cycle(graph):
