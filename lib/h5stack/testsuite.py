@@ -8,7 +8,8 @@ has them (stacks.yaml `hdf5_test_builds`) and the Apptainer images of the stacks
 (containers/). A failing unit tier stops the run before the set-up. What follows `--`
 goes to pytest (`./h5stack test -- tests/unit/test_cli.py -x`); named paths are run as
 named, with the set-up only if one is outside tests/unit. Both tiers first install what
-only the tests need (requirements/debian-test.txt). The exit status is pytest's, except
+only the tests need (requirements/debian-test.txt; the integration tier also
+requirements/debian-integration.txt). The exit status is pytest's, except
 that "no tests collected" (5) counts as a failure.
 """
 
@@ -74,7 +75,8 @@ def _under(path, directory):
 
 
 def _set_up():
-    """The stacks, HDF5's test programs and the images that the integration tier uses."""
+    """The Debian packages, stacks, HDF5's test programs and images the integration tier uses."""
+    apt.ensure_packages(paths.DEBIAN_INTEGRATION_REQUIREMENTS)
     stacks = Stacks()
     stacks.setup()
     stacks.setup_hdf5_tests()

@@ -34,7 +34,7 @@ def reflink_fs(request, tmp_path):
     with open(image, "wb") as f:
         f.truncate(4 * GIB)
     tool = shutil.which(MKFS[request.param][0])
-    assert tool, f"{MKFS[request.param][0]} is missing (requirements/debian-test.txt)"
+    assert tool, f"{MKFS[request.param][0]} is missing (requirements/debian-integration.txt)"
     subprocess.run([tool, *MKFS[request.param][1:], str(image)], check=True, capture_output=True)
     proc = subprocess.run(["mount", "-o", "loop", str(image), str(mnt)], capture_output=True, text=True)
     assert proc.returncode == 0, f"cannot mount a {request.param} loop device: {proc.stderr}"

@@ -44,7 +44,7 @@ def test_perflog_lines_parse_into_one_record_per_variable(perflogs):
 
 
 def test_report_renders_its_plots_in_chromium(perflogs, tmp_path):
-    assert CHROMIUM, "chromium is missing (requirements/debian-test.txt)"
+    assert CHROMIUM, "chromium is missing (requirements/debian-integration.txt)"
     page = tmp_path / "report.html"
     proc = h5stack("report", "--perflogs", str(perflogs), "--output", str(page))
     assert proc.returncode == 0, proc.stderr

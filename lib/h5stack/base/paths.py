@@ -14,6 +14,7 @@ from h5stack.base.ui import StepError
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))
 DEBIAN_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian.txt")
 DEBIAN_TEST_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian-test.txt")
+DEBIAN_INTEGRATION_REQUIREMENTS = os.path.join(ROOT, "requirements", "debian-integration.txt")
 PYTHON_REQUIREMENTS = os.path.join(ROOT, "requirements", "python.txt")
 PYTHON_STACK_REQUIREMENTS = os.path.join(ROOT, "requirements", "python-stacks.txt")
 PYTHON_PACKAGE_DIR = os.path.join(ROOT, "python")
