@@ -60,6 +60,12 @@ def get(name):
     return os.environ.get(name) or _BY_NAME[name].default
 
 
+def is_set(name):
+    """Is the variable set to something (not unset, not empty)?"""
+    _BY_NAME[name]
+    return bool(os.environ.get(name))
+
+
 def is_on(name):
     return get(name) == "1"
 

@@ -14,7 +14,11 @@ def main(args):
     if args.markdown:
         print(settings.markdown(), end="")
         return 0
+    import os
+
     width = max(len(s.name) for s in settings.SETTINGS)
     for s, value in settings.current():
-        print(f"{s.name:<{width}}  {value or '(unset)'}  # {s.meaning}")
+        shown = os.path.abspath(os.path.expanduser(value)) if s.name == "H5STACK_HOME" else value
+        origin = "set" if settings.is_set(s.name) else "default" if s.default else "unset"
+        print(f"{s.name:<{width}}  {shown or '-'}  ({origin}; {s.meaning})")
     return 0
