@@ -99,3 +99,13 @@ def test_pytest_options_and_their_values_are_not_test_paths():
     args, found = testsuite.test_args(["-k", "house", "-p", "no:cacheprovider", "tests/unit/test_cli.py::test_x"])
     assert found == [os.path.join(ROOT, "tests", "unit", "test_cli.py")]
     assert args[:4] == ["-k", "house", "-p", "no:cacheprovider"] and args[4] == found[0] + "::test_x"
+
+
+def test_a_clusters_interfaces_are_named_after_its_bridge(monkeypatch):
+    from h5stack.machine import cluster
+
+    monkeypatch.setattr(cluster, "BRIDGE", "h5sbr1")
+    assert cluster.veth_name("node01") == "h5sbr1-node01"
+    monkeypatch.setattr(cluster, "BRIDGE", "a-long-bridge")
+    with pytest.raises(StepError, match="too long for the interface"):
+        cluster.veth_name("node01")

@@ -3,7 +3,8 @@
 `./h5stack cluster start|stop|status|shell|kill`.
 
 Each compute node (node01 ... nodeNN) is a set of Linux namespaces made with unshare:
-network (a veth pair into the bridge h5sbr0, its own address), UTS (its hostname, in the
+network (a veth pair, <bridge>-nodeNN on this side, into the bridge, h5sbr0 by default;
+its own address), UTS (its hostname, in the
 /etc/hosts every node sees), mount (private /tmp, /dev/shm, /var/spool/slurmd; the
 checkout and $H5STACK_HOME shared, as a cluster's software tree and parallel file system
 are), IPC, PID, and time (CLOCK_MONOTONIC and CLOCK_BOOTTIME offset per node). Each runs
@@ -33,6 +34,17 @@ TEMPLATE = os.path.join(HERE, "slurm.conf.in")
 MPI_CONF = os.path.join(HERE, "mpi.conf")
 NODE_SCRIPT = os.path.join(HERE, "node.sh")
 BRIDGE = settings.get("H5STACK_CLUSTER_BRIDGE")
+
+
+def veth_name(node):
+    """The host's end of a node's veth pair, named after the bridge: two clusters with
+    bridges of their own (H5STACK_CLUSTER_BRIDGE) never take each other's interfaces."""
+    name = f"{BRIDGE}-{node}"
+    if len(name) > 15:  # IFNAMSIZ - 1
+        raise StepError(f"H5STACK_CLUSTER_BRIDGE={BRIDGE!r}: too long for the interface {name!r} (15 characters)")
+    return name
+
+
 #: the cluster's network; the bridge takes its first address, node i the (10 + i)-th
 SUBNET = ipaddress.ip_network(settings.get("H5STACK_CLUSTER_SUBNET"))
 PROGRAMS = ["unshare", "nsenter", "ip"]
@@ -179,7 +191,7 @@ def start_node(i, name, offset):
             + (tail(os.path.join(cluster_dir(), "log", f"{name}.log"), 10) or "(no log)\n")
         )
     slurm.write_file(os.path.join(nd, "run", "node.pid"), f"{pid}\n")
-    veth = f"h5{name}"
+    veth = veth_name(name)
     if ip("link", "show", veth, check=False).returncode == 0:  # of the node's last life, not yet gone
         ip("link", "del", veth, check=False)
     ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", str(pid))
