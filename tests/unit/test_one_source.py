@@ -297,3 +297,18 @@ def test_the_twins_patches_are_the_recipes():
         for patch in twin["patches"].values():
             assert os.path.isfile(os.path.join(paths.PATCHES_DIR, patch)), patch
             assert f'patch("{patch}"' in recipe, patch
+
+
+def test_every_release_the_recipes_name_is_a_commit_of_this_history():
+    """A release of the Spack recipes (version("X", commit=...)) is a commit of this
+    history; where the clone has the tag vX, it names the same commit."""
+    text = open(os.path.join(ROOT, "spack-repo", "spack_repo", "h5stack", "build_systems", "h5stack.py")).read()
+    releases = re.findall(r'version\("([\d.]+)", commit="([0-9a-f]{40})"\)', text)
+    assert releases, "no release in the recipes' base class"
+    for number, commit in releases:
+        exists = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=ROOT, capture_output=True)
+        assert exists.returncode == 0, f"release {number}: {commit} is no commit of this history"
+        tag = subprocess.run(
+            ["git", "rev-list", "-n", "1", f"v{number}", "--"], cwd=ROOT, capture_output=True, text=True
+        )
+        assert tag.returncode != 0 or tag.stdout.strip() == commit, f"v{number} is {tag.stdout.strip()}, not {commit}"
