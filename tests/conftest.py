@@ -17,19 +17,20 @@ sys.path.insert(0, os.path.join(ROOT, "lib"))
 from h5stack.stacks.plan import Stacks  # noqa: E402
 
 #: `./h5stack test --full` (H5STACK_TEST_FULL=1) runs every check on every stack. By
-#: default the checks that cost minutes per stack (each package's ctest, about 3 minutes
-#: a stack, and the regression on `generic`) run on a representative selection: both
-#: MPIs, both HDF5 series and a patched twin, chosen to complement the stacks of the
-#: regression on `slurm-local` (test_regression.SLURM_STACKS): the two together run the
-#: regression on five distinct stacks, both twins' series and both images among them;
-#: the fuzzer's regression workloads and the rest run on every stack.
+#: default the checks that cost minutes per stack run on selections (docs/developing.md,
+#: "The tests, in tiers"): the regression on `generic` on SELECTED_STACKS (both MPIs, both
+#: HDF5 series, a patched twin, MPICH's image), complementing `slurm-local`'s stacks
+#: (test_regression.SLURM_STACKS); each package's ctest (about 3 minutes a stack) on
+#: PACKAGE_STACKS, both MPIs and both HDF5 series (the twins' packages are run by the
+#: regression on generic and slurm-local and the fuzzer's mpiposix cases); the rest on every stack.
 FULL = os.environ.get("H5STACK_TEST_FULL") == "1"
 SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2", "openmpi-hdf5-1.14-multifile"]
+PACKAGE_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2"]
 
 
-def selected(stack_name):
-    """Does this stack run the per-stack checks of the default selection?"""
-    return FULL or stack_name in SELECTED_STACKS
+def selected(stack_name, selection=SELECTED_STACKS):
+    """Does this stack run the per-stack checks of this selection (all with --full)?"""
+    return FULL or stack_name in selection
 
 
 def h5stack(*args, env=None, check=False, timeout=1800):

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, Stacks, in_stack, selected
+from conftest import PACKAGE_STACKS, ROOT, Stacks, in_stack, selected
 from h5stack.base import paths
 
 H5HELLO = os.path.join(ROOT, "tests", "data", "h5hello")
@@ -16,7 +16,7 @@ H5HELLO = os.path.join(ROOT, "tests", "data", "h5hello")
 def _package_cases():
     cases = []
     for stack in Stacks().stacks.values():
-        desc = (stack.description() or {}) if selected(stack.name) else {}
+        desc = (stack.description() or {}) if selected(stack.name, PACKAGE_STACKS) else {}
         for pkg in desc.get("packages", []):
             cases.append(pytest.param(stack.name, pkg, id=f"{pkg['name']}-{stack.name}"))
     if not cases and not Stacks().package_dirs():
