@@ -10,7 +10,8 @@ import pytest
 
 from conftest import ROOT, Stacks, in_stack
 
-PROGRAM = os.path.join(ROOT, "tests", "programs", "hello_parallel_hdf5.c")
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
+PROGRAM = os.path.join(PROGRAMS, "hello_parallel_hdf5.c")
 STACK_NAMES = Stacks().names()
 
 
@@ -77,7 +78,7 @@ def test_the_stacks_tools_judge_a_latest_format_compound_file(stack, stack_descr
     two such files equal (h5diff exit 0). 1.14's tools, the weaker fallback of a 2.x stack
     built from the crate, cannot: that must show as an error (h5diff exit 2), never as
     "no differences"."""
-    program = os.path.join(ROOT, "tests", "programs", "compound_latest.c")
+    program = os.path.join(PROGRAMS, "compound_latest.c")
     proc = in_stack(
         stack,
         f"h5pcc {program} -o compound_latest\n"
@@ -126,7 +127,7 @@ def test_subfiling_vfd_writes_and_h5fuse_merges(stack, stack_descriptions, tmp_p
     """The subfiling VFD works on 2 ranks, and h5fuse makes one ordinary HDF5 file of it."""
     if not stack_descriptions[stack]["mpi_thread_multiple"]:
         pytest.skip(f"{stack}: the MPI lacks MPI_THREAD_MULTIPLE, so HDF5 was built without subfiling")
-    program = os.path.join(ROOT, "tests", "programs", "subfiling_write.c")
+    program = os.path.join(PROGRAMS, "subfiling_write.c")
     proc = in_stack(
         stack,
         f"h5pcc {program} -o subfiling_write\n"
@@ -144,7 +145,7 @@ def test_subfiling_vfd_writes_and_h5fuse_merges(stack, stack_descriptions, tmp_p
 def test_unmodified_serial_program_with_hdf5_driver_multifile(stack, tmp_path):
     """HDF5_DRIVER=multifile: the plugin (plain stacks) or the built-in driver (twins)
     in a serial program that never calls MPI; h5mf reconstructs what it wrote."""
-    program = os.path.join(ROOT, "tests", "programs", "serial_default_fapl.c")
+    program = os.path.join(PROGRAMS, "serial_default_fapl.c")
     proc = in_stack(
         stack,
         f"h5pcc {program} -o serial\n"

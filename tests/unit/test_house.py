@@ -44,19 +44,15 @@ def _imports(path, name, known):
     return {t for t in targets if t in known and t != name}
 
 
-def test_relative_imports_resolve_to_their_room():
+def test_relative_imports_resolve_to_their_room(tmp_path):
     """`from ..reframe import regression` in h5stack.base.x names h5stack.reframe.regression."""
     known = {"h5stack.reframe", "h5stack.reframe.regression", "h5stack.base.paths"}
     code = "from ..reframe import regression\nfrom . import paths\n"
-    path = os.path.join(ROOT, "tests", "unit", "_relative_import_probe.py")
-    try:
-        with open(path, "w") as f:
-            f.write(code)
-        assert _imports(path, "h5stack.base.probe", known) == {
-            "h5stack.reframe", "h5stack.reframe.regression", "h5stack.base.paths",
-        }  # fmt: skip
-    finally:
-        os.remove(path)
+    path = tmp_path / "probe.py"
+    path.write_text(code)
+    assert _imports(str(path), "h5stack.base.probe", known) == {
+        "h5stack.reframe", "h5stack.reframe.regression", "h5stack.base.paths",
+    }  # fmt: skip
 
 
 def test_no_module_is_imported_by_a_string_but_the_commands():
