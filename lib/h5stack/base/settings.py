@@ -61,9 +61,9 @@ def get(name):
 
 
 def is_set(name):
-    """Is the variable set to something (not unset, not empty)?"""
-    _BY_NAME[name]
-    return bool(os.environ.get(name))
+    """Is the variable set to something (not unset, not empty)? A name not in the table
+    is a KeyError, as for get()."""
+    return bool(os.environ.get(_BY_NAME[name].name))
 
 
 def is_on(name):

@@ -162,7 +162,7 @@ def start_scheduler(system, dry_run):
         return None, False
     from h5stack.machine import cluster, slurm
 
-    module = {"slurm-local": slurm, "slurm-cluster": cluster}[system]
+    module = {m.__name__.rsplit(".", 1)[1]: m for m in (slurm, cluster)}[SCHEDULERS[system]]
     if dry_run:
         return module, False
     return module, module.start_for_run()

@@ -111,23 +111,23 @@ def undefined_datasets(text):
     return tuple((path, int(n), int(odd)) for path, n, odd in found)
 
 
+#: the variants by what a stack must hold to offer them (variants()), and all of them
+MULTIFILE_VARIANTS = ("multifile", "multifile-linked")  # the hdf5-vfd-multifile package
+DSM_VARIANTS = tuple(f"dsm:{d}" for d in DSM_DISTRIBUTIONS)  # the hdf5-vfd-dsm package
+ALL_VARIANTS = ("mpiposix", *MULTIFILE_VARIANTS, *DSM_VARIANTS)  # mpiposix: a patched twin's libhdf5
+
+
 def variants(desc):
     """The driver variants a stack offers (from its stack.json)."""
     names = {p["name"] for p in desc.get("packages", [])}
     if "h5fuzz" not in names:
         return []
-    result = []
-    if desc.get("variant") == "multifile" or desc["name"].endswith("-multifile"):
-        result.append("mpiposix")  # the patched libhdf5's own driver, the original API
-    if "hdf5-vfd-multifile" in names:
-        result += ["multifile", "multifile-linked"]
-    if "hdf5-vfd-dsm" in names:
-        result += [f"dsm:{d}" for d in DSM_DISTRIBUTIONS]
-    return result
-
-
-#: every variant any stack can offer (variants() picks a stack's own)
-ALL_VARIANTS = ("mpiposix", "multifile", "multifile-linked", *(f"dsm:{d}" for d in DSM_DISTRIBUTIONS))
+    twin = desc.get("variant") == "multifile" or desc["name"].endswith("-multifile")
+    return [
+        *(["mpiposix"] if twin else []),  # the patched libhdf5's own driver, the original API
+        *(MULTIFILE_VARIANTS if "hdf5-vfd-multifile" in names else ()),
+        *(DSM_VARIANTS if "hdf5-vfd-dsm" in names else ()),
+    ]
 
 
 def check_drivers(drivers):
