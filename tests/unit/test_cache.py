@@ -4,7 +4,10 @@
 Uses a tiny real CMake project (a library and a program) instead of HDF5, in a
 private $H5STACK_HOME, so the rules are checked in seconds."""
 
+import json
 import os
+import shutil
+import subprocess
 import time
 
 import pytest
@@ -102,3 +105,30 @@ def test_failed_build_leaves_no_prefix_and_shows_the_log(home, tmp_path):
     assert f"full log: {home}/logs/tiny-{comp.key}.log" in message
     assert not os.path.exists(comp.prefix)
     assert comp.status() == "not built"
+
+
+@pytest.mark.skipif(not shutil.which("ccache"), reason="ccache is not installed (requirements/debian.txt)")
+def test_a_second_entry_of_the_same_sources_compiles_from_the_compiler_cache(home, tmp_path):
+    """Two entries of the same sources under other keys (an HDF5 and its twin): the second
+    compiles nothing (ccache hits, though its build tree has another path), its key does
+    not name the compiler cache, and its program is correct."""
+    first, _ = tiny_component(tmp_path)
+    first.ensure()
+    twin, _ = tiny_component(tmp_path)
+    second = build.Component(
+        name="tiny", label="tiny twin", inputs={**twin.inputs, "other": 1}, prepare=twin.prepare, required=twin.required
+    )
+    assert "ccache" not in json.dumps(second.inputs)
+    env = {}
+    assert build.compiler_cache(env) == {"CMAKE_C_COMPILER_LAUNCHER": "ccache", "CMAKE_CXX_COMPILER_LAUNCHER": "ccache"}
+    before = _ccache_hits(env)
+    second.ensure()
+    assert _ccache_hits(env) - before == 2  # tiny.c and main.c
+    lib = {"LD_LIBRARY_PATH": os.path.join(second.prefix, "lib")}  # CMake installs without a RUNPATH
+    assert subprocess.run([os.path.join(second.prefix, "bin", "tinyprog")], env=dict(os.environ, **lib)).returncode == 0
+
+
+def _ccache_hits(env):
+    out = subprocess.run(["ccache", "--print-stats"], env=dict(os.environ, **env), capture_output=True, text=True)
+    stats = dict(line.split("\t", 1) for line in out.stdout.splitlines() if "\t" in line)
+    return int(stats.get("direct_cache_hit", 0)) + int(stats.get("preprocessed_cache_hit", 0))

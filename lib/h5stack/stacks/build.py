@@ -184,13 +184,31 @@ class Component:
 
     def _install(self, src, stage, log, env, jobs):
         """Configure, build and install src with DESTDIR=stage: the staged prefix."""
-        options = {"CMAKE_INSTALL_PREFIX": self.prefix, **self.cmake_options}
+        options = {"CMAKE_INSTALL_PREFIX": self.prefix, **self.cmake_options, **compiler_cache(env)}
         configure = ["cmake", "-S", src, "-B", self.build_dir, "-G", "Ninja"]
         configure += [f"-D{k}={v}" for k, v in options.items()]
         run_logged(configure, log, f"{self.label}: configure", env=env)
         run_logged(["cmake", "--build", self.build_dir, "--parallel", str(jobs)], log, f"{self.label}: build", env=env)
         run_logged(["cmake", "--install", self.build_dir], log, f"{self.label}: install", env=dict(env, DESTDIR=stage))
         return stage + self.prefix
+
+
+def compiler_cache(env):
+    """CMake options that put ccache (when installed) in front of the compilers; sets its
+    settings in env. Builds of the same sources with the same compiler and flags (an HDF5
+    and its test programs, a plain HDF5 and its patched twin) then compile each unchanged
+    file once. It changes no result (paths under build/ are rewritten relative, so one
+    entry's objects serve another's), so it is no input of the cache keys."""
+    if not shutil.which("ccache"):
+        return {}
+    env.update(
+        CCACHE_DIR=paths.sub("ccache"),
+        CCACHE_BASEDIR=os.path.realpath(paths.sub("build")),
+        CCACHE_NOHASHDIR="true",
+        CCACHE_DEPEND="true",
+        CCACHE_MAXSIZE=env.get("CCACHE_MAXSIZE", "4G"),
+    )
+    return {"CMAKE_C_COMPILER_LAUNCHER": "ccache", "CMAKE_CXX_COMPILER_LAUNCHER": "ccache"}
 
 
 def copy_source(tree, work):
