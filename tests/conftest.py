@@ -29,6 +29,17 @@ SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2", "openmpi-hdf5-1.14-multi
 PACKAGE_STACKS = ["openmpi-hdf5-2", "mpich-hdf5-1.14"]
 
 
+def tested_stacks():
+    """The stacks the integration tier sets up and tests: the default ones (stacks.yaml;
+    the optional MPIs' stacks with --full), whatever else this machine has built."""
+    registry = Stacks()
+    return registry.all() if FULL else registry.defaults()
+
+
+#: their names, in stacks.yaml's order
+TESTED = [s.name for s in tested_stacks()]
+
+
 def selected(stack_name, selection=SELECTED_STACKS):
     """Does this stack run the per-stack checks of this selection (all with --full)?"""
     return FULL or stack_name in selection
@@ -64,9 +75,9 @@ def stacks():
 
 @pytest.fixture(scope="session")
 def stack_descriptions(stacks):
-    """stack.json of every local stack; all must be built (./h5stack test builds them)."""
+    """stack.json of every tested stack; all must be built (./h5stack test builds them)."""
     result = {}
-    for stack in stacks.all():
+    for stack in tested_stacks():
         built, detail = stack.status()
         assert built, f"stack {stack.name} is not usable: {detail}"
         result[stack.name] = stack.description()

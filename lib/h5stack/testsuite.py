@@ -38,14 +38,14 @@ def run(full=False, unit=False, pytest_args=()):
     apt.ensure_packages(paths.DEBIAN_TEST_REQUIREMENTS)  # what only the tests need
     if named:
         if outside:
-            _set_up()
+            _set_up(_full(full))
         return _pytest(extra, full)
     rc = _pytest([UNIT, *extra], full)
     if rc != 0 or unit:
         if rc != 0:
             info("the unit tier failed: the stacks are not set up and the integration tier does not run")
         return rc
-    _set_up()
+    _set_up(_full(full))
     return _pytest([INTEGRATION, *extra], full)
 
 
@@ -74,13 +74,20 @@ def _under(path, directory):
     return os.path.commonpath([path, directory]) == directory
 
 
-def _set_up():
-    """The Debian packages, stacks, HDF5's test programs and images the integration tier uses."""
+def _set_up(full):
+    """The Debian packages, stacks (the default ones; with full every stack, the optional
+    MPIs' too), HDF5's test programs and images the integration tier uses."""
     apt.ensure_packages(paths.DEBIAN_INTEGRATION_REQUIREMENTS)
-    stacks = Stacks()
-    stacks.setup()
-    stacks.setup_hdf5_tests()
-    images.setup_images(stacks)  # tests/integration/test_containers.py, the container checks
+    registry = Stacks()
+    stacks = registry.all() if full else registry.defaults()
+    registry.setup(stacks)
+    registry.setup_hdf5_tests(stacks)
+    images.setup_images(registry, stacks)  # tests/integration/test_containers.py, the container checks
+
+
+def _full(full):
+    """--full, or H5STACK_TEST_FULL=1."""
+    return full or settings.get("H5STACK_TEST_FULL") == "1"
 
 
 def _pytest(args, full):

@@ -16,7 +16,7 @@ import re
 import pytest
 import yaml
 
-from conftest import FULL, ROOT, Stacks, in_stack
+from conftest import FULL, ROOT, Stacks, in_stack, tested_stacks
 
 SUITE = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests", "hdf5-suite")
 with open(os.path.join(SUITE, "exclusions.yaml")) as _f:
@@ -26,10 +26,10 @@ with open(os.path.join(SUITE, "exclusions.yaml")) as _f:
 def _cases():
     stacks = Stacks()
     cases = []
-    for name in stacks.names():
-        comp = stacks.hdf5_tests_component(stacks.get(name))
+    for stack in tested_stacks():
+        comp = stacks.hdf5_tests_component(stack)
         if comp:
-            cases.append(pytest.param(name, comp.build_dir, id=name))
+            cases.append(pytest.param(stack.name, comp.build_dir, id=stack.name))
     return cases
 
 

@@ -13,10 +13,10 @@ import sys
 import pytest
 import yaml
 
-from conftest import ROOT, Stacks, in_stack
+from conftest import ROOT, TESTED, in_stack
 
 WORKLOAD = os.path.join(ROOT, "python", "examples", "workload.py")
-STACK_NAMES = Stacks().names()
+STACK_NAMES = TESTED
 H5PY_FAILURES = os.path.join(ROOT, "tests", "data", "h5py_multifile_failures.yaml")
 
 

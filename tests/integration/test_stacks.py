@@ -8,11 +8,11 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, Stacks, in_stack
+from conftest import ROOT, TESTED, Stacks, in_stack
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs")
 PROGRAM = os.path.join(PROGRAMS, "hello_parallel_hdf5.c")
-STACK_NAMES = Stacks().names()
+STACK_NAMES = TESTED
 
 
 def dumped_values(h5dump_output):

@@ -36,15 +36,15 @@ def _stack_counts():
     twins, and the stacks of one MPI."""
     config = yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))
     plain = len(config["mpis"]) * len(config["hdf5"])
-    twins = sum(len(t.get("mpis") or config["mpis"]) * len(t["patches"]) for t in config["twins"].values())
-    per_mpi = (plain + twins) // len(config["mpis"])
-    return {plain + twins, plain, twins, per_mpi}
+    twin_mpis = [m for t in config["twins"].values() for m in (t.get("mpis") or config["mpis"]) for _ in t["patches"]]
+    per_mpi = {len(config["hdf5"]) + twin_mpis.count(m) for m in config["mpis"]}
+    return {plain + len(twin_mpis), plain, len(twin_mpis), *per_mpi}
 
 
 def _count_pattern(counts):
     words = "|".join([NUMBERS[n] for n in counts if n < len(NUMBERS)] + [str(n) for n in counts])
     return re.compile(
-        rf"\b(?:(?:{words})(?: [\w.-]+)? (?:stacks|twins)\b|(?:all|the same) (?:{words})(?= *[)|]))", re.I
+        rf"(?<![\w.])(?:(?:{words})(?: [\w.-]+)? (?:stacks|twins)\b|(?:all|the same) (?:{words})(?= *[)|]))", re.I
     )
 
 
@@ -118,7 +118,8 @@ def test_every_partition_that_runs_jobs_takes_a_reference_table():
 def _mpi_packages():
     """{role: [package]} of every MPI of stacks.yaml, read with PyYAML."""
     mpis = yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["mpis"]
-    return {role: [p for spec in mpis.values() for p in spec["debian_packages"][role]] for role in ("build", "run")}
+    debian = [spec["debian_packages"] for spec in mpis.values() if "debian_packages" in spec]
+    return {role: [p for lists in debian for p in lists[role]] for role in ("build", "run")}
 
 
 def test_the_mpi_packages_are_named_in_stacks_yaml_only():
@@ -153,8 +154,15 @@ def test_apt_reads_the_mpi_packages_as_yaml_does():
 
 
 def test_each_mpi_is_identified_by_a_package_it_builds_with():
+    """A Debian MPI by a package it builds with; an MPI from wheels by its pinned wheels."""
+    from h5stack.stacks import mpiwheels
+
     for name, spec in yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["mpis"].items():
-        assert spec["debian_package"] in spec["debian_packages"]["build"], name
+        if "wheels" in spec:
+            assert "debian_package" not in spec and "debian_packages" not in spec, name
+            assert set(mpiwheels.pinned_lines(spec["wheels"])) == set(spec["wheels"]), name
+        else:
+            assert spec["debian_package"] in spec["debian_packages"]["build"], name
 
 
 # -- the project's version: VERSION ----------------------------------------------------

@@ -14,6 +14,8 @@ def show():
     width = max(len(n) for n in stacks.names())
     for stack in stacks.all():
         built, detail = stack.status()
+        if not built and stack.mpi.optional and detail == "not set up":
+            detail = f"optional ({stack.mpi.description}): ./h5stack setup {stack.name}"
         print(f"{stack.name:<{width}}  {'built    ' if built else 'not built'}  {detail}")
     return 0
 

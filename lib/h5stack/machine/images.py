@@ -34,7 +34,8 @@ from h5stack.base.ui import StepError, fmt_seconds, info, run_logged
 from h5stack.machine import apptainer
 from h5stack.stacks import build, plan, stackdir
 
-FLAVOURS = tuple(plan.load_config()["mpis"])  # an image per MPI of stacks.yaml
+#: an image per Debian MPI of stacks.yaml (the image installs its Debian packages)
+FLAVOURS = tuple(n for n, spec in plan.load_config()["mpis"].items() if spec.get("debian_packages"))
 DEFINITION = os.path.join(paths.ROOT, "containers", "h5stack.def")
 TUTORIAL_SOURCES = os.path.join(paths.REFRAME_TESTS, "hdf5-tutorial", "src")
 IMAGE_ROOT = "/opt/h5stack"  # where the stacks live inside the image

@@ -37,7 +37,7 @@ import yaml
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info
-from h5stack.stacks.plan import load_config
+from h5stack.stacks.plan import debian_mpis, load_config
 
 SITE_SCOPE = os.path.join(paths.SITE_CONFIGS, "generic", "spack")
 
@@ -169,7 +169,7 @@ def generate(out_dir):
     }
     packages["cmake"] = cmake_external()
     packages["all"] = {"require": [f"target={wanted['target']}"]}
-    for mpi_name, spec in load_config()["mpis"].items():
+    for mpi_name, spec in debian_mpis(load_config()).items():
         prefix = os.path.join(out_dir, "mpi", mpi_name)
         make_mpi_prefix(prefix, spec)
         version = dpkg_version(spec["debian_package"])

