@@ -4,30 +4,26 @@
 # A client job that dies with a file open: the servers (h5dsm-server --client-timeout)
 # discard that file, run no action on it, and serve the next client job, whose file
 # reaches the disk equal to its MPI-IO reference. Needs separate jobs (a contact file):
-# Open MPI here. Debian's MPICH cannot open ports, and in one MPMD job the launcher ends
-# the whole job when one rank dies: skipped there with that reason (exit 77).
+# where this MPI cannot join jobs (separate_jobs_lib.sh), skipped with the reason (exit 77):
+# in one MPMD job the launcher ends the whole job when one rank dies.
 set -uo pipefail
 mpiexec=$1 server=$2 workload=$3
 export HDF5_PLUGIN_PATH=$4
-if ! "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
-    echo "client_dies: skipped: this MPI cannot join separate jobs, and in one MPMD job the launcher ends every"
-    echo "rank when one dies (the servers cannot outlive a dead client there)"
-    exit 77
-fi
 . "$(dirname "$0")/separate_jobs_lib.sh"
 jobs_workdir client_dies
-start_ompi_server
+join_jobs
 # the client timeout: long enough for a busy 2-core machine, short enough for a test
-timeout 240 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$server" --size 2m --distribution block-cyclic:4k \
-    --contact dsm.contact --connections 2 --client-timeout 20 --action summary --action "dump:dump_{step}.h5" \
-    > server.txt 2>&1 &
-spid=$!
-pids+=($spid)
+if ! start_server -n 2 "$server" --size 2m --distribution block-cyclic:4k --connections 2 --client-timeout 20 \
+    --action summary --action "dump:dump_{step}.h5"; then
+    echo "client_dies: skipped: this MPI cannot join separate jobs ($(grep -o '(.*)' server.txt | head -1)), and in"
+    echo "one MPMD job the launcher ends every rank when one dies (the servers cannot outlive a dead client there)"
+    exit 77
+fi
 export HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG="contact=$work/dsm.contact;timeout=60"
-timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$workload" env "dead_{step}.h5" 1 --die-mid-file \
+timeout 120 "$mpiexec" "${JOIN[@]}" -n 2 "$workload" env "dead_{step}.h5" 1 --die-mid-file \
     > dying.txt 2>&1 && fail "the dying client job exited 0"
 grep -q "workload: rank 0 dies in the middle of dead_0.h5" dying.txt || fail "the client did not die mid-file"
-timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$workload" env "mem_{step}.h5" 1 --verify \
+timeout 120 "$mpiexec" "${JOIN[@]}" -n 2 "$workload" env "mem_{step}.h5" 1 --verify \
     > client.txt 2>&1 || fail "the next client job failed"
 wait "$spid"
 rc=$?

@@ -3,35 +3,29 @@
 # separate_jobs.sh MPIEXEC SERVER WORKLOAD PLUGIN_DIR
 # Servers and clients as two jobs joined through a contact file (MPI_Open_port /
 # MPI_Comm_accept / MPI_Comm_connect), the clients an unmodified program selecting the
-# driver with HDF5_DRIVER=dsm. Open MPI: the two mpiexecs find each other through an
-# ompi-server, and the window between the jobs needs the ucx one-sided component (the
-# default, rdma, cannot create it: "cannot expose ... in an MPI window"; pt2pt creates
-# it but hung with 2 servers and 2 clients); two files go through the DSM and equal
-# their MPI-IO references (h5diff). MPICH (Debian's, UCX
-# netmod): MPI_Open_port is not supported, and the server must say so and stop.
+# driver with HDF5_DRIVER=dsm; two files go through the DSM and equal their MPI-IO
+# references (h5diff). How the jobs find each other: separate_jobs_lib.sh (join_jobs).
+# Open MPI 4: the window between the jobs needs the ucx one-sided component (the default,
+# rdma, cannot create it: "cannot expose ... in an MPI window"; pt2pt creates it but hung
+# with 2 servers and 2 clients). An MPI that cannot open ports (Debian's MPICH 4.0.2 with
+# its UCX netmod, whose port name does not fit MPI_MAX_PORT_NAME): the server must say so
+# and stop.
 set -uo pipefail
 mpiexec=$1 server=$2 workload=$3
 export HDF5_PLUGIN_PATH=$4
 . "$(dirname "$0")/separate_jobs_lib.sh"
 jobs_workdir separate_jobs
-
-if ! "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
-    timeout 60 "$mpiexec" -n 1 "$server" --size 1m --contact dsm.contact > server.txt 2>&1
-    rc=$?
-    ((rc != 0)) || fail "the server accepted a contact file on an MPI that cannot open ports"
+join_jobs
+if ! start_server -n 2 "$server" --size 2m --distribution block-cyclic:4k --action summary \
+    --action "dump:dump_{step}.h5"; then
+    wait "$spid" && fail "the server stopped without a contact file and exited 0"
     grep -q "MPI_Open_port failed: this MPI cannot accept connections from other jobs" server.txt ||
-        fail "no reason given for the refusal"
+        fail "no contact file, and no reason given for the refusal"
     echo "separate_jobs: ok (this MPI refuses separate jobs with the reason: $(grep -o '(.*)' server.txt | head -1))"
     exit 0
 fi
-
-start_ompi_server
-timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$server" --size 2m --distribution block-cyclic:4k \
-    --contact dsm.contact --action summary --action "dump:dump_{step}.h5" > server.txt 2>&1 &
-spid=$!
-pids+=($spid)
 HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG="contact=$work/dsm.contact;timeout=60" \
-    timeout 120 "$mpiexec" --ompi-server "file:$work/uri" -n 2 "$workload" env "mem_{step}.h5" 2 --verify \
+    timeout 120 "$mpiexec" "${JOIN[@]}" -n 2 "$workload" env "mem_{step}.h5" 2 --verify \
     > client.txt 2>&1 || fail "the client job failed"
 wait "$spid" || fail "the server job failed"
 grep -q "workload: ok (2 files, 2 ranks, verified)" client.txt || fail "the clients did not read their files back"

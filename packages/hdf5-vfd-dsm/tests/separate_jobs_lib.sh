@@ -2,8 +2,14 @@
 # separate_jobs_lib.sh: what the tests of separate jobs share (sourced):
 #   jobs_workdir NAME     a private working directory (removed at exit, with the
 #                         background processes listed in pids), and fail MESSAGE
-#   start_ompi_server     Open MPI: the ompi-server through which two mpiexecs find
-#                         each other ($work/uri), and the ucx one-sided component
+#   join_jobs             how two mpiexecs of this MPI find each other: JOIN, the
+#                         arguments of both (Open MPI 4: through an ompi-server started
+#                         here, and the ucx one-sided component; MPICH and Intel MPI:
+#                         the port name alone); Open MPI 5 has no ompi-server, and
+#                         separate mpiexecs share no PMIx server: exit 77 with the reason
+#   start_server ARGS     the server job (JOIN, ARGS, --contact dsm.contact) in the
+#                         background, $spid; waits for the contact file: 0 once it is
+#                         there, 2 when the server stopped without one (server.txt)
 jobs_workdir() {
     test_name=$1
     work=$(mktemp -d "${TMPDIR:-/tmp}/dsm-$test_name.XXXXXX")
@@ -18,4 +24,30 @@ start_ompi_server() {
     pids+=($!)
     for ((i = 0; i < 100; i++)); do [[ -s uri ]] && break; sleep 0.1; done
     [[ -s uri ]] || fail "ompi-server wrote no URI"
+}
+join_jobs() {
+    JOIN=()
+    local version
+    version=$("$mpiexec" --version 2>&1)
+    grep -q "Open MPI\|OpenRTE" <<<"$version" || return 0
+    if grep -q "(Open MPI) [5-9]\|(Open MPI) [1-9][0-9]" <<<"$version"; then
+        echo "$test_name: skipped: Open MPI 5 has no ompi-server, and separate mpiexecs share no PMIx server"
+        echo "to connect through ($(head -1 <<<"$version"))"
+        exit 77
+    fi
+    start_ompi_server
+    JOIN=(--ompi-server "file:$work/uri")
+}
+start_server() {
+    timeout 240 "$mpiexec" "${JOIN[@]}" "$@" --contact dsm.contact > server.txt 2>&1 &
+    spid=$!
+    pids+=($spid)
+    for ((i = 0; i < 1200; i++)); do
+        [[ -e dsm.contact ]] && return 0
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [[ -e dsm.contact ]] && return 0
+    kill -0 "$spid" 2>/dev/null && fail "the server wrote no contact file in 120 s"
+    return 2
 }
