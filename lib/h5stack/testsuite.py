@@ -2,9 +2,9 @@
 """`h5stack test`: the project's own test suite (what CI runs), in two tiers.
 
 `tests/unit/` needs no stack and no daemon (seconds): it runs first, and alone with
-`--unit`. `tests/integration/` needs the local stacks: before it, every local stack is set
-up (cached after the first run), HDF5's own test programs beside the stacks whose source
-has them (stacks.yaml `hdf5_test_builds`) and the Apptainer images of the stacks
+`--unit`. `tests/integration/` needs the local stacks: before it, the default stacks (with
+`--full` every stack, the optional MPIs' too) are set up (cached after the first run),
+HDF5's own test programs beside the stacks whose source has them (stacks.yaml `hdf5_test_builds`) and the Apptainer images of the stacks
 (containers/). A failing unit tier stops the run before the set-up. What follows `--`
 goes to pytest (`./h5stack test -- tests/unit/test_cli.py -x`); named paths are run as
 named, with the set-up only if one is outside tests/unit. Both tiers first install what

@@ -8,7 +8,12 @@ from h5stack.base.ui import StepError
 
 def add_parser(sub):
     p = sub.add_parser("setup", help="build the local stacks (cached)")
-    p.add_argument("stacks", nargs="*", metavar="STACK", help="stacks to build (default: all)")
+    p.add_argument(
+        "stacks",
+        nargs="*",
+        metavar="STACK",
+        help="stacks to build (default: all but the optional ones; `./h5stack list` names them)",
+    )
     p.add_argument(
         "--tarball",
         action="append",

@@ -425,9 +425,10 @@ def check_capabilities():
 
 
 def selection(runner, stack_names, drivers):
-    """(stack, variant) pairs: the stacks given (default all) x their variants (or those given)."""
+    """(stack, variant) pairs: the stacks given (default: those in use, Stacks.in_use) x their
+    variants (or those given)."""
     pairs = []
-    for name in stack_names or runner.stacks.names():
+    for name in stack_names or [s.name for s in runner.stacks.in_use()]:
         offered = variants(runner.desc(name))
         chosen = [v for v in offered if not drivers or v in drivers or v.split(":")[0] in drivers]
         pairs += [(name, v) for v in chosen]
@@ -482,7 +483,7 @@ class Options:
     seed: Optional[int] = None  # this seed only (a replay); None: seeds from a random start
     case: str = ""  # a fixed workload of h5fuzz instead of seeds
     regressions: bool = False  # the workloads of packages/h5fuzz/regressions.yaml instead
-    stacks: tuple = ()  # stack names (default: all)
+    stacks: tuple = ()  # stack names (default: those in use)
     drivers: tuple = ()  # variants (default: all a stack offers)
     ranks: Optional[int] = None  # ranks of every workload (None: 1..max_ranks by seed)
     max_ranks: int = 8
