@@ -197,12 +197,19 @@ def compiler_cache(env):
     """CMake options that put ccache (when installed) in front of the compilers; sets its
     settings in env. Builds of the same sources with the same compiler and flags (an HDF5
     and its test programs, a plain HDF5 and its patched twin) then compile each unchanged
-    file once. It changes no result (paths under build/ are rewritten relative, so one
-    entry's objects serve another's), so it is no input of the cache keys."""
+    file once. Paths under build/ are rewritten relative, so one entry's objects serve
+    another's (the source paths in HDF5's error stacks read relative); the compiler is
+    identified by what `mpicc -v` prints. It is no input of the cache keys."""
     if not shutil.which("ccache"):
         return {}
+    for name in [n for n in env if n.startswith("CCACHE_")]:  # the user's own settings stay out
+        del env[name]
     env.update(
         CCACHE_DIR=paths.sub("ccache"),
+        CCACHE_CONFIGPATH=os.path.join(paths.sub("ccache"), "ccache.conf"),
+        # the compiler is an MPI wrapper script: identify it by what it runs (its -v names
+        # the MPI and the C compiler's version), not by the script's time stamp
+        CCACHE_COMPILERCHECK="%compiler% -v",
         CCACHE_BASEDIR=os.path.realpath(paths.sub("build")),
         CCACHE_NOHASHDIR="true",
         CCACHE_DEPEND="true",
