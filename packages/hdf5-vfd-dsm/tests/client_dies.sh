@@ -15,6 +15,8 @@ join_jobs
 # the client timeout: long enough for a busy 2-core machine, short enough for a test
 if ! start_server -n 2 "$server" --size 2m --distribution block-cyclic:4k --connections 2 --client-timeout 20 \
     --action summary --action "dump:dump_{step}.h5"; then
+    grep -q "MPI_Open_port failed: this MPI cannot accept connections from other jobs" server.txt ||
+        fail "the server stopped without a contact file, and not because this MPI cannot open ports"
     echo "client_dies: skipped: this MPI cannot join separate jobs ($(grep -o '(.*)' server.txt | head -1)), and in"
     echo "one MPMD job the launcher ends every rank when one dies (the servers cannot outlive a dead client there)"
     exit 77
