@@ -19,13 +19,13 @@ from h5stack.stacks.plan import Stacks  # noqa: E402
 #: `./h5stack test --full` (H5STACK_TEST_FULL=1) runs every check on every stack. By
 #: default the checks that cost minutes per stack run on selections (docs/developing.md,
 #: "The tests, in tiers"): the regression on `generic` on SELECTED_STACKS (both MPIs, both
-#: HDF5 series, a patched twin, MPICH's image), complementing `slurm-local`'s stacks
+#: HDF5 series, MPICH's image; the twins' checks run on slurm-local), complementing its stacks
 #: (test_regression.SLURM_STACKS); each package's ctest (one to two and a half minutes)
 #: on one of PACKAGE_STACKS, the packages in turn (sorted by name), so that the ctests
 #: together run on both MPIs and both HDF5 series (every package's code runs on every
 #: stack in the regression and the fuzzer); the rest on every stack.
 FULL = os.environ.get("H5STACK_TEST_FULL") == "1"
-SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2", "openmpi-hdf5-1.14-multifile"]
+SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2"]
 PACKAGE_STACKS = ["openmpi-hdf5-2", "mpich-hdf5-1.14"]
 
 
