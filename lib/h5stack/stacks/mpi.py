@@ -81,7 +81,7 @@ class MPI:
 
     def version(self):
         if self.wheel:
-            return ", ".join(line.split()[0] for line in self.wheel.lines.values())
+            return ", ".join(wheels.version_of(line) for line in self.wheel.lines.values())
         if self.debian_package:
             out = subprocess.run(
                 ["dpkg-query", "-W", "-f=${Version}", self.debian_package], capture_output=True, text=True

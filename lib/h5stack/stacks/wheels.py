@@ -14,6 +14,7 @@ location, so the prefix needs no Python environment and no activation; it must n
 once something is built against it (the programs' RUNPATH names it), which the key
 guarantees. The Go wheel holds a whole Go tree (GOROOT) in its package directory `go/`."""
 
+import functools
 import os
 import re
 import shutil
@@ -32,15 +33,19 @@ REQUIREMENTS = os.path.join(paths.ROOT, "requirements", "mpi-wheels.txt")
 GO_REQUIREMENTS = os.path.join(paths.ROOT, "requirements", "go.txt")
 
 
+@functools.cache
+def _requirement_lines(path):
+    """{lower-case name: line} of a requirements file; read once per run (every MPI of
+    stacks.yaml asks when Stacks is made)."""
+    with open(path) as f:
+        lines = [raw.strip() for raw in f]
+    return {re.match(r"[\w.-]*", line).group(0).lower(): line for line in lines if line and not line.startswith("#")}
+
+
 def pinned_lines(names, path=REQUIREMENTS):
     """{name: its requirement line} for these distribution names; each must be pinned
     (name==version --hash=sha256:...) in path."""
-    lines = {}
-    with open(path) as f:
-        for raw in f:
-            line = raw.strip()
-            if line and not line.startswith("#"):
-                lines[re.match(r"[\w.-]*", line).group(0).lower()] = line
+    lines = _requirement_lines(path)
     result = {}
     for name in names:
         line = lines.get(name.lower())
