@@ -159,42 +159,51 @@ EOF
     assert "merged.h5: b'precious'" in out and not (tmp_path / "x.h5").exists(), out
 
 
-def test_appending_with_another_number_of_ranks_gives_the_reason(tmp_path):
-    """Mode 'a' on a multifile directory written by 2 ranks, from 1: h5py tries to open it
-    read-write, then to create it; the error is the driver's reason for the first (2 ranks
-    wrote it, continuing needs as many), not its refusal of the second (it exists). With
-    2 ranks 'a' appends, and a new name is still created."""
+def test_appending_continues_with_any_number_of_ranks_and_gives_the_reason(tmp_path):
+    """Mode 'a' on a multifile directory written by 2 ranks continues it from 1 rank and
+    from 3 (another number of ranks, as with MPI-IO), and a new name is still created. On
+    a directory whose writer did not close it, h5py tries to open it read-write, then to
+    create it; the error is the driver's reason for the first, not its refusal of the
+    second (it exists)."""
     script = f"""
         mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile
+        python3 -c 'import h5vfd; f = h5vfd.open("mf.h5", "a"); f.attrs["one"] = 1; f.close()'
+        mpiexec -n 3 python3 -c '
+import h5py, h5vfd
+from mpi4py import MPI
+with h5py.File("mf.h5", "a", driver="multifile", comm=MPI.COMM_WORLD) as f:
+    f.attrs["three"] = 3
+with h5py.File("new.h5", "a", driver="multifile", comm=MPI.COMM_WORLD) as f:
+    f.attrs["created"] = 1
+if MPI.COMM_WORLD.rank == 0:
+    with h5vfd.open("mf.h5", comm=MPI.COMM_SELF) as f:
+        print("appended", f.attrs["one"], f.attrs["three"], h5vfd.is_multifile("new.h5"))
+'
+        grep "^ranks" mf.h5/metafile
+        cp -r mf.h5 open.h5
         python3 - <<'EOF'
+import zlib
+text = open("open.h5/metafile").read().replace("state complete", "state writing")
+body = text[: text.index("crc32 ")]
+open("open.h5/metafile", "w").write(body + "crc32 %08x\\n" % zlib.crc32(body.encode()))
 import h5py, h5vfd
 from mpi4py import MPI
 for name, call in (
-    ("open", lambda: h5vfd.open("mf.h5", "a")),
-    ("h5py", lambda: h5py.File("mf.h5", "a", driver="multifile", comm=MPI.COMM_WORLD)),
+    ("open", lambda: h5vfd.open("open.h5", "a")),
+    ("h5py", lambda: h5py.File("open.h5", "a", driver="multifile", comm=MPI.COMM_WORLD)),
 ):
     try:
         call()
     except OSError as e:
         print(name, type(e).__name__, e)
 EOF
-        mpiexec -n 2 python3 -c '
-import h5py, h5vfd
-from mpi4py import MPI
-with h5vfd.open("mf.h5", "a") as f:
-    f.attrs["appended"] = 1
-with h5py.File("new.h5", "a", driver="multifile", comm=MPI.COMM_WORLD) as f:
-    f.attrs["created"] = 1
-if MPI.COMM_WORLD.rank == 0:
-    with h5vfd.open("mf.h5", comm=MPI.COMM_SELF) as f:
-        print("appended", f.attrs["appended"], h5vfd.is_multifile("new.h5"))
-'
     """
     out = run("mpich-hdf5-1.14", script, tmp_path)
-    reason = "multifile: mf.h5: written by 2 ranks, opened read-write by 1: continuing a multifile directory"
+    assert "appended 1 3 True" in out and "ranks 3\n" in out, out
+    reason = "multifile: open.h5: incomplete: its writer did not close it"
     assert f"open OSError Unable to synchronously open file ({reason}" in out, out
     assert f"h5py OSError Unable to synchronously open file ({reason}" in out, out
-    assert "H5F_ACC_EXCL" not in out and "appended 1 True" in out, out
+    assert "H5F_ACC_EXCL" not in out, out
 
 
 @pytest.mark.parametrize("bad", ["-", "nothing"])

@@ -58,6 +58,7 @@ typedef struct {
     MPI_Comm     comm;
     MPI_Info     info;
     int          rank, size;
+    int          nfiles; /* MODE_WRITE: rank files in the directory (> size when fewer ranks continue it) */
     char        *path;
     mf_mode_t    mode;
     mf_options_t opt;
@@ -70,6 +71,7 @@ typedef struct {
     int          dir_fd; /* the directory, held from open: it may be renamed meanwhile */
     int          data_fd, idx_fd;
     uint64_t     data_pos, idx_pos, nrec;
+    uint64_t     nrec_idle; /* rank 0: records of the rank files no rank of this session writes */
     uint32_t     epoch;
     uint64_t     run_id; /* the write session's identity (the metafile's "run", mf_format.h) */
     mf_clock_t   clock;
@@ -385,7 +387,7 @@ free_file(H5FD_multifile_t *f)
     if (f->plain_fd >= 0)
         close(f->plain_fd);
     if (f->tails) {
-        for (int r = 0; r < f->size; r++)
+        for (int r = 0; r < f->nfiles; r++)
             if (f->tails[r].idx_fd >= 0)
                 mf_tail_close(&f->tails[r]);
         free(f->tails);
@@ -488,21 +490,19 @@ open_rank_file(H5FD_multifile_t *f, rank_file_t which, int flags, char *path, si
     return openat(f->dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
-/* every rank: create its data and index files */
+/* this rank's data and index files, new, in the directory held open */
 static int
-open_rank_files(H5FD_multifile_t *f, mf_err_t err)
+create_rank_files(H5FD_multifile_t *f, mf_err_t err)
 {
     char              dpath[PATH_MAX], ipath[PATH_MAX];
     unsigned char     hdr[MF_INDEX_HEADER_SIZE];
     mf_index_header_t h = {MF_FORMAT_VERSION,
                            (uint32_t)f->rank,
-                           (uint32_t)f->size,
+                           (uint32_t)f->nfiles,
                            MF_RECORD_SIZE,
                            f->opt.checksums ? MF_DATA_CRC32C : 0,
                            MF_RUN_TAG(f->run_id)};
-    if (open_dir(f, err) < 0)
-        return -1;
-    f->data_fd = open_rank_file(f, RANK_DATA, O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
+    f->data_fd          = open_rank_file(f, RANK_DATA, O_RDWR | O_CREAT | O_TRUNC, dpath, sizeof dpath);
     if (f->data_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot create: %s", dpath, strerror(errno));
         return -1;
@@ -515,6 +515,13 @@ open_rank_files(H5FD_multifile_t *f, mf_err_t err)
     }
     f->idx_pos = MF_INDEX_HEADER_SIZE;
     return 0;
+}
+
+/* every rank: create its data and index files */
+static int
+open_rank_files(H5FD_multifile_t *f, mf_err_t err)
+{
+    return open_dir(f, err) < 0 ? -1 : create_rank_files(f, err);
 }
 
 /* put the reconstructed file tmp in the place of the directory: 1 when it is there (a
@@ -635,73 +642,96 @@ open_plain(H5FD_multifile_t *f, int writable, mf_err_t err)
 static int
 alloc_tails(H5FD_multifile_t *f, mf_err_t err)
 {
-    f->tails    = calloc((size_t)f->size, sizeof *f->tails);
-    f->read_fds = calloc((size_t)f->size, sizeof *f->read_fds);
+    f->tails    = calloc((size_t)f->nfiles, sizeof *f->tails);
+    f->read_fds = calloc((size_t)f->nfiles, sizeof *f->read_fds);
     if (!f->tails || !f->read_fds) { /* nothing for free_file to close */
         free(f->tails);
         f->tails = NULL;
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
         return -1;
     }
-    for (int r = 0; r < f->size; r++) {
+    for (int r = 0; r < f->nfiles; r++) {
         f->tails[r].idx_fd = f->tails[r].data_fd = -1;
         f->read_fds[r]                           = r == f->rank ? f->data_fd : -1;
     }
     return 0;
 }
 
-/* read-write open of a complete multifile directory written by as many ranks: every
- * rank loads the directory's extent map and goes on appending to its own files in
- * new epochs; the metafile says "writing" again until the close */
+/* this rank's files in a continued directory: appended to when the directory has them;
+ * made, and with sync=on on disk before the metafile names them, when this session has
+ * more ranks than the directory has rank files */
+static int
+open_own_files(H5FD_multifile_t *f, const mf_dir_t *d, mf_err_t err)
+{
+    char dpath[PATH_MAX], ipath[PATH_MAX];
+    if (open_dir(f, err) < 0)
+        return -1;
+    if ((uint32_t)f->rank >= d->meta.ranks) {
+        if (create_rank_files(f, err) < 0)
+            return -1;
+        if (f->opt.sync && (fdatasync(f->idx_fd) < 0 || fsync(f->dir_fd) < 0)) {
+            snprintf(err, MF_ERRMSG_SIZE, "%s/%d.offset: fdatasync: %s", f->path, f->rank, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    const mf_rank_records_t *own = &d->ranks[f->rank];
+    f->nrec                      = own->n;
+    f->data_pos                  = own->data_size;
+    f->idx_pos                   = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
+    f->opt.checksums             = own->checksums != 0; /* new records follow the index's header */
+    f->data_fd                   = open_rank_file(f, RANK_DATA, O_RDWR, dpath, sizeof dpath);
+    f->idx_fd = f->data_fd < 0 ? -1 : open_rank_file(f, RANK_INDEX, O_RDWR, ipath, sizeof ipath);
+    if (f->idx_fd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->data_fd < 0 ? dpath : ipath, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* the other rank files of a continued directory, with the records loaded skipped; files
+ * of ranks new to the directory are opened when first read (they are made meanwhile) */
+static int
+open_other_files(H5FD_multifile_t *f, const mf_dir_t *d, mf_err_t err)
+{
+    if (alloc_tails(f, err) < 0)
+        return -1;
+    for (unsigned r = 0; r < d->meta.ranks; r++) {
+        if (r == (unsigned)f->rank)
+            continue;
+        if (mf_tail_open(&f->tails[r], f->dir_fd, f->path, r, MF_RUN_TAG(f->run_id), err) < 0)
+            return -1;
+        mf_tail_skip(&f->tails[r], d->ranks[r].n);
+        f->read_fds[r] = f->tails[r].data_fd;
+        if (f->rank == 0 && r >= (unsigned)f->size) /* nobody writes there: counted by rank 0 */
+            f->nrec_idle += d->ranks[r].n;
+    }
+    return 0;
+}
+
+/* read-write open of a complete multifile directory, by any number of ranks: every rank
+ * loads the directory's extent map and goes on appending to its own files in new epochs
+ * (rank files of ranks this session does not have stay as they are and are read; ranks
+ * the directory has no files of yet make them); the metafile says "writing" again until
+ * the close */
 static int
 open_append(H5FD_multifile_t *f, mf_err_t err)
 {
     mf_dir_t d;
-    char     dpath[PATH_MAX], ipath[PATH_MAX];
     int      ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
     if (mf_agree(f->comm, ok, err) < 0) {
         if (ok)
             mf_dir_free(&d);
         return -1;
     }
-    if (d.meta.ranks != (uint32_t)f->size) {
-        snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: written by %" PRIu32
-                 " ranks, opened read-write by %d: continuing a multifile directory "
-                 "needs as many ranks (or reconstruct it first, with h5mf merge or a read-only open with "
-                 "read=merge, then open the file read-write); "
-                 "nothing was changed",
-                 f->path, d.meta.ranks, f->size);
-        mf_dir_free(&d);
-        return -1;
-    }
-    const mf_rank_records_t *own = &d.ranks[f->rank];
-    uint64_t                 eoa = d.meta.eoa, records = d.records;
-    f->mode          = MODE_WRITE;
-    f->run_id        = d.meta.run;
-    f->epoch         = d.meta.committed;
-    f->eof           = (haddr_t)d.size;
-    f->nrec          = own->n;
-    f->data_pos      = own->data_size;
-    f->idx_pos       = MF_INDEX_HEADER_SIZE + own->n * MF_RECORD_SIZE;
-    f->opt.checksums = own->checksums != 0; /* new records follow the index's header */
-    ok               = open_dir(f, err) == 0;
-    f->data_fd       = ok ? open_rank_file(f, RANK_DATA, O_RDWR, dpath, sizeof dpath) : -1;
-    f->idx_fd        = f->data_fd < 0 ? -1 : open_rank_file(f, RANK_INDEX, O_RDWR, ipath, sizeof ipath);
-    if (ok && f->idx_fd < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->data_fd < 0 ? dpath : ipath, strerror(errno));
-        ok = 0;
-    }
-    ok = ok && alloc_tails(f, err) == 0;
-    for (int r = 0; ok && r < f->size; r++) {
-        if (r == f->rank)
-            continue;
-        /* the map below has the records loaded: the tail goes on after them */
-        ok = mf_tail_open(&f->tails[r], f->dir_fd, f->path, (unsigned)r, MF_RUN_TAG(f->run_id), err) == 0;
-        if (ok)
-            mf_tail_skip(&f->tails[r], d.ranks[r].n);
-        f->read_fds[r] = f->tails[r].data_fd;
-    }
+    uint64_t eoa = d.meta.eoa, records = d.records;
+    f->mode   = MODE_WRITE;
+    f->run_id = d.meta.run;
+    f->epoch  = d.meta.committed;
+    f->eof    = (haddr_t)d.size;
+    f->nfiles = d.meta.ranks > (uint32_t)f->size ? (int)d.meta.ranks : f->size;
+    ok        = mf_agree(f->comm, open_own_files(f, &d, err) == 0, err) == 0;
+    ok        = ok && open_other_files(f, &d, err) == 0;
     mf_extents_free(&f->map);
     f->map = d.map; /* taken over */
     mf_extents_init(&d.map);
@@ -713,8 +743,8 @@ open_append(H5FD_multifile_t *f, mf_err_t err)
         return -1;
     }
     if (f->rank == 0) {
-        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->size, MF_STATE_WRITING, f->epoch, eoa,
-                          records,         f->run_id};
+        mf_meta_t meta = {MF_META_VERSION, (uint32_t)f->nfiles, MF_STATE_WRITING, f->epoch, eoa, records,
+                          f->run_id};
         ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }
     return mf_agree(f->comm, ok, err);
@@ -780,6 +810,7 @@ new_file(const char *name, hid_t fapl_id)
         MPI_Info_create(&f->info);
     MPI_Comm_rank(f->comm, &f->rank);
     MPI_Comm_size(f->comm, &f->size);
+    f->nfiles = f->size;
 
     /* options: the fapl's driver info, then its config string (HDF5_DRIVER_CONFIG, by-name selection) */
     get_options(fapl_id, &f->opt);
@@ -931,8 +962,8 @@ commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
     uint64_t records = 0; /* every record of the committed epochs: a reader must find them all */
     MPI_Reduce(&f->nrec, &records, 1, MPI_UINT64_T, MPI_SUM, 0, f->comm);
     if (f->rank == 0 && !dir_removed(f)) {
-        mf_meta_t meta = {MF_META_VERSION,  (uint32_t)f->size, state,    f->epoch + 1,
-                          (uint64_t)f->eoa, records,           f->run_id};
+        mf_meta_t meta = {MF_META_VERSION,  (uint32_t)f->nfiles,    state,    f->epoch + 1,
+                          (uint64_t)f->eoa, records + f->nrec_idle, f->run_id};
         ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
     }
     if (mf_agree(f->comm, ok, err) < 0)

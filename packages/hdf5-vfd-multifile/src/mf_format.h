@@ -6,7 +6,8 @@
  * A multifile "file" NAME is a directory holding
  *   metafile        text, written atomically (temporary file + rename) by rank 0:
  *                     h5stack-multifile 3
- *                     ranks <P>
+ *                     ranks <P>          rank files 0..P-1 (a session continued by more ranks
+ *                                        than wrote the directory adds files)
  *                     state writing|complete
  *                     committed <C>      epochs 0..C-1 are complete (all ranks flushed)
  *                     eoa <bytes>        HDF5's end of address space at the last commit
@@ -20,7 +21,8 @@
  *   <r>             rank r's data: every byte rank r wrote, appended; a record of 64 KiB
  *                   or more starts at a position congruent to its file address modulo
  *                   4096 (index version 2), the bytes skipped are a hole
- *   <r>.offset      rank r's index: a 32-byte header (version 3: the run's identity in
+ *   <r>.offset      rank r's index: a 32-byte header (its `ranks`: the rank files of the
+ *                   session that made it, never more than the metafile's; version 3: the run's identity in
  *                   place of the upper halves of record size and checksum kind), then one 48-byte record per
  *                   contiguous run of writes, appended (little-endian, see mf_record_t).
  *                   Index version 2: while its epoch lasts, the last record may be

@@ -188,9 +188,12 @@ read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_err_t err)
     rr->data_size = rc == 0 ? (uint64_t)st.st_size : 0;
     if (rc == 0 && (rc = mf_tail_poll(&t, read_record, &x, index_strict(d), &torn, err)) < 0 && *x.msg)
         snprintf(err, MF_ERRMSG_SIZE, "%s", x.msg);
-    if (rc == 0 && t.have_header && t.hdr.ranks != d->meta.ranks) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: written by %" PRIu32 " ranks, the metafile says %" PRIu32,
-                 t.idx_path, t.hdr.ranks, d->meta.ranks);
+    /* a header names the rank files of the session that made it; later sessions may
+     * have added more (a continuation by more ranks), never fewer */
+    if (rc == 0 && t.have_header && (t.hdr.ranks > d->meta.ranks || t.hdr.ranks <= r)) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: made in a directory of %" PRIu32 " rank files, the metafile says %" PRIu32, t.idx_path,
+                 t.hdr.ranks, d->meta.ranks);
         rc = -1;
     }
     if (rc == 0 && !t.have_header) {

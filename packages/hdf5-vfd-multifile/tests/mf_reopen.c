@@ -18,7 +18,12 @@
  *   6. H5Fdelete removes it;
  *   7. create z.h5, write and read "a", remove the directory while it is open (rm -rf),
  *      write "b", flush, read both, close: the driver goes on through the descriptors
- *      it holds, as a POSIX file removed while open does.
+ *      it holds, as a POSIX file removed while open does;
+ *   8. other numbers of ranks: the first half of the ranks create g.h5 and write
+ *      dataset "a" (N rows, rows dealt cyclically over the session's ranks); all N
+ *      continue it read-write (more rank files than it had), rewrite "a" and write "b";
+ *      rank 0 alone continues it (fewer ranks than rank files), rewrites the last row
+ *      of "a" and writes "c"; all N read it in place and reconstructed, and check it.
  *
  *   mpiexec -n N mf_reopen --open-rdwr FILE [OPTIONS]
  *   mpiexec -n N mf_reopen --open-rdonly FILE [OPTIONS]
@@ -147,6 +152,94 @@ written_while_removed(const char *path, hid_t p)
     EXPECT(access(path, F_OK) != 0, "%s: came back after the close", path);
 }
 
+/* 8.: a session of the first k ranks on comm writes dataset name (size rows, created
+ * when create): rank r of the session writes rows r, r + k, ... (base + row*100 + column),
+ * or with last_only only the last row; ranks outside the session take no part */
+static void
+write_dealt(const char *path, unsigned mode, int k, const char *name, int base, int last_only)
+{
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : MPI_UNDEFINED, rank, &comm);
+    if (comm == MPI_COMM_NULL)
+        return;
+    hid_t p = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(H5Pset_fapl_multifile(p, comm, MPI_INFO_NULL));
+    hid_t f = mode == H5F_ACC_TRUNC ? H5Fcreate(path, mode, H5P_DEFAULT, p) : H5Fopen(path, mode, p);
+    CHECK(f);
+    hsize_t dims[2] = {(hsize_t)size, COLS}, count[2] = {1, COLS}, start[2] = {0, 0};
+    hid_t   space = H5Screate_simple(2, dims, NULL), mem = H5Screate_simple(2, count, NULL);
+    hid_t   d = H5Lexists(f, name, H5P_DEFAULT) > 0
+                    ? H5Dopen2(f, name, H5P_DEFAULT)
+                    : H5Dcreate2(f, name, H5T_NATIVE_INT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    CHECK(d);
+    for (int row = last_only ? size - 1 : rank; row < size; row += k) {
+        int vals[COLS];
+        for (int c = 0; c < COLS; c++)
+            vals[c] = base + row * 100 + c;
+        start[0] = (hsize_t)row;
+        CHECK(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL));
+        CHECK(H5Dwrite(d, H5T_NATIVE_INT, mem, space, H5P_DEFAULT, vals));
+    }
+    H5Sclose(mem);
+    H5Sclose(space);
+    H5Dclose(d);
+    CHECK(H5Fclose(f));
+    H5Pclose(p);
+    MPI_Comm_free(&comm);
+}
+
+/* 8.: every rank checks every row of name: base + row*100 + column, the last row
+ * last_base + ... */
+static void
+check_dealt(hid_t f, const char *name, int base, int last_base)
+{
+    int  *all = malloc(sizeof(int) * (size_t)size * COLS);
+    hid_t d   = H5Dopen2(f, name, H5P_DEFAULT);
+    CHECK(d);
+    CHECK(H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all));
+    for (int r = 0; r < size; r++)
+        for (int c = 0; c < COLS; c++) {
+            int want = (r == size - 1 ? last_base : base) + r * 100 + c;
+            EXPECT(all[r * COLS + c] == want, "%s[%d][%d] = %d, expected %d (another number of ranks)", name,
+                   r, c, all[r * COLS + c], want);
+        }
+    H5Dclose(d);
+    free(all);
+}
+
+/* 8.: continued by more ranks than wrote it, then by fewer */
+static void
+other_rank_counts(const char *path, hid_t p)
+{
+    int half = size > 1 ? size / 2 : 1;
+    write_dealt(path, H5F_ACC_TRUNC, half, "a", 1000, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    write_dealt(path, H5F_ACC_RDWR, size, "a", 2000, 0);
+    write_dealt(path, H5F_ACC_RDWR, size, "b", 3000, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    write_dealt(path, H5F_ACC_RDWR, 1, "a", 4000, 1);
+    write_dealt(path, H5F_ACC_RDWR, 1, "c", 5000, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT(is_dir(path), "%s: not a directory after sessions of other rank counts", path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, p);
+    CHECK(f);
+    check_dealt(f, "a", 2000, 4000);
+    check_dealt(f, "b", 3000, 3000);
+    check_dealt(f, "c", 5000, 5000);
+    CHECK(H5Fclose(f));
+    hid_t merged = H5Pcreate(H5P_FILE_ACCESS);
+    CHECK(H5Pset_fapl_multifile(merged, MPI_COMM_WORLD, MPI_INFO_NULL));
+    CHECK(H5Pset_multifile_options(merged, "read=merge"));
+    f = H5Fopen(path, H5F_ACC_RDONLY, merged);
+    CHECK(f);
+    check_dealt(f, "a", 2000, 4000);
+    check_dealt(f, "c", 5000, 5000);
+    CHECK(H5Fclose(f));
+    H5Pclose(merged);
+    MPI_Barrier(MPI_COMM_WORLD);
+    EXPECT(!is_dir(path), "%s: still a directory after read=merge", path);
+}
+
 /* --open-rdwr / --open-rdonly FILE [OPTIONS]: open and close only; the exit status */
 static int
 open_only(int argc, char **argv)
@@ -254,6 +347,8 @@ main(int argc, char **argv)
     write_in_place_and_delete(path, p);
     snprintf(path, sizeof path, "%s/z.h5", argv[1]);
     written_while_removed(path, p);
+    snprintf(path, sizeof path, "%s/g.h5", argv[1]);
+    other_rank_counts(path, p);
     H5Pclose(p);
     if (rank == 0)
         printf("reopen: ok (%d ranks)\n", size);
