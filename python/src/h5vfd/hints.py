@@ -6,8 +6,8 @@ with another driver (its default, or HDF5_DRIVER unset) fails on it with HDF5's 
 directory". Once h5vfd is imported that IsADirectoryError names the directory as
 multifile and points to h5vfd.open and h5vfd.is_multifile.
 
-Mode "a" on a multifile directory the driver cannot open read-write (e.g. written by
-another number of ranks) fails with the driver's reason for that, not with h5py's
+Mode "a" on a multifile directory the driver cannot open read-write (e.g. one whose
+writer did not close it) fails with the driver's reason for that, not with h5py's
 fallback's "exists (H5F_ACC_EXCL)".
 """
 
