@@ -130,6 +130,18 @@ def variants(desc):
     ]
 
 
+#: the first grammar whose workloads open the file by fewer ranks than the job has: the
+#: DSM's clients open a file all together (its servers count them), so it runs none
+SESSIONS_GRAMMAR = 5
+
+
+def applies(variant, grammar=1, case=""):
+    """Whether a variant can run a workload: the metadata case tests multifile's stamps
+    (the DSM has none); the DSM opens files by all its clients only."""
+    dsm = variant.startswith("dsm:")
+    return not (dsm and (case == "metadata" or grammar >= SESSIONS_GRAMMAR))
+
+
 def check_drivers(drivers):
     """Refuse a --driver that no stack can offer, before anything is set up."""
     known = set(ALL_VARIANTS) | {v.split(":")[0] for v in ALL_VARIANTS}
@@ -451,9 +463,8 @@ def regressions():
 
 
 def regression_case(stack, variant, entry, perturb=True):
-    """One regression entry as a case, or None where it does not apply (the metadata case
-    tests multifile's stamps; the DSM has none)."""
-    if variant.startswith("dsm:") and entry.get("case") == "metadata":
+    """One regression entry as a case, or None where it does not apply (applies())."""
+    if not applies(variant, entry.get("grammar", 1), entry.get("case", "")):
         return None
     ops = entry.get("ops", 60)
     return Case(
@@ -515,16 +526,32 @@ def _cases(opts, pairs, entries=None):
             yield Case(stack, variant, s, ranks, opts.ops, perturb=opts.perturb, grammar=opts.grammar)
 
 
+def runnable(pairs, opts):
+    """The pairs that can run the random workloads of opts.grammar (applies()); the others
+    are named once, and none left is an error."""
+    if opts.regressions or opts.case:
+        return pairs
+    left = sorted({v.split(":")[0] for _, v in pairs if not applies(v, opts.grammar)})
+    if left:
+        info(f"fuzz: grammar {opts.grammar} opens the file by fewer ranks than the job has, which the DSM "
+             f"refuses (its clients open a file together): {', '.join(left)} variants left out")  # fmt: skip
+    pairs = [p for p in pairs if applies(p[1], opts.grammar)]
+    if not pairs:
+        raise StepError(f"no variant chosen can run grammar {opts.grammar}'s workloads")
+    return pairs
+
+
 def run(opts):
     """./h5stack fuzz: run cases until the seeds or the time are used up; a summary. Exit
     status 1 when a variant failed; MPI-IO faults are printed and counted, not failures
     of the variants."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     if opts.perturb:
         check_capabilities()
     runner = Runner(keep=opts.keep, launcher=Launcher(opts.launcher))
-    pairs = selection(runner, list(opts.stacks), list(opts.drivers))
+    pairs = runnable(selection(runner, list(opts.stacks), list(opts.drivers)), opts)
     nodes = runner.launcher.preflight(stack_env(runner.desc(pairs[0][0])))
     info(f"fuzz: ranks started by {opts.launcher} on {len(nodes)} node(s): {', '.join(nodes)}")
     entries = regressions() if opts.regressions else None
@@ -533,8 +560,9 @@ def run(opts):
     else:
         total = len(pairs) * (1 if opts.case or opts.seed is not None else opts.seeds)
     t0, tally = time.monotonic(), Tally()
+    plain = Console(emoji=False, highlight=False)  # replay lines are printed as they are ("dsm:mask:16m")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  disable=not os.isatty(2)) as bar:  # fmt: skip
+                  console=plain, disable=not os.isatty(2)) as bar:  # fmt: skip
         task = bar.add_task("fuzz", total=None if opts.seconds else total)
         for case in _cases(opts, pairs, entries):
             if opts.seconds and time.monotonic() - t0 > opts.seconds:
@@ -542,7 +570,8 @@ def run(opts):
             bar.update(task, description=case.label())
             outcome = runner.run(case)
             for text in tally.add(outcome):
-                bar.console.print(text if text != FAILED else report_failure(runner, outcome, opts.minimise))
+                bar.console.print(text if text != FAILED else report_failure(runner, outcome, opts.minimise),
+                                  markup=False)  # fmt: skip
             if outcome.ok and not os.isatty(2):
                 info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
             bar.advance(task)

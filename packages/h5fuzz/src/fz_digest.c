@@ -45,6 +45,15 @@ mix_op(uint64_t *h, const fz_op_t *op)
         mix(h, (uint64_t)fields[i]);
 }
 
+/* grammar 5's fields (not hashed before it, so the digests of earlier plans stand) */
+static void
+mix_sessions(uint64_t *h, const fz_plan_t *p)
+{
+    mix(h, (uint64_t)p->ranks0);
+    for (size_t i = 0; i < p->nops; i++)
+        mix(h, (uint64_t)p->ops[i].ranks);
+}
+
 uint64_t
 fz_plan_digest(const fz_plan_t *p)
 {
@@ -58,5 +67,7 @@ fz_plan_digest(const fz_plan_t *p)
     mix(&h, p->nops);
     for (size_t i = 0; i < p->nops; i++)
         mix_op(&h, &p->ops[i]);
+    if (p->grammar >= 5)
+        mix_sessions(&h, p);
     return h;
 }

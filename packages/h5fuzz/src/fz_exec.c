@@ -47,7 +47,7 @@ abandon(fz_ctx_t *c, size_t op)
             c->rank, op, c->err);
     fflush(stderr);
     usleep(500000); /* peers failing too get to print why */
-    MPI_Abort(c->comm, 3);
+    MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
 /* the dataset's dimensions with dim0 rows (o->nd of them) */
@@ -499,10 +499,147 @@ session_fapl(const fz_plan_t *p, hid_t fapl)
     return copy;
 }
 
+/* the ranks of a session: the first k of the job on a communicator of their own (with
+ * the driver's access list set to it), or the whole job as it is; a rank outside the
+ * session has comm MPI_COMM_NULL and no file */
+typedef struct {
+    fz_ctx_t c;
+    int      k;
+    hid_t    file;
+} session_t;
+
+static void
+session_begin(const fz_ctx_t *job, int k, session_t *s)
+{
+    s->c       = *job;
+    s->c.stale = 0;
+    s->k       = k;
+    s->file    = -1;
+    if (k >= job->size)
+        return;
+    s->c.fapl = H5Pcopy(job->fapl); /* on every rank: it duplicates the job's communicator */
+    MPI_Comm_split(job->comm, job->rank < k ? 0 : MPI_UNDEFINED, job->rank, &s->c.comm);
+    if (s->c.comm == MPI_COMM_NULL) {
+        H5Pclose(s->c.fapl);
+        s->c.fapl = -1;
+        return;
+    }
+    MPI_Comm_rank(s->c.comm, &s->c.rank);
+    MPI_Comm_size(s->c.comm, &s->c.size);
+    if (s->c.fapl >= 0 && H5Pset_mpi_params(s->c.fapl, s->c.comm, MPI_INFO_NULL) < 0) {
+        H5Pclose(s->c.fapl);
+        s->c.fapl = -1;
+    }
+}
+
+/* the session's counts go to the job's context, and its message when it failed; s is
+ * then the whole job with no file */
+static void
+session_end(fz_ctx_t *job, session_t *s, int rc)
+{
+    job->stale += s->c.stale;
+    if (rc < 0)
+        memcpy(job->err, s->c.err, sizeof job->err);
+    if (s->k < job->size && s->c.comm != MPI_COMM_NULL) {
+        if (s->c.fapl >= 0)
+            H5Pclose(s->c.fapl);
+        MPI_Comm_free(&s->c.comm);
+    }
+    s->c       = *job;
+    s->c.stale = 0;
+    s->k       = job->size;
+}
+
+/* the file opened (created) by the session's ranks; 0 or -1, the same on every rank of the job */
+static int
+session_open(fz_ctx_t *job, session_t *s, unsigned create_flags, hid_t fcpl)
+{
+    int rc = 0;
+    if (s->c.comm != MPI_COMM_NULL) {
+        s->file = s->c.fapl < 0  ? -1
+                  : create_flags ? H5Fcreate(s->c.path, create_flags, fcpl, s->c.fapl)
+                                 : H5Fopen(s->c.path, H5F_ACC_RDWR, s->c.fapl);
+        if (s->file < 0)
+            rc =
+                fail(job, "%s %s by %d of %d ranks failed", create_flags ? "H5Fcreate" : "H5Fopen read-write",
+                     s->c.path, s->k < job->size ? s->k : job->size, job->size);
+    }
+    rc = agree(job, rc);
+    if (rc < 0)
+        memcpy(s->c.err, job->err, sizeof s->c.err);
+    return rc;
+}
+
+/* OP_REOPEN by another number of ranks: the session closes the file, the next opens it */
+static int
+session_change(fz_ctx_t *job, session_t *s, int k)
+{
+    int rc = 0;
+    if (s->file >= 0 && H5Fclose(s->file) < 0)
+        rc = fail(job, "H5Fclose (before reopening by %d ranks) failed", k);
+    s->file = -1;
+    session_end(job, s, 0);
+    if (agree(job, rc) < 0)
+        return -1;
+    session_begin(job, k, s);
+    return session_open(job, s, 0, H5P_DEFAULT);
+}
+
+/* --verbose: operation i as rank 0 prints it */
+static void
+print_op(const fz_plan_t *p, size_t i)
+{
+    const fz_op_t     *op = &p->ops[i];
+    const fz_object_t *o  = &p->obj[op->target];
+    printf("h5fuzz: op %zu: %s %s", i, fz_op_name(op->kind), o->name);
+    if (op->kind == OP_DSET)
+        print_dataset(o);
+    if (op->kind == OP_WRITE)
+        printf(" (%s pattern %d shift %d block %" PRIu64 " skip %#x, %" PRIu64 " rows, transfer %#x)",
+               op->coll ? "collective" : "independent", op->pattern, op->shift, op->block, op->skip, op->dim0,
+               op->xfer);
+    if (op->kind == OP_READ)
+        printf(" (%s, transfer %#x%s)", op->coll ? "collective" : "independent", op->xfer,
+               op->barrier ? "" : ", no barrier");
+    if (op->kind == OP_EXTEND)
+        printf(" (to %" PRIu64 " rows)", op->dim0);
+    if (op->ranks)
+        printf(" [ranks 0..%d]", op->ranks - 1);
+    printf("\n");
+}
+
+/* operation i by the session's ranks; ranks outside the session only follow the model */
+static int
+step(const fz_plan_t *p, fz_model_t *m, size_t i, fz_ctx_t *job, session_t *s)
+{
+    const fz_op_t *op = &p->ops[i];
+    int            rc = 0;
+    if (op->delay_rank == job->rank && op->delay_us)
+        usleep(op->delay_us);
+    if (op->kind == OP_REOPEN && fz_op_ranks(p, op) != s->k)
+        return session_change(job, s, fz_op_ranks(p, op)) < 0 || fz_model_apply(m, p, op) < 0 ? -1 : 0;
+    if (s->c.comm != MPI_COMM_NULL) {
+        rc = run_op(p, m, op, &s->file, &s->c);
+        if (op->kind == OP_READ || op->kind == OP_REOPEN || op->kind == OP_FLUSH)
+            rc = agree(&s->c, rc);
+        else if (rc < 0) /* the others go on to the next collective call and would wait there forever */
+            abandon(&s->c, i);
+    }
+    if (rc == 0 && fz_model_apply(m, p, op) < 0)
+        rc = fail(&s->c, "out of memory");
+    if (s->k < job->size) { /* the idle ranks learn of a failure in the session */
+        if (rc < 0)
+            memcpy(job->err, s->c.err, sizeof job->err);
+        rc = agree(job, rc);
+    }
+    return rc;
+}
+
 int
 fz_execute(const fz_plan_t *p, fz_ctx_t *c)
 {
     fz_model_t m;
+    session_t  s;
     int        rc = 0;
     fz_model_init(&m);
     struct stat st; /* never written through a link planted at the file's name */
@@ -515,47 +652,21 @@ fz_execute(const fz_plan_t *p, fz_ctx_t *c)
     hid_t fcpl        = H5Pcreate(H5P_FILE_CREATE);
     if (p->paged) /* paged aggregation; parallel HDF5 allows it without a page buffer */
         H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 0, 1);
-    hid_t file = H5Fcreate(c->path, H5F_ACC_TRUNC, fcpl, c->fapl);
+    session_begin(c, p->ranks0 ? p->ranks0 : c->size, &s);
+    rc = session_open(c, &s, H5F_ACC_TRUNC, fcpl);
     H5Pclose(fcpl);
-    if (agree(c, file < 0 ? fail(c, "H5Fcreate %s failed", c->path) : 0) < 0) {
-        H5Pclose(c->fapl);
-        c->fapl = driver_fapl;
-        return -1;
-    }
     if (c->verbose && c->rank == 0)
         printf("h5fuzz: grammar %d, sync points %d, collective metadata %d, alignment %d, latest format %d, "
-               "paged %d\n",
-               p->grammar, p->sync_bytes, p->coll_md, p->align, p->latest, p->paged);
+               "paged %d, created by %d ranks\n",
+               p->grammar, p->sync_bytes, p->coll_md, p->align, p->latest, p->paged, s.k);
     for (size_t i = 0; i < p->nops && rc == 0; i++) {
-        const fz_op_t *op = &p->ops[i];
-        if (c->verbose && c->rank == 0) {
-            const fz_object_t *o = &p->obj[op->target];
-            printf("h5fuzz: op %zu: %s %s", i, fz_op_name(op->kind), o->name);
-            if (op->kind == OP_DSET)
-                print_dataset(o);
-            if (op->kind == OP_WRITE)
-                printf(" (%s pattern %d shift %d block %" PRIu64 " skip %#x, %" PRIu64 " rows, transfer %#x)",
-                       op->coll ? "collective" : "independent", op->pattern, op->shift, op->block, op->skip,
-                       op->dim0, op->xfer);
-            if (op->kind == OP_READ)
-                printf(" (%s, transfer %#x%s)", op->coll ? "collective" : "independent", op->xfer,
-                       op->barrier ? "" : ", no barrier");
-            if (op->kind == OP_EXTEND)
-                printf(" (to %" PRIu64 " rows)", op->dim0);
-            printf("\n");
-        }
-        if (op->delay_rank == c->rank % p->ranks && op->delay_us)
-            usleep(op->delay_us);
-        rc = run_op(p, &m, op, &file, c);
-        if (rc == 0 && fz_model_apply(&m, p, op) < 0)
-            rc = fail(c, "out of memory");
-        if (op->kind == OP_READ || op->kind == OP_REOPEN || op->kind == OP_FLUSH)
-            rc = agree(c, rc);
-        else if (rc < 0) /* the others go on to the next collective call and would wait there forever */
-            abandon(c, i);
+        if (c->verbose && c->rank == 0)
+            print_op(p, i);
+        rc = step(p, &m, i, c, &s);
     }
-    if (file >= 0 && H5Fclose(file) < 0 && rc == 0)
-        rc = fail(c, "H5Fclose failed");
+    if (s.file >= 0 && H5Fclose(s.file) < 0 && rc == 0)
+        rc = fail(&s.c, "H5Fclose failed");
+    session_end(c, &s, rc);
     H5Pclose(c->fapl);
     c->fapl = driver_fapl;
     fz_model_free(&m);

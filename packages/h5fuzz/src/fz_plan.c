@@ -151,21 +151,27 @@ fz_value(const fz_op_t *op, uint64_t i)
     return (int32_t)((mix(op->salt ^ (i * 0x100000001b3ULL)) >> 33) | 1);
 }
 
+int
+fz_op_ranks(const fz_plan_t *p, const fz_op_t *op)
+{
+    return op->ranks > 0 ? op->ranks : p->ranks;
+}
+
 /* the part of the dataset a write distributes: rows of 2-D datasets (columns for the
- * cyclic pattern), elements of 1-D ones */
+ * cyclic pattern), elements of 1-D ones, over the ranks of the write's session */
 int
 fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64_t i)
 {
-    uint64_t n = op->dim0, k = o->nd == 1 ? i : i / fz_row(o);
+    uint64_t n = op->dim0, k = o->nd == 1 ? i : i / fz_row(o), ranks = (uint64_t)fz_op_ranks(p, op);
     int      owner;
     if (op->pattern == PAT_ALL)
         return 0;
     if (op->pattern == PAT_CYCLIC) {
         k     = o->nd == 1 ? i : i % fz_line(o);
-        owner = (int)((k / op->block + (uint64_t)op->shift) % (uint64_t)p->ranks);
+        owner = (int)((k / op->block + (uint64_t)op->shift) % ranks);
     }
     else
-        owner = (int)((k * (uint64_t)p->ranks / (n ? n : 1) + (uint64_t)op->shift) % (uint64_t)p->ranks);
+        owner = (int)((k * ranks / (n ? n : 1) + (uint64_t)op->shift) % ranks);
     if (op->skip & (1u << (owner % 32)))
         return -1;
     if (op->pattern == PAT_POINTS && mix(op->salt + i) % op->block != 0)
@@ -199,8 +205,9 @@ push(fz_plan_t *p, int kind, rng_t *r)
     memset(op, 0, sizeof *op);
     op->kind       = kind;
     op->delay_rank = -1;
+    op->ranks      = p->active == p->ranks ? 0 : p->active;
     if (r && chance(r, 30)) { /* perturbation: one rank late for this operation */
-        op->delay_rank = (int)below(r, (uint64_t)p->ranks);
+        op->delay_rank = (int)below(r, (uint64_t)p->active);
         op->delay_us   = (unsigned)below(r, 3000);
     }
     return op;
@@ -369,6 +376,33 @@ new_dataset_g4(fz_object_t *o, rng_t *g)
     }
 }
 
+/* the innermost dimension of o split in two (a new one of 1 to 6 elements after it) */
+static void
+split_last(fz_object_t *o, rng_t *g)
+{
+    int      d     = o->nd - 1;
+    uint64_t inner = 1 + below(g, 6);
+    o->dims[d + 1] = o->maxdims[d + 1] = inner;
+    o->dims[d]                         = o->dims[d] / inner ? o->dims[d] / inner : 1;
+    o->maxdims[d]                      = o->dims[d];
+    if (o->layout == LAYOUT_CHUNKED) {
+        o->chunk[d]     = 1 + below(g, o->dims[d]);
+        o->chunk[d + 1] = 1 + below(g, inner);
+    }
+    o->nd++;
+}
+
+/* grammar 5's choices, from its own stream g: 3-D datasets made 4-D, some of them 5-D */
+static void
+new_dataset_g5(fz_object_t *o, rng_t *g)
+{
+    if (o->nd == 3 && chance(g, 50)) {
+        split_last(o, g);
+        if (chance(g, 40))
+            split_last(o, g);
+    }
+}
+
 /* pick the creation properties of a new dataset (r[0]; grammar 2 also r[1], 3 r[2]) */
 static void
 new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
@@ -386,7 +420,7 @@ new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
     }
     if (o->layout == LAYOUT_CHUNKED) {
         /* chunks that do and do not align with the ranks' parts */
-        uint64_t part = o->dims[0] / (uint64_t)p->ranks;
+        uint64_t part = o->dims[0] / (uint64_t)p->active;
         o->chunk[0]   = chance(r, 30) && part ? part : 1 + below(r, o->dims[0] < 3000 ? o->dims[0] : 3000);
         o->chunk[1]   = o->nd == 2 ? 1 + below(r, o->dims[1]) : 0;
         o->maxdims[0] = chance(r, 50) ? 0 : o->dims[0];
@@ -407,8 +441,10 @@ new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
         o->ftype = FT_I32LE; /* it refuses for filtered datasets ("filters in pipeline") */
     if (p->grammar >= 3)
         new_dataset_g3(o, r + 2);
-    if (p->grammar >= 4)
+    if (p->grammar == 4) /* grammar 5 builds on 3: HDF5 fails grammar 4's filters */
         new_dataset_g4(o, r + 3);
+    if (p->grammar >= 5)
+        new_dataset_g5(o, r + 4);
 }
 
 /* a write: who writes which part, collective or not; a flush first when it would rewrite
@@ -430,7 +466,8 @@ plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
     fz_op_t op0 = {0};
     op0.pattern = o->layout == LAYOUT_COMPACT ? PAT_ALL : (int)below(r, 3);
     op0.coll    = o->layout == LAYOUT_COMPACT || fz_filtered(o) ? 1 : chance(r, 50);
-    op0.shift   = (int)below(r, (uint64_t)p->ranks);
+    op0.shift   = (int)below(r, (uint64_t)p->active);
+    op0.ranks   = p->active == p->ranks ? 0 : p->active;
     op0.block   = op0.pattern == PAT_POINTS ? 2 + below(r, 40) : 1 + below(r, 300);
     op0.skip    = chance(r, 20) ? (uint32_t)next(r) : 0;
     op0.salt    = next(r);
@@ -529,6 +566,24 @@ plan_read(fz_plan_t *p, int t, rng_t *r)
     return 0;
 }
 
+/* a close and a reopen read-write; grammar 5: often by another number of ranks */
+static int
+plan_reopen(fz_plan_t *p, rng_t *r)
+{
+    fz_op_t *op = push(p, OP_REOPEN, r);
+    if (!op)
+        return -1;
+    ordering_point(p);
+    if (p->grammar < 5 || p->ranks < 2 || !chance(r + 4, 60))
+        return 0;
+    int k     = 1 + (int)below(r + 4, (uint64_t)p->ranks - 1); /* 1 .. ranks-1, then all again */
+    p->active = p->active == p->ranks ? k : p->ranks;
+    op->ranks = p->active == p->ranks ? 0 : p->active;
+    if (op->delay_rank >= p->active)
+        op->delay_rank = -1;
+    return 0;
+}
+
 static int
 plan_step(fz_plan_t *p, rng_t *r)
 {
@@ -575,7 +630,7 @@ plan_step(fz_plan_t *p, rng_t *r)
     if (kind < 42)
         return (push(p, OP_FLUSH, r) ? (ordering_point(p), 0) : -1);
     if (kind < 45)
-        return (push(p, OP_REOPEN, r) ? (ordering_point(p), 0) : -1);
+        return plan_reopen(p, r);
     if (!p->obj[t].is_dset || p->obj[t].deleted)
         return 0;
     if (kind < 52 && p->obj[t].layout == LAYOUT_CHUNKED && p->obj[t].maxdims[0] == 0)
@@ -592,6 +647,7 @@ plan_init(fz_plan_t *p, uint64_t seed, int ranks)
     p->grammar = 1;
     p->seed    = seed;
     p->ranks   = ranks;
+    p->active  = ranks;
     p->nobj    = 1;
     snprintf(p->obj[0].name, sizeof p->obj[0].name, "/");
     p->obj[0].last_owners = -1;
@@ -600,10 +656,11 @@ plan_init(fz_plan_t *p, uint64_t seed, int ranks)
 int
 fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
 {
-    rng_t r[4] = {{mix(seed) ^ 0x5eed},
+    rng_t r[5] = {{mix(seed) ^ 0x5eed},
                   {mix(seed) ^ 0x6a2},
                   {mix(seed) ^ 0x6a3},
-                  {mix(seed) ^ 0x6a4}}; /* per grammar */
+                  {mix(seed) ^ 0x6a4},
+                  {mix(seed) ^ 0x6a5}}; /* per grammar */
     plan_init(p, seed, ranks);
     p->grammar = grammar;
     /* frequent sync points: the same metadata rewritten by other ranks within an epoch */
@@ -615,6 +672,8 @@ fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
     }
     if (grammar >= 3)
         p->paged = chance(r + 2, 25);
+    if (grammar >= 5 && ranks > 1 && chance(r + 4, 30)) /* created by fewer ranks than the job has */
+        p->ranks0 = p->active = 1 + (int)below(r + 4, (uint64_t)ranks - 1);
     while (p->nops < nops)
         if (plan_step(p, r) < 0)
             return -1;

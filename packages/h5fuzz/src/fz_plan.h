@@ -22,7 +22,7 @@
 
 #define FZ_NAME        256
 #define FZ_MAX_OBJECTS 64
-#define FZ_MAX_RANK    8 /* dimensions the model carries (the workloads use 1 to 3) */
+#define FZ_MAX_RANK    8 /* dimensions the model carries (the workloads use 1 to 5) */
 
 enum fz_op_kind { OP_GROUP, OP_DSET, OP_WRITE, OP_EXTEND, OP_ATTR, OP_READ, OP_FLUSH, OP_REOPEN, OP_DELETE };
 enum fz_layout { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_COMPACT };
@@ -63,9 +63,11 @@ enum fz_mem_type {
  * chunk caches, alignment and the latest format; 3 adds the element types above, three
  * dimensions and paged file-space aggregation; 4 adds nbit and scaleoffset, which HDF5
  * 1.14.6 fails with its own MPI-IO driver (kept to reproduce that, and to try newer
- * HDF5 versions). Each draws from a random stream of its own, so that a plan of an
- * earlier grammar is unchanged by the later ones */
-#define FZ_GRAMMAR_LATEST 4
+ * HDF5 versions); 5 is grammar 3 (not 4) and datasets of 4 and 5 dimensions, and reopens
+ * by another number of ranks (the first k of the job, on a communicator of their own,
+ * the others idle until a later reopen takes them again). Each draws from a random
+ * stream of its own, so that a plan of an earlier grammar is unchanged by the later ones */
+#define FZ_GRAMMAR_LATEST 5
 
 typedef struct {
     int      kind;
@@ -83,6 +85,9 @@ typedef struct {
     /* grammar 2 */
     int xfer;    /* OP_WRITE, OP_READ: enum fz_xfer bits */
     int barrier; /* OP_READ: a barrier first (always for independent reads) */
+    /* grammar 5: the ranks of the session the operation runs in (the first `ranks` of
+     * the job; 0: all); for OP_REOPEN, those of the session it opens */
+    int ranks;
 } fz_op_t;
 
 typedef struct {
@@ -135,6 +140,8 @@ typedef struct {
     int         align;      /* grammar 2: H5Pset_alignment(fapl, 1, align) when > 0 */
     int         latest;     /* grammar 2: H5Pset_libver_bounds(LATEST, LATEST) */
     int         paged;      /* grammar 3: H5Pset_file_space_strategy(PAGE, not persistent) */
+    int         ranks0;     /* grammar 5: ranks of the session that creates the file (0: all) */
+    int         active;     /* while planning: ranks of the session (grammar 5), else ranks */
     fz_op_t    *ops;
     size_t      nops, cap;
     fz_object_t obj[FZ_MAX_OBJECTS]; /* obj[0] is the root group */
@@ -174,6 +181,8 @@ uint64_t         fz_row(const fz_object_t *o);
 /* elements of a model object, and those of them the model leaves undefined */
 uint64_t fz_model_elements(const fz_mobj_t *mo);
 uint64_t fz_model_undefined(const fz_mobj_t *mo);
+/* the ranks of the session an operation runs in (after it, for OP_REOPEN) */
+int fz_op_ranks(const fz_plan_t *p, const fz_op_t *op);
 /* the rank that writes element i (row-major) in a write, or -1 for nobody */
 int fz_owner(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, uint64_t i);
 /* the value a write puts in element i */
