@@ -131,16 +131,16 @@ def summarize(report_path, stack_names=None, dry_run=False):
 def print_table(rows, title):
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title)
     for col in ("check", "stack", "result", "key figures"):
         table.add_column(col)
     for check, stack, result, figures in rows:
         style = {"pass": "green", "generated": "green", "skip": "yellow", "xfail": "yellow"}.get(result, "red")
-        table.add_row(check, stack, f"[{style}]{result}[/{style}]", figures)
-    Console(width=max(120, os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else 160)).print(
-        table
-    )
+        table.add_row(Text(check), Text(stack), Text(result, style=style), Text(figures))
+    width = max(120, os.get_terminal_size(sys.stdout.fileno()).columns if sys.stdout.isatty() else 160)
+    Console(width=width, emoji=False).print(table)  # names as they are: "dsm:mask:16m" is no emoji
 
 
 def spack_environs(env_dirs):
