@@ -374,19 +374,68 @@ mf_is_multifile(const char *path)
     return access(meta, F_OK) == 0;
 }
 
-int
-mf_is_hdf5_fd(int fd)
+/* where HDF5's superblock signature is (at 0, 512, 1024, ... as HDF5 looks for it): 1
+ * with *at, or 0 */
+static int
+find_superblock(int fd, uint64_t *at)
 {
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     unsigned char              buf[8];
-    for (uint64_t at = 0; at < (1ULL << 40); at = at ? 2 * at : 512) {
-        long long got = mf_pread_all(fd, buf, sizeof buf, at);
+    for (*at = 0; *at < (1ULL << 40); *at = *at ? 2 * *at : 512) {
+        long long got = mf_pread_all(fd, buf, sizeof buf, *at);
         if (got < (long long)sizeof buf)
             return 0;
         if (memcmp(buf, sig, sizeof sig) == 0)
             return 1;
     }
     return 0;
+}
+
+int
+mf_is_hdf5_fd(int fd)
+{
+    uint64_t at;
+    return find_superblock(fd, &at);
+}
+
+/* the end of file address a superblock at sb stores (absolute, as HDF5 compares it with
+ * the file's size), or 0 for a superblock version or offset size not known here */
+static uint64_t
+superblock_eof(int fd, uint64_t sb)
+{
+    unsigned char b[64];
+    if (mf_pread_all(fd, b, sizeof b, sb) < (long long)sizeof b)
+        return 0;
+    unsigned v = b[8], size = v < 2 ? b[13] : b[9];
+    size_t   at = (v == 0 ? 24 : v == 1 ? 28 : 12) + 2 * (size_t)size; /* after base and one address */
+    if (v > 3 || (size != 2 && size != 4 && size != 8) || at + size > sizeof b)
+        return 0;
+    uint64_t eof = 0;
+    for (unsigned k = 0; k < size; k++)
+        eof |= (uint64_t)b[at + k] << (8 * k);
+    return eof;
+}
+
+int
+mf_check_hdf5(const char *path, mf_err_t err)
+{
+    struct stat st;
+    uint64_t    at;
+    int         fd = mf_open_regular(AT_FDCWD, path, path, err);
+    if (fd < 0)
+        return -1;
+    int      found = find_superblock(fd, &at);
+    uint64_t eof   = found ? superblock_eof(fd, at) : 0;
+    int      sized = fstat(fd, &st) == 0;
+    close(fd);
+    if (!found)
+        snprintf(err, MF_ERRMSG_SIZE, "%s: no HDF5 signature", path);
+    else if (sized && eof > (uint64_t)st.st_size)
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: %lld bytes, but its HDF5 superblock says the file ends at %" PRIu64
+                 ": the metafile's end of address space is wrong (edited or damaged)",
+                 path, (long long)st.st_size, eof);
+    return found && (!sized || eof <= (uint64_t)st.st_size) ? 0 : -1;
 }
 
 int

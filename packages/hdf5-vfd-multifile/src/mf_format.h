@@ -131,6 +131,9 @@ int mf_is_multifile(const char *path);
  * looks for it)? 1 yes, 0 no */
 int mf_is_hdf5_fd(int fd);
 int mf_is_hdf5(const char *path);
+/* a reconstructed file that HDF5 will open: its signature, and a superblock whose end of
+ * file is within the file (HDF5 refuses a "truncated file"); 0, or -1 with the reason */
+int mf_check_hdf5(const char *path, mf_err_t err);
 
 /* a new file at path, for writing: what is there (a stale file, a planted symbolic link)
  * is removed, never written through, and the file created with O_EXCL|O_NOFOLLOW; fd or
