@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -465,13 +466,22 @@ create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sy
     return rc;
 }
 
-/* every rank: hold the directory open (files are opened and the metafile replaced in it) */
+/* every rank: hold the directory open (files are opened and the metafile replaced in it),
+ * and shared: a merge in place locks it exclusively (mf_merge_lock_dir), so neither starts
+ * under the other (where the file system has flock) */
 static int
 open_dir(H5FD_multifile_t *f, mf_err_t err)
 {
     f->dir_fd = open(f->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (f->dir_fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->path, strerror(errno));
+        return -1;
+    }
+    if (flock(f->dir_fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: being merged in place by another process (h5mf merge, a read=merge open): not "
+                 "opened for writing; open it once the merge is done",
+                 f->path);
         return -1;
     }
     return 0;
@@ -539,7 +549,7 @@ replaced(const char *path, const char *tmp, mf_err_t err)
  * after checking every data checksum: the directory is removed afterwards, and with it
  * the last chance to find a damaged byte */
 static int
-merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
+merge_locked(H5FD_multifile_t *f, bool parallel, mf_err_t err)
 {
     mf_dir_t d;
     char     tmp[PATH_MAX] = "";
@@ -602,6 +612,20 @@ merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
     }
     mf_dir_free(&d);
     return ok ? 0 : -1;
+}
+
+/* the reconstruction under rank 0's exclusive lock on the directory: no writer adds
+ * records that the swap would lose (mf_merge_lock_dir) */
+static int
+merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
+{
+    int ok = f->rank != 0 || mf_merge_lock_dir(f->path, err) == 0;
+    if (mf_agree(f->comm, ok, err) < 0)
+        return -1;
+    ok = merge_locked(f, parallel, err);
+    if (f->rank == 0)
+        mf_merge_unlock_dir();
+    return ok;
 }
 
 static int

@@ -920,6 +920,35 @@ release_lock(int *fd)
     *fd = -1;
 }
 
+static int dir_lock_fd = -1; /* this process's exclusive lock on a directory it merges in place */
+
+int
+mf_merge_lock_dir(const char *dir, mf_err_t err)
+{
+    release_lock(&dir_lock_fd);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) { /* no flock here: no exclusion */
+        dir_lock_fd = fd;
+        return 0;
+    }
+    close(fd);
+    snprintf(err, MF_ERRMSG_SIZE,
+             "%s: open read-write by a running job, or merged by another process: not merged now (the "
+             "swap would lose what the writer adds); merge it once it is closed",
+             dir);
+    return -1;
+}
+
+void
+mf_merge_unlock_dir(void)
+{
+    release_lock(&dir_lock_fd);
+}
+
 /* the reconstructed file replaced dir, but the old directory (now at old) stays */
 static void
 old_dir_left(const char *dir, const char *old, mf_err_t err)
@@ -934,14 +963,17 @@ old_dir_left(const char *dir, const char *old, mf_err_t err)
 int
 mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
 {
-    /* never a file that is not HDF5 in the place of the directory */
-    if (!mf_is_hdf5(tmp_path)) {
+    /* never a file that is not HDF5, or shorter than its superblock says, in the place of
+     * the directory */
+    mf_err_t why;
+    if (mf_check_hdf5(tmp_path, why) < 0) {
         snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: the reconstructed file %s has no HDF5 signature: the directory is kept", dir, tmp_path);
+                 "%s: the reconstructed file is not whole: %.700s; the directory is kept", dir, why);
         return -1;
     }
-    int dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dir_lock >= 0)
+    int dir_lock = dir_lock_fd; /* held since the merge loaded it (mf_merge_lock_dir), or taken now */
+    dir_lock_fd  = -1;
+    if (dir_lock < 0 && (dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
         flock(dir_lock, LOCK_EX); /* once swapped out, it is this merge's until removed */
     /* one atomic step where the file system can: swap the directory and the new file */
     if (syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {

@@ -99,6 +99,13 @@ int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_pa
  * 0; 1 when the file is in place but the old directory could not be removed (err says
  * where it is); -1 (err) when nothing was replaced */
 int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err);
+/* a merge that will replace dir: lock it exclusively before loading it, so that no
+ * writer (which holds it shared while open read-write) adds records the swap would lose,
+ * and none starts; 0 (also where the file system has no flock: no exclusion then), or
+ * -1 with the reason. mf_replace_dir takes the lock over; mf_merge_unlock_dir drops it
+ * when the merge does not get that far */
+int  mf_merge_lock_dir(const char *dir, mf_err_t err);
+void mf_merge_unlock_dir(void);
 
 /* remove what merges of path that died left beside it (outputs and swapped-out
  * directories whose lock is free; see mf_merge.c) */

@@ -56,6 +56,13 @@ PY
 cp -r good.h5 fewer.h5 && sed -i 's/ranks 2/ranks 1/' fewer.h5/metafile && fix_meta_crc fewer.h5/metafile
 expect_fail "made in a directory of 2 rank files, the metafile says 1" "$h5mf" verify fewer.h5
 
+# a metafile edited to a smaller end of address space: the reconstruction would be shorter
+# than its superblock says (HDF5 refuses a truncated file): refused, the directory kept
+cp -r good.h5 short.h5 && sed -i 's/^eoa .*/eoa 4096/' short.h5/metafile && fix_meta_crc short.h5/metafile
+expect_fail "superblock says the file ends at" "$h5mf" merge short.h5 -o short-out.h5
+expect_fail "superblock says the file ends at" "$h5mf" merge short.h5
+test -d short.h5 && test ! -e short-out.h5 || { echo "FAIL: short.h5 replaced or output written"; failures=$((failures + 1)); }
+
 cp -r good.h5 open.h5 && sed -i 's/state complete/state writing/' open.h5/metafile
 fix_meta_crc open.h5/metafile
 expect_fail "incomplete" "$h5mf" merge open.h5
@@ -75,6 +82,21 @@ test -d open.h5 || { echo "FAIL: open.h5 replaced"; failures=$((failures + 1)); 
 "$mpiexec" -n 2 "$reopen" --open-rdwr rdwr.h5 && "$h5mf" verify rdwr.h5 > /dev/null \
     && echo "ok: read-write open and close with the writers' rank count" \
     || { echo "FAIL: read-write reopen of rdwr.h5"; failures=$((failures + 1)); }
+
+# a merge in place and a read-write session exclude each other (a lock on the directory)
+cp -r good.h5 busy.h5
+MF_REOPEN_HOLD_SECONDS=4 "$mpiexec" -n 2 "$reopen" --open-rdwr busy.h5 & holder=$!
+for _ in $(seq 100); do grep -q "state writing" busy.h5/metafile && break; sleep 0.1; done
+expect_fail "open read-write by a running job" "$h5mf" merge busy.h5
+wait $holder || { echo "FAIL: the read-write session of busy.h5"; failures=$((failures + 1)); }
+"$h5mf" merge busy.h5 -q && test -f busy.h5 \
+    && echo "ok: busy.h5 merged once its writer closed it" \
+    || { echo "FAIL: merge of busy.h5 after its writer closed it"; failures=$((failures + 1)); }
+cp -r good.h5 held.h5
+flock -x held.h5 sleep 4 & locker=$!
+sleep 1
+expect_fail "being merged in place by another process" "$mpiexec" -n 2 "$reopen" --open-rdwr held.h5
+wait $locker
 
 expect_fail "exists" "$h5mf" merge good.h5 -o partial.h5
 expect_fail "unknown option 'bogus'" "$mpiexec" -n 1 "$workload" good.h5 --driver multifile --check --options bogus=1

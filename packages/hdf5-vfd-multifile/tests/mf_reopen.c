@@ -30,7 +30,7 @@
  *
  * only opens FILE read-write or read-only (OPTIONS: H5Pset_multifile_options, e.g.
  * read=merge) and closes it (for the error tests: HDF5's error stack says why it
- * failed; exit 1).
+ * failed; exit 1); MF_REOPEN_HOLD_SECONDS=N keeps it open N seconds first.
  * Rank 0 prints "reopen: ok" on success; any failure exits non-zero.
  */
 #include "H5FDmultifile.h"
@@ -244,9 +244,12 @@ other_rank_counts(const char *path, hid_t p)
 static int
 open_only(int argc, char **argv)
 {
-    unsigned mode = strcmp(argv[1], "--open-rdwr") == 0 ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
-    hid_t    p = fapl(argc == 4 ? argv[3] : NULL), f = H5Fopen(argv[2], mode, p);
-    int      ok = f >= 0 && H5Fclose(f) >= 0;
+    unsigned    mode = strcmp(argv[1], "--open-rdwr") == 0 ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
+    hid_t       p = fapl(argc == 4 ? argv[3] : NULL), f = H5Fopen(argv[2], mode, p);
+    const char *hold = getenv("MF_REOPEN_HOLD_SECONDS");
+    if (f >= 0 && hold)
+        sleep((unsigned)atoi(hold));
+    int ok = f >= 0 && H5Fclose(f) >= 0;
     H5Pclose(p);
     return ok ? 0 : 1;
 }

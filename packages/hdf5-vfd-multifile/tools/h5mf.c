@@ -374,10 +374,11 @@ write_parts(const mf_dir_t *d, const char *out, char tmp[PATH_MAX], progress_t *
 static int
 put_in_place(const char *dir, const char *out, const char *tmp, mf_err_t err)
 {
-    int ok;
-    if (out && !mf_is_hdf5(tmp))
-        ok = (snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file has no HDF5 signature: not written",
-                       out),
+    int      ok;
+    mf_err_t why;
+    if (out && mf_check_hdf5(tmp, why) < 0)
+        ok = (snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file is not whole: %.700s; not written",
+                       out, why),
               0);
     else if (out)
         ok = rename(tmp, out) == 0 || (snprintf(err, MF_ERRMSG_SIZE, "%s: %s", out, strerror(errno)), 0);
@@ -419,7 +420,8 @@ cmd_merge(const char *dir, const char *out, int partial, int force, int verify, 
     if (out && check_output(dir, out, force))
         return 1;
     double t_start = now();
-    int    ok      = scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
+    int    ok = out || rank_g != 0 || mf_merge_lock_dir(dir, err) == 0; /* in place: no writer under it */
+    ok        = ok && scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
     if (agree(ok, err))
         return 1;
     double      t_load     = now() - t_start;
