@@ -72,7 +72,7 @@ typedef struct {
     int          dir_fd; /* the directory, held from open: it may be renamed meanwhile */
     int          data_fd, idx_fd;
     uint64_t     data_pos, idx_pos, nrec;
-    uint64_t     nrec_idle; /* rank 0: records of the rank files no rank of this session writes */
+    uint64_t     nrec_idle; /* rank 0: records of the rank files no rank of this open writes */
     uint32_t     epoch;
     uint64_t     run_id; /* the write session's identity (the metafile's "run", mf_format.h) */
     mf_clock_t   clock;
@@ -682,7 +682,7 @@ alloc_tails(H5FD_multifile_t *f, mf_err_t err)
 }
 
 /* this rank's files in a continued directory: appended to when the directory has them;
- * made, and with sync=on on disk before the metafile names them, when this session has
+ * made, and with sync=on on disk before the metafile names them, when this open has
  * more ranks than the directory has rank files */
 static int
 open_own_files(H5FD_multifile_t *f, const mf_dir_t *d, mf_err_t err)
@@ -735,7 +735,7 @@ open_other_files(H5FD_multifile_t *f, const mf_dir_t *d, mf_err_t err)
 
 /* read-write open of a complete multifile directory, by any number of ranks: every rank
  * loads the directory's extent map and goes on appending to its own files in new epochs
- * (rank files of ranks this session does not have stay as they are and are read; ranks
+ * (rank files of ranks this open does not have stay as they are and are read; ranks
  * the directory has no files of yet make them); the metafile says "writing" again until
  * the close */
 static int

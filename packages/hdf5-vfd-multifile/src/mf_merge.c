@@ -188,7 +188,7 @@ read_rank(mf_dir_t *d, unsigned r, int keep, mf_pieces_t *pieces, mf_err_t err)
     rr->data_size = rc == 0 ? (uint64_t)st.st_size : 0;
     if (rc == 0 && (rc = mf_tail_poll(&t, read_record, &x, index_strict(d), &torn, err)) < 0 && *x.msg)
         snprintf(err, MF_ERRMSG_SIZE, "%s", x.msg);
-    /* a header names the rank files of the session that made it; later sessions may
+    /* a header names the rank files of the open that made it; later opens may
      * have added more (a continuation by more ranks), never fewer */
     if (rc == 0 && t.have_header && (t.hdr.ranks > d->meta.ranks || t.hdr.ranks <= r)) {
         snprintf(err, MF_ERRMSG_SIZE,
