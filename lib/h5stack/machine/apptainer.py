@@ -47,7 +47,10 @@ APPTAINER_SOURCE = {
     "suite": "sid",
     "sha256": "9eb496fe0e3d98e68e66e8796290fe9f7185315fdf8a3f77b7964ef1f4abbb57",
 }
-MCONFIG_OPTIONS = ()  # upstream's defaults: no setuid starter, with the network plugins
+# no setuid starter, said outright: upstream's mconfig infers it only where `unshare -U`
+# works, and stops ("Run mconfig with either --with-suid or --without-suid") where it
+# does not, e.g. in a chroot, whose processes may not make user namespaces
+MCONFIG_OPTIONS = ("--without-suid",)
 RECIPE_VERSION = 1  # bump to rebuild Apptainer after a change in how it is built
 REQUIRED = ("bin/apptainer", "libexec/apptainer/bin/starter", "etc/apptainer/apptainer.conf")
 REQUIRED_DIRS = ("var/apptainer/mnt/session",)  # empty, so not in the manifest; exec fails without it
