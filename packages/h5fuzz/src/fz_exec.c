@@ -579,7 +579,9 @@ session_change(fz_ctx_t *job, session_t *s, int k)
         rc = fail(job, "H5Fclose (before reopening by %d ranks) failed", k);
     s->file = -1;
     session_end(job, s, 0);
-    if (agree(job, rc) < 0)
+    rc = agree(job, rc);
+    memcpy(s->c.err, job->err, sizeof s->c.err); /* s is the whole job now: the agreed message */
+    if (rc < 0)
         return -1;
     session_begin(job, k, s);
     return session_open(job, s, 0, H5P_DEFAULT);
@@ -617,20 +619,24 @@ step(const fz_plan_t *p, fz_model_t *m, size_t i, fz_ctx_t *job, session_t *s)
     if (op->delay_rank == job->rank && op->delay_us)
         usleep(op->delay_us);
     if (op->kind == OP_REOPEN && fz_op_ranks(p, op) != s->k)
-        return session_change(job, s, fz_op_ranks(p, op)) < 0 || fz_model_apply(m, p, op) < 0 ? -1 : 0;
-    if (s->c.comm != MPI_COMM_NULL) {
+        rc = session_change(job, s, fz_op_ranks(p, op));
+    else if (s->c.comm != MPI_COMM_NULL) {
         rc = run_op(p, m, op, &s->file, &s->c);
         if (op->kind == OP_READ || op->kind == OP_REOPEN || op->kind == OP_FLUSH)
             rc = agree(&s->c, rc);
         else if (rc < 0) /* the others go on to the next collective call and would wait there forever */
             abandon(&s->c, i);
     }
-    if (rc == 0 && fz_model_apply(m, p, op) < 0)
-        rc = fail(&s->c, "out of memory");
-    if (s->k < job->size) { /* the idle ranks learn of a failure in the session */
+    if (rc == 0 && fz_model_apply(m, p, op) < 0) { /* this rank alone: its peers would wait */
+        fail(&s->c, "out of memory");
+        abandon(&s->c, i);
+    }
+    if (s->k < job->size) { /* the idle ranks learn of a failure in the session (s->k is every rank's) */
         if (rc < 0)
             memcpy(job->err, s->c.err, sizeof job->err);
         rc = agree(job, rc);
+        if (rc < 0)
+            memcpy(s->c.err, job->err, sizeof s->c.err);
     }
     return rc;
 }
@@ -652,7 +658,7 @@ fz_execute(const fz_plan_t *p, fz_ctx_t *c)
     hid_t fcpl        = H5Pcreate(H5P_FILE_CREATE);
     if (p->paged) /* paged aggregation; parallel HDF5 allows it without a page buffer */
         H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_PAGE, 0, 1);
-    session_begin(c, p->ranks0 ? p->ranks0 : c->size, &s);
+    session_begin(c, p->ranks0 ? p->ranks0 : p->ranks, &s);
     rc = session_open(c, &s, H5F_ACC_TRUNC, fcpl);
     H5Pclose(fcpl);
     if (c->verbose && c->rank == 0)

@@ -4,7 +4,7 @@
  *
  * Modes of an open file:
  *   WRITE    a multifile directory, new (create) or continued (read-write open of a
- *            complete one, same number of ranks): every write is appended to this
+ *            complete one, by any number of ranks): every write is appended to this
  *            rank's data file and indexed in its .offset file; reads are served from
  *            the extent map of own records and of the records other ranks appended
  *            (their index tails are read before each read); flush/truncate/close are

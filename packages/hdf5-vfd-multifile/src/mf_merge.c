@@ -927,10 +927,8 @@ mf_merge_lock_dir(const char *dir, mf_err_t err)
 {
     release_lock(&dir_lock_fd);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", dir, strerror(errno));
-        return -1;
-    }
+    if (fd < 0) /* not a directory here (a symbolic link, gone): loading it says what it is */
+        return 0;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) { /* no flock here: no exclusion */
         dir_lock_fd = fd;
         return 0;

@@ -421,7 +421,9 @@ cmd_merge(const char *dir, const char *out, int partial, int force, int verify, 
         return 1;
     double t_start = now();
     int    ok = out || rank_g != 0 || mf_merge_lock_dir(dir, err) == 0; /* in place: no writer under it */
-    ok        = ok && scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
+    if (agree(ok, err)) /* every rank loads what rank 0's lock holds still */
+        return 1;
+    ok = scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
     if (agree(ok, err))
         return 1;
     double      t_load     = now() - t_start;
