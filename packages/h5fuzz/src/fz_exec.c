@@ -25,16 +25,23 @@ fail(fz_ctx_t *c, const char *fmt, ...)
     return -1;
 }
 
-/* the outcome of a collective step: -1 on every rank when one failed (its message wins) */
+/* the outcome of a collective step over c's ranks: -1 on every rank when one failed, its
+ * message (err: sizeof c->err bytes) then on all */
 static int
-agree(fz_ctx_t *c, int rc)
+agree_into(const fz_ctx_t *c, char *err, int rc)
 {
     int mine = rc < 0 ? c->rank : c->size, first;
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->comm);
     if (first == c->size)
         return 0;
-    MPI_Bcast(c->err, sizeof c->err, MPI_CHAR, first, c->comm);
+    MPI_Bcast(err, sizeof c->err, MPI_CHAR, first, c->comm);
     return -1;
+}
+
+static int
+agree(fz_ctx_t *c, int rc)
+{
+    return agree_into(c, c->err, rc);
 }
 
 /* a rank failed an operation its peers do not agree on: say so and end the job at
@@ -532,8 +539,8 @@ session_begin(const fz_ctx_t *job, int k, session_t *s)
     }
 }
 
-/* the session's counts go to the job's context, and its message when it failed; s is
- * then the whole job with no file */
+/* the session's counts go to the job's context, and its message when it failed (a
+ * session's messages stay in s->c.err until then); s is then the whole job with no file */
 static void
 session_end(fz_ctx_t *job, session_t *s, int rc)
 {
@@ -560,14 +567,11 @@ session_open(fz_ctx_t *job, session_t *s, unsigned create_flags, hid_t fcpl)
                   : create_flags ? H5Fcreate(s->c.path, create_flags, fcpl, s->c.fapl)
                                  : H5Fopen(s->c.path, H5F_ACC_RDWR, s->c.fapl);
         if (s->file < 0)
-            rc =
-                fail(job, "%s %s by %d of %d ranks failed", create_flags ? "H5Fcreate" : "H5Fopen read-write",
-                     s->c.path, s->k < job->size ? s->k : job->size, job->size);
+            rc = fail(&s->c, "%s %s by %d of %d ranks failed",
+                      create_flags ? "H5Fcreate" : "H5Fopen read-write", s->c.path,
+                      s->k < job->size ? s->k : job->size, job->size);
     }
-    rc = agree(job, rc);
-    if (rc < 0)
-        memcpy(s->c.err, job->err, sizeof s->c.err);
-    return rc;
+    return agree_into(job, s->c.err, rc);
 }
 
 /* OP_REOPEN by another number of ranks: the session closes the file, the next opens it */
@@ -576,11 +580,10 @@ session_change(fz_ctx_t *job, session_t *s, int k)
 {
     int rc = 0;
     if (s->file >= 0 && H5Fclose(s->file) < 0)
-        rc = fail(job, "H5Fclose (before reopening by %d ranks) failed", k);
+        rc = fail(&s->c, "H5Fclose (before reopening by %d ranks) failed", k);
     s->file = -1;
-    session_end(job, s, 0);
-    rc = agree(job, rc);
-    memcpy(s->c.err, job->err, sizeof s->c.err); /* s is the whole job now: the agreed message */
+    rc      = agree_into(job, s->c.err, rc);
+    session_end(job, s, rc);
     if (rc < 0)
         return -1;
     session_begin(job, k, s);
@@ -631,13 +634,8 @@ step(const fz_plan_t *p, fz_model_t *m, size_t i, fz_ctx_t *job, session_t *s)
         fail(&s->c, "out of memory");
         abandon(&s->c, i);
     }
-    if (s->k < job->size) { /* the idle ranks learn of a failure in the session (s->k is every rank's) */
-        if (rc < 0)
-            memcpy(job->err, s->c.err, sizeof job->err);
-        rc = agree(job, rc);
-        if (rc < 0)
-            memcpy(s->c.err, job->err, sizeof s->c.err);
-    }
+    if (s->k < job->size) /* the idle ranks learn of a failure in the session (s->k is every rank's) */
+        rc = agree_into(job, s->c.err, rc);
     return rc;
 }
 
