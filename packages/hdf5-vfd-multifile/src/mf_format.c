@@ -426,16 +426,20 @@ mf_check_hdf5(const char *path, mf_err_t err)
         return -1;
     int      found = find_superblock(fd, &at);
     uint64_t eof   = found ? superblock_eof(fd, at) : 0;
-    int      sized = fstat(fd, &st) == 0;
+    uint64_t size  = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : UINT64_MAX; /* unknown: not judged */
     close(fd);
-    if (!found)
+    if (!found) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: no HDF5 signature", path);
-    else if (sized && eof > (uint64_t)st.st_size)
+        return -1;
+    }
+    if (eof > size) {
         snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: %lld bytes, but its HDF5 superblock says the file ends at %" PRIu64
+                 "%s: %" PRIu64 " bytes, but its HDF5 superblock says the file ends at %" PRIu64
                  ": the metafile's end of address space is wrong (edited or damaged)",
-                 path, (long long)st.st_size, eof);
-    return found && (!sized || eof <= (uint64_t)st.st_size) ? 0 : -1;
+                 path, size, eof);
+        return -1;
+    }
+    return 0;
 }
 
 int
