@@ -929,9 +929,13 @@ mf_merge_lock_dir(const char *dir, mf_err_t err)
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) /* not a directory here (a symbolic link, gone): loading it says what it is */
         return 0;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) { /* no flock here: no exclusion */
-        dir_lock_fd = fd;
-        return 0;
+    /* a job that just ended may take a moment to let go (its ranks still exiting): 2 s */
+    for (int tries = 0; tries < 40; tries++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) { /* no flock here: no exclusion */
+            dir_lock_fd = fd;
+            return 0;
+        }
+        usleep(50000);
     }
     close(fd);
     snprintf(err, MF_ERRMSG_SIZE,
