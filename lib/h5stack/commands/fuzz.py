@@ -32,13 +32,14 @@ def add_parser(sub):
     p.add_argument(
         "--grammar",
         type=int,
-        choices=[1, 2, 3, 4, 5],
+        choices=[1, 2, 3, 4, 5, 6],
         default=1,
         help="h5fuzz's generator: 1 (default), 2 (file types, filters, transfer variations, collective "
         "reads, deletes, chunk caches, alignment, latest format), 3 (2 and element types: integers, "
         "floats, compound, string, enum, array; 3-D datasets; paged file space), 4 (3 and nbit, "
-        "scaleoffset, which HDF5 1.14.6 itself fails) or 5 (3 and 4-D and 5-D datasets, the file "
-        "created and reopened by fewer ranks than the job has); see packages/h5fuzz/README.md",
+        "scaleoffset, which HDF5 1.14.6 itself fails), 5 (3 and 4-D and 5-D datasets, the file "
+        "created and reopened by fewer ranks than the job has) or 6 (5 and collective transfers of "
+        "several datasets in one H5Dwrite_multi or H5Dread_multi); see packages/h5fuzz/README.md",
     )
     p.add_argument("--no-perturb", action="store_true", help="no slowed ranks and no clocks of their own")
     p.add_argument("--no-minimise", action="store_true", help="report failures without minimising them")

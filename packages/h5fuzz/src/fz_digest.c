@@ -54,6 +54,14 @@ mix_sessions(uint64_t *h, const fz_plan_t *p)
         mix(h, (uint64_t)p->ops[i].ranks);
 }
 
+/* grammar 6's field */
+static void
+mix_joins(uint64_t *h, const fz_plan_t *p)
+{
+    for (size_t i = 0; i < p->nops; i++)
+        mix(h, (uint64_t)p->ops[i].join);
+}
+
 uint64_t
 fz_plan_digest(const fz_plan_t *p)
 {
@@ -69,5 +77,7 @@ fz_plan_digest(const fz_plan_t *p)
         mix_op(&h, &p->ops[i]);
     if (p->grammar >= 5)
         mix_sessions(&h, p);
+    if (p->grammar >= 6)
+        mix_joins(&h, p);
     return h;
 }

@@ -3,6 +3,7 @@
  * fz_exec.c - running and verifying plans (see fz_exec.h).
  */
 #include "fz_exec.h"
+#include "fz_io.h"
 #include "fz_types.h"
 
 #include <inttypes.h>
@@ -57,69 +58,10 @@ abandon(fz_ctx_t *c, size_t op)
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
-/* the dataset's dimensions with dim0 rows (o->nd of them) */
-static void
-dims_of(const fz_object_t *o, uint64_t dim0, hsize_t *dims)
-{
-    for (int k = 0; k < o->nd; k++)
-        dims[k] = k ? o->dims[k] : dim0;
-}
-
-static hid_t
-space_of(const fz_object_t *o, uint64_t dim0, int with_max)
-{
-    hsize_t dims[FZ_MAX_RANK], max[FZ_MAX_RANK];
-    dims_of(o, dim0, dims);
-    for (int k = 0; k < o->nd; k++)
-        max[k] = k ? o->maxdims[k] : o->maxdims[0] ? o->maxdims[0] : H5S_UNLIMITED;
-    return H5Screate_simple(o->nd, dims, with_max ? max : NULL);
-}
-
-/* a transfer of the dataset's elements in memory: H5Dwrite or H5Dread */
-static herr_t
-transfer(const fz_object_t *o, int write, hid_t d, hid_t ms, hid_t fs, hid_t dxpl, void *buf)
-{
-    hid_t  t  = fz_mem_type(o);
-    herr_t rc = t < 0 ? -1 : write ? H5Dwrite(d, t, ms, fs, dxpl, buf) : H5Dread(d, t, ms, fs, dxpl, buf);
-    if (t >= 0)
-        H5Tclose(t);
-    return rc;
-}
-
-/* open a dataset with its chunk cache (enum fz_cache) */
-static hid_t
-open_dataset(const fz_object_t *o, hid_t file)
-{
-    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
-    if (o->cache == CACHE_NONE)
-        H5Pset_chunk_cache(dapl, H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0, 1.0);
-    else if (o->cache == CACHE_LARGE) /* every chunk fits: HDF5 turns selection I/O off for reads */
-        H5Pset_chunk_cache(dapl, 10007, 64u << 20, 1.0);
-    hid_t d = H5Dopen2(file, o->name, dapl);
-    H5Pclose(dapl);
-    return d;
-}
-
-/* a transfer list: collective or not, with the operation's variations (enum fz_xfer) */
-static hid_t
-transfer_list(const fz_op_t *op)
-{
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-    H5Pset_dxpl_mpio(dxpl, op->coll ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
-    if (op->xfer & XFER_SELECTION_OFF)
-        H5Pset_selection_io(dxpl, H5D_SELECTION_IO_MODE_OFF);
-    if (op->coll && (op->xfer & XFER_INDIVIDUAL))
-        H5Pset_dxpl_mpio_collective_opt(dxpl, H5FD_MPIO_INDIVIDUAL_IO);
-    if (op->coll && (op->xfer & (XFER_CHUNK_ONE | XFER_CHUNK_MULTI)))
-        H5Pset_dxpl_mpio_chunk_opt(dxpl, op->xfer & XFER_CHUNK_ONE ? H5FD_MPIO_CHUNK_ONE_IO
-                                                                   : H5FD_MPIO_CHUNK_MULTI_IO);
-    return dxpl;
-}
-
 static int
 create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
 {
-    hid_t   dcpl = H5Pcreate(H5P_DATASET_CREATE), space = space_of(o, o->dims[0], 1), d = -1;
+    hid_t   dcpl = H5Pcreate(H5P_DATASET_CREATE), space = fz_space(o, o->dims[0], 1), d = -1;
     hid_t   mt = fz_mem_type(o), ft = fz_file_type(o);
     hsize_t chunk[FZ_MAX_RANK];
     uint8_t fill[16] = {0};
@@ -159,234 +101,101 @@ create_dataset(const fz_object_t *o, hid_t file, fz_ctx_t *c)
     return 0;
 }
 
-/* element i's coordinates (row-major) */
-static void
-coords_of(const fz_object_t *o, uint64_t i, hsize_t *at)
+/* H5Dwrite_multi or H5Dread_multi of n parts with one transfer list */
+static herr_t
+transfer_multi(fz_part_t *w, size_t n, int write, hid_t dxpl)
 {
-    for (int k = o->nd - 1; k > 0; k--) {
-        at[k] = i % o->dims[k];
-        i /= o->dims[k];
+    hid_t d[FZ_MAX_JOIN], t[FZ_MAX_JOIN], ms[FZ_MAX_JOIN], fs[FZ_MAX_JOIN];
+    void *b[FZ_MAX_JOIN];
+    for (size_t k = 0; k < n; k++) {
+        d[k]  = w[k].d;
+        t[k]  = w[k].t;
+        ms[k] = w[k].ms;
+        fs[k] = w[k].fs;
+        b[k]  = w[k].v;
     }
-    at[0] = i;
+    return write ? H5Dwrite_multi(n, d, t, ms, fs, dxpl, (const void **)b)
+                 : H5Dread_multi(n, d, t, ms, fs, dxpl, b);
 }
 
-/* this rank's part of a write: the file selection and the elements' bytes in selection
- * order; runs of the rank's elements within one line (the innermost dimension) are
- * hyperslabs, points are points */
-static hid_t
-write_selection(const fz_plan_t *p, const fz_object_t *o, const fz_op_t *op, int rank, uint8_t **vals,
-                hsize_t *count)
-{
-    hid_t    fs = space_of(o, op->dim0, 0);
-    uint64_t n = fz_elements(o, op->dim0), line = o->nd > 1 ? fz_line(o) : n;
-    size_t   es  = fz_element_size(o);
-    int      nd  = o->nd;
-    uint8_t *v   = malloc((n ? n : 1) * es);
-    hsize_t *pts = op->pattern == PAT_POINTS ? malloc((n ? n : 1) * (size_t)nd * sizeof *pts) : NULL;
-    hsize_t  k   = 0;
-    H5Sselect_none(fs);
-    for (uint64_t i = 0; i < n;) {
-        int own = op->pattern == PAT_ALL || fz_owner(p, o, op, i) == rank;
-        if (!own) {
-            i++;
-            continue;
-        }
-        uint64_t j = i + 1; /* a run of this rank's elements within one line */
-        while (op->pattern != PAT_POINTS && op->pattern != PAT_ALL && j < n && j % line != 0 &&
-               fz_owner(p, o, op, j) == rank)
-            j++;
-        if (op->pattern == PAT_ALL)
-            j = n;
-        if (op->pattern == PAT_POINTS)
-            coords_of(o, i, pts + (size_t)k * (size_t)nd);
-        else if (op->pattern != PAT_ALL) {
-            hsize_t start[FZ_MAX_RANK], cnt[FZ_MAX_RANK];
-            coords_of(o, i, start);
-            for (int d = 0; d < nd; d++)
-                cnt[d] = d == nd - 1 ? j - i : 1;
-            H5Sselect_hyperslab(fs, H5S_SELECT_OR, start, NULL, cnt, NULL);
-        }
-        for (uint64_t e = i; e < j; e++)
-            fz_element_bytes(o, fz_value(op, e), v + (k++) * es);
-        i = j;
-    }
-    if (op->pattern == PAT_ALL)
-        H5Sselect_all(fs);
-    else if (op->pattern == PAT_POINTS && k)
-        H5Sselect_elements(fs, H5S_SELECT_SET, (size_t)k, pts);
-    free(pts);
-    *vals  = v;
-    *count = k;
-    return fs;
-}
-
-/* one dataset's part of a write: open dataset, selections and values (n of them) */
-typedef struct {
-    hid_t    d, fs, ms;
-    uint8_t *v;
-} part_t;
-
+/* the transfer of parts w[0..n) of operations ops[i..i+n): alone, or joined in one call */
 static int
-part_open(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c, part_t *w)
+transfer_parts(const fz_plan_t *p, size_t i, fz_part_t *w, size_t n, int write, fz_ctx_t *c)
 {
-    const fz_object_t *o = &p->obj[op->target];
-    hsize_t            k = 0;
-    memset(w, 0, sizeof *w);
-    w->d = open_dataset(o, file);
-    if (w->d < 0)
-        return fail(c, "H5Dopen2 %s failed", o->name);
-    w->fs        = write_selection(p, o, op, c->rank, &w->v, &k);
-    hsize_t mdim = k ? k : 1;
-    w->ms        = H5Screate_simple(1, &mdim, NULL);
-    if (!k)
-        H5Sselect_none(w->ms);
-    return 0;
-}
-
-static void
-part_close(part_t *w)
-{
-    if (w->d >= 0) {
-        H5Sclose(w->ms);
-        H5Sclose(w->fs);
-        H5Dclose(w->d);
-    }
-    free(w->v);
-}
-
-static int
-do_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
-{
-    part_t w;
-    if (part_open(p, op, file, c, &w) < 0)
-        return -1;
-    hid_t  dxpl = transfer_list(op);
-    herr_t rc   = transfer(&p->obj[op->target], 1, w.d, w.ms, w.fs, dxpl, w.v);
+    const fz_op_t *op   = &p->ops[i];
+    hid_t          dxpl = fz_transfer_list(op);
+    herr_t         rc   = n == 1 ? fz_part_transfer(w, write, dxpl) : transfer_multi(w, n, write, dxpl);
     H5Pclose(dxpl);
-    part_close(&w);
-    return rc < 0 ? fail(c, "H5Dwrite %s (%s, transfer variations %#x) failed", p->obj[op->target].name,
-                         op->coll ? "collective" : "independent", op->xfer)
-                  : 0;
+    if (rc >= 0)
+        return 0;
+    const char *call =
+        n == 1 ? (write ? "H5Dwrite" : "H5Dread") : (write ? "H5Dwrite_multi" : "H5Dread_multi");
+    return fail(c, "%s %s%s (%s, transfer variations %#x) failed", call, p->obj[op->target].name,
+                n == 1 ? "" : " and the joined datasets", op->coll ? "collective" : "independent", op->xfer);
 }
 
-/* an element's bytes as text: an integer (1, 2, 4 or 8 bytes), else hex */
-static const char *
-element_text(const uint8_t *e, size_t esize, char *out, size_t len)
-{
-    int8_t  i8;
-    int16_t i16;
-    int32_t i32;
-    int64_t i64;
-    switch (esize) {
-        case 1:
-            memcpy(&i8, e, 1);
-            snprintf(out, len, "%d", i8);
-            return out;
-        case 2:
-            memcpy(&i16, e, 2);
-            snprintf(out, len, "%d", i16);
-            return out;
-        case 4:
-            memcpy(&i32, e, 4);
-            snprintf(out, len, "%" PRId32, i32);
-            return out;
-        case 8:
-            memcpy(&i64, e, 8);
-            snprintf(out, len, "%" PRId64, i64);
-            return out;
-        default:
-            break;
-    }
-    size_t k = 0;
-    for (size_t b = 0; b < esize && k + 3 < len; b++)
-        k += (size_t)snprintf(out + k, len - k, "%02x", e[b]);
-    return out;
-}
-
+/* the writes ops[i..j): one H5Dwrite, or several joined in one H5Dwrite_multi */
 static int
-all_zero(const uint8_t *e, size_t esize)
+do_writes(const fz_plan_t *p, size_t i, size_t j, hid_t file, fz_ctx_t *c)
 {
-    for (size_t b = 0; b < esize; b++)
-        if (e[b])
-            return 0;
-    return 1;
+    fz_part_t w[FZ_MAX_JOIN];
+    size_t    n  = j - i;
+    int       rc = 0;
+    for (size_t k = 0; k < n; k++)
+        fz_part_init(&w[k]);
+    for (size_t k = 0; k < n && rc == 0; k++)
+        if (fz_part_write(p, &p->ops[i + k], file, c->rank, &w[k]) < 0)
+            rc = fail(c, "H5Dopen2 %s failed (or no memory for its values)",
+                      p->obj[p->ops[i + k].target].name);
+    if (rc == 0)
+        rc = transfer_parts(p, i, w, n, 1, c);
+    for (size_t k = 0; k < n; k++)
+        fz_part_close(&w[k]);
+    return rc;
 }
 
-/* read a region of first..first+count rows (elements of 1-D datasets) and compare it
- * with the model: the number of elements that differ from it; undefined elements are
- * not compared, only counted, with those that hold other bytes than zero (*odd) */
-static long
-read_compare(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, hid_t dxpl, uint64_t first, uint64_t count,
-             fz_ctx_t *c, const char *when, uint64_t *odd)
-{
-    uint64_t row                = 1;
-    hsize_t  start[FZ_MAX_RANK] = {first}, cnt[FZ_MAX_RANK] = {count};
-    for (int k = 1; k < mo->nd; k++) {
-        row *= mo->dims[k];
-        cnt[k] = mo->dims[k];
-    }
-    uint64_t n    = count * row;
-    size_t   es   = mo->esize;
-    long     bad  = 0;
-    uint8_t *buf  = malloc((n ? n : 1) * es);
-    hid_t    fs   = H5Dget_space(d);
-    hsize_t  mdim = n ? n : 1;
-    hid_t    ms   = H5Screate_simple(1, &mdim, NULL);
-    if (n)
-        H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL);
-    else { /* a collective read takes every rank, with nothing to read too */
-        H5Sselect_none(fs);
-        H5Sselect_none(ms);
-    }
-    herr_t rc = transfer(o, 0, d, ms, fs, dxpl, buf);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    if (rc < 0) {
-        free(buf);
-        fail(c, "H5Dread %s failed (%s)", o->name, when);
-        return -1;
-    }
-    for (uint64_t e = 0; e < n; e++) {
-        uint64_t       i   = first * row + e;
-        const uint8_t *got = buf + e * es, *want = mo->v + i * es;
-        if (mo->state[i] == FZ_UNDEFINED) {
-            if (odd && !all_zero(got, es))
-                ++*odd;
-        }
-        else if (memcmp(got, want, es) && bad++ < 3) {
-            char g[64], w[64];
-            fprintf(stderr, "h5fuzz: rank %d: %s %s element %" PRIu64 ": read %s, expected %s (%s)\n",
-                    c->rank, when, o->name, i, element_text(got, es, g, sizeof g),
-                    element_text(want, es, w, sizeof w),
-                    mo->state[i] == FZ_FILLED ? "the fill value" : "written");
-        }
-    }
-    free(buf);
-    return bad;
-}
-
+/* the reads ops[i..j) (one H5Dread, or several joined in one H5Dread_multi), each
+ * rank's region compared with the model; differences count as stale reads */
 static int
-do_read(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t file, fz_ctx_t *c)
+do_reads(const fz_plan_t *p, const fz_model_t *m, size_t i, size_t j, hid_t file, fz_ctx_t *c)
 {
-    const fz_object_t *o = &p->obj[op->target];
-    uint64_t           first, count;
-    if (op->barrier || p->grammar < 2)
+    fz_part_t w[FZ_MAX_JOIN];
+    size_t    n  = j - i;
+    int       rc = 0, barrier = p->grammar < 2;
+    long      bad = 0;
+    for (size_t k = 0; k < n; k++) {
+        fz_part_init(&w[k]);
+        barrier |= p->ops[i + k].barrier;
+    }
+    if (barrier)
         MPI_Barrier(c->comm); /* every rank's writes are out */
-    hid_t d = open_dataset(o, file);
-    if (d < 0)
-        return fail(c, "H5Dopen2 %s failed", o->name);
-    fz_read_region(o, op, c->rank, &first, &count);
-    if (!count && !op->coll)
-        return H5Dclose(d) < 0 ? -1 : 0;
-    hid_t dxpl = transfer_list(op);
-    long  bad  = read_compare(o, &m->obj[op->target], d, dxpl, first, count, c,
-                            op->coll ? "during the session (collective read):" : "during the session:", NULL);
-    H5Pclose(dxpl);
-    H5Dclose(d);
-    if (bad < 0)
-        return -1;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        const fz_op_t     *op = &p->ops[i + k];
+        const fz_object_t *o  = &p->obj[op->target];
+        uint64_t           first, count;
+        hid_t              d = fz_open_dataset(o, file);
+        if (d < 0) {
+            rc = fail(c, "H5Dopen2 %s failed", o->name);
+            break;
+        }
+        fz_read_region(o, op, c->rank, &first, &count);
+        if (fz_part_read(o, &m->obj[op->target], d, first, count, &w[k]) < 0)
+            rc = fail(c, "no memory for a read of %s", o->name);
+        w[k].own_d = 1;
+    }
+    if (rc == 0 && (p->ops[i].coll || w[0].n)) /* an independent read of nothing is no call */
+        rc = transfer_parts(p, i, w, n, 0, c);
+    const char *when = n > 1            ? "during the session (H5Dread_multi):"
+                       : p->ops[i].coll ? "during the session (collective read):"
+                                        : "during the session:";
+    for (size_t k = 0; k < n; k++) {
+        if (rc == 0)
+            bad += fz_part_compare(&p->obj[p->ops[i + k].target], &m->obj[p->ops[i + k].target], &w[k],
+                                   c->rank, when, NULL);
+        fz_part_close(&w[k]);
+    }
     c->stale += bad;
-    return 0;
+    return rc;
 }
 
 static int
@@ -417,17 +226,19 @@ do_extend(const fz_plan_t *p, const fz_op_t *op, hid_t file, fz_ctx_t *c)
     const fz_object_t *o = &p->obj[op->target];
     hsize_t            dims[FZ_MAX_RANK];
     hid_t              d = H5Dopen2(file, o->name, H5P_DEFAULT);
-    dims_of(o, op->dim0, dims);
+    fz_dims(o, op->dim0, dims);
     herr_t rc = d < 0 ? -1 : H5Dset_extent(d, dims);
     if (d >= 0)
         H5Dclose(d);
     return rc < 0 ? fail(c, "H5Dset_extent %s to %" PRIu64 " failed", o->name, op->dim0) : 0;
 }
 
+/* operation i (with the transfers joined to it up to j) */
 static int
-run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t *file, fz_ctx_t *c)
+run_op(const fz_plan_t *p, const fz_model_t *m, size_t i, size_t j, hid_t *file, fz_ctx_t *c)
 {
-    const fz_object_t *o = &p->obj[op->target];
+    const fz_op_t     *op = &p->ops[i];
+    const fz_object_t *o  = &p->obj[op->target];
     switch (op->kind) {
         case OP_GROUP: {
             hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -442,13 +253,13 @@ run_op(const fz_plan_t *p, const fz_model_t *m, const fz_op_t *op, hid_t *file, 
         case OP_DSET:
             return create_dataset(o, *file, c);
         case OP_WRITE:
-            return do_write(p, op, *file, c);
+            return do_writes(p, i, j, *file, c);
         case OP_EXTEND:
             return do_extend(p, op, *file, c);
         case OP_ATTR:
             return do_attr(p, op, *file, c);
         case OP_READ:
-            return do_read(p, m, op, *file, c);
+            return do_reads(p, m, i, j, *file, c);
         case OP_FLUSH:
             return H5Fflush(*file, H5F_SCOPE_GLOBAL) < 0 ? fail(c, "H5Fflush failed") : 0;
         case OP_REOPEN:
@@ -610,30 +421,62 @@ print_op(const fz_plan_t *p, size_t i)
         printf(" (to %" PRIu64 " rows)", op->dim0);
     if (op->ranks)
         printf(" [ranks 0..%d]", op->ranks - 1);
+    if (op->join)
+        printf(" [joined to the one before: one %s]",
+               op->kind == OP_WRITE ? "H5Dwrite_multi" : "H5Dread_multi");
     printf("\n");
 }
 
-/* operation i by the session's ranks; ranks outside the session only follow the model */
+/* is operation i's target among those of ops[i0..i)? */
 static int
-step(const fz_plan_t *p, fz_model_t *m, size_t i, fz_ctx_t *job, session_t *s)
+joined_before(const fz_plan_t *p, size_t i0, size_t i)
+{
+    for (size_t k = i0; k < i; k++)
+        if (p->ops[k].target == p->ops[i].target)
+            return 1;
+    return 0;
+}
+
+/* the end of the transfers joined to operation i in one multi-dataset call (grammar 6):
+ * collective transfers of the same kind and transfer list, each of another dataset */
+static size_t
+joined_end(const fz_plan_t *p, size_t i)
+{
+    const fz_op_t *op = &p->ops[i];
+    size_t         j  = i + 1;
+    if ((op->kind != OP_WRITE && op->kind != OP_READ) || !op->coll)
+        return j;
+    while (j < p->nops && j - i < FZ_MAX_JOIN && p->ops[j].join && p->ops[j].kind == op->kind &&
+           p->ops[j].coll && p->ops[j].xfer == op->xfer && p->ops[j].ranks == op->ranks &&
+           !joined_before(p, i, j))
+        j++;
+    return j;
+}
+
+/* operations i..j (one, or transfers joined in one call) by the session's ranks; ranks
+ * outside the session only follow the model */
+static int
+step(const fz_plan_t *p, fz_model_t *m, size_t i, size_t j, fz_ctx_t *job, session_t *s)
 {
     const fz_op_t *op = &p->ops[i];
     int            rc = 0;
-    if (op->delay_rank == job->rank && op->delay_us)
-        usleep(op->delay_us);
+    for (size_t k = i; k < j; k++)
+        if (p->ops[k].delay_rank == job->rank && p->ops[k].delay_us)
+            usleep(p->ops[k].delay_us);
     if (op->kind == OP_REOPEN && fz_op_ranks(p, op) != s->k)
         rc = session_change(job, s, fz_op_ranks(p, op));
     else if (s->c.comm != MPI_COMM_NULL) {
-        rc = run_op(p, m, op, &s->file, &s->c);
+        rc = run_op(p, m, i, j, &s->file, &s->c);
         if (op->kind == OP_READ || op->kind == OP_REOPEN || op->kind == OP_FLUSH)
             rc = agree(&s->c, rc);
         else if (rc < 0) /* the others go on to the next collective call and would wait there forever */
             abandon(&s->c, i);
     }
-    if (rc == 0 && fz_model_apply(m, p, op) < 0) { /* this rank alone: its peers would wait */
-        fail(&s->c, "out of memory");
-        abandon(&s->c, i);
-    }
+    for (size_t k = i; k < j && rc == 0; k++)
+        if (fz_model_apply(m, p, &p->ops[k]) < 0) { /* this rank alone: its peers would wait */
+            fail(&s->c, "out of memory");
+            abandon(&s->c, k);
+        }
     if (s->k < job->size) /* the idle ranks learn of a failure in the session (s->k is every rank's) */
         rc = agree_into(job, s->c.err, rc);
     return rc;
@@ -663,10 +506,11 @@ fz_execute(const fz_plan_t *p, fz_ctx_t *c)
         printf("h5fuzz: grammar %d, sync points %d, collective metadata %d, alignment %d, latest format %d, "
                "paged %d, created by %d ranks\n",
                p->grammar, p->sync_bytes, p->coll_md, p->align, p->latest, p->paged, s.k);
-    for (size_t i = 0; i < p->nops && rc == 0; i++) {
-        if (c->verbose && c->rank == 0)
-            print_op(p, i);
-        rc = step(p, &m, i, c, &s);
+    for (size_t i = 0, j; i < p->nops && rc == 0; i = j) {
+        j = joined_end(p, i);
+        for (size_t k = i; k < j && c->verbose && c->rank == 0; k++)
+            print_op(p, k);
+        rc = step(p, &m, i, j, c, &s);
     }
     if (s.file >= 0 && H5Fclose(s.file) < 0 && rc == 0)
         rc = fail(&s.c, "H5Fclose failed");
@@ -675,6 +519,22 @@ fz_execute(const fz_plan_t *p, fz_ctx_t *c)
     c->fapl = driver_fapl;
     fz_model_free(&m);
     return agree(c, rc);
+}
+
+/* every element of an open dataset against the model: the wrong ones (a failed read: 1) */
+static long
+verify_values(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, fz_ctx_t *c, uint64_t *odd)
+{
+    fz_part_t w;
+    long      bad = 1;
+    if (fz_part_read(o, mo, d, 0, mo->dims[0], &w) < 0)
+        fprintf(stderr, "h5fuzz: no memory to read %s\n", o->name);
+    else if (fz_part_transfer(&w, 0, H5P_DEFAULT) < 0)
+        fprintf(stderr, "h5fuzz: H5Dread %s failed (after the session)\n", o->name);
+    else
+        bad = fz_part_compare(o, mo, &w, c->rank, "after the session:", odd);
+    fz_part_close(&w);
+    return bad;
 }
 
 /* one object of the file against the model: wrong values, attributes or objects */
@@ -698,10 +558,7 @@ verify_object(const fz_object_t *o, const fz_mobj_t *mo, hid_t file, fz_ctx_t *c
             bad++;
         }
         else {
-            long b = mo->dims[0]
-                         ? read_compare(o, mo, obj, H5P_DEFAULT, 0, mo->dims[0], c, "after the session:", odd)
-                         : 0;
-            bad += b < 0 ? 1 : b;
+            bad += mo->dims[0] ? verify_values(o, mo, obj, c, odd) : 0;
         }
     }
     if (mo->has_attr) {

@@ -461,11 +461,11 @@ xfer_bits(rng_t *g)
 }
 
 static int
-plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r)
+plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r, int coll)
 {
     fz_op_t op0 = {0};
     op0.pattern = o->layout == LAYOUT_COMPACT ? PAT_ALL : (int)below(r, 3);
-    op0.coll    = o->layout == LAYOUT_COMPACT || fz_filtered(o) ? 1 : chance(r, 50);
+    op0.coll    = coll || o->layout == LAYOUT_COMPACT || fz_filtered(o) ? 1 : chance(r, 50);
     op0.shift   = (int)below(r, (uint64_t)p->active);
     op0.ranks   = p->active == p->ranks ? 0 : p->active;
     op0.block   = op0.pattern == PAT_POINTS ? 2 + below(r, 40) : 1 + below(r, 300);
@@ -549,7 +549,7 @@ plan_step_g2(fz_plan_t *p, rng_t *r)
  * chunks), without a barrier when no independent write came since the last ordering
  * point (a collective write returns once every rank's part is written) */
 static int
-plan_read(fz_plan_t *p, int t, rng_t *r)
+plan_read(fz_plan_t *p, int t, rng_t *r, int coll)
 {
     fz_op_t *op = push(p, OP_READ, r);
     if (!op)
@@ -558,10 +558,73 @@ plan_read(fz_plan_t *p, int t, rng_t *r)
     op->salt    = next(r);
     op->dim0    = p->obj[t].cur0;
     op->barrier = 1;
-    if (p->grammar >= 2 && !fz_filtered(&p->obj[t]) && chance(r + 1, 50)) {
+    if (p->grammar >= 2 && !fz_filtered(&p->obj[t]) && (coll || chance(r + 1, 50))) {
         op->coll    = 1;
         op->xfer    = xfer_bits(r + 1) & (XFER_SELECTION_OFF | XFER_INDIVIDUAL);
         op->barrier = p->obj[t].last_owners >= 0 || chance(r + 1, 30);
+    }
+    return 0;
+}
+
+/* does a transfer of the dataset turn a collective multi-dataset call independent in
+ * HDF5 1.14.6 (a compact layout, or memory and file types that differ)? */
+static int
+breaks_collective(const fz_object_t *o)
+{
+    return o->layout == LAYOUT_COMPACT || (o->mtype == MT_I32 ? o->ftype != FT_I32LE : o->fconv);
+}
+
+/* grammar 6: can dataset t join the transfers ops[head..] of this kind? Another one,
+ * not deleted; a collective read: not filtered (as plan_read); a write: no filtered
+ * dataset beside a compact one or one that converts (HDF5 1.14.6 then turns the whole
+ * call independent, which it refuses for the filtered one: "Can't perform independent
+ * write with filters in pipeline") */
+static int
+can_join(const fz_plan_t *p, size_t head, int kind, int t)
+{
+    const fz_object_t *o = &p->obj[t];
+    if (!o->is_dset || o->deleted || (kind == OP_READ && fz_filtered(o)))
+        return 0;
+    for (size_t k = head; k < p->nops; k++) {
+        const fz_object_t *m = &p->obj[p->ops[k].target];
+        if (p->ops[k].target == t || (fz_filtered(m) && breaks_collective(o)) ||
+            (breaks_collective(m) && fz_filtered(o)))
+            return 0;
+    }
+    return 1;
+}
+
+/* a dataset that can join ops[head..] (can_join), or -1 when none is found */
+static int
+joinable(const fz_plan_t *p, size_t head, int kind, rng_t *g)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int t = (int)below(g, (uint64_t)p->nobj);
+        if (can_join(p, head, kind, t))
+            return t;
+    }
+    return -1;
+}
+
+/* grammar 6, after a collective write or read: 1 to 3 more of other datasets joined to
+ * it in one H5Dwrite_multi or H5Dread_multi (collective, the same transfer list) */
+static int
+plan_joined(fz_plan_t *p, rng_t *r)
+{
+    rng_t        *g    = r + 5;
+    size_t        head = p->nops - 1;
+    const fz_op_t h    = p->ops[head];
+    if (p->grammar < 6 || (h.kind != OP_WRITE && h.kind != OP_READ) || !h.coll || !chance(g, 40))
+        return 0;
+    for (uint64_t n = 1 + below(g, FZ_MAX_JOIN - 1); n > 0; n--) {
+        int t = joinable(p, head, h.kind, g);
+        if (t < 0)
+            return 0;
+        if ((h.kind == OP_WRITE ? plan_write(p, &p->obj[t], t, r, 1) : plan_read(p, t, r, 1)) < 0)
+            return -1;
+        fz_op_t *op = &p->ops[p->nops - 1];
+        op->join    = 1;
+        op->xfer    = h.xfer;
     }
     return 0;
 }
@@ -635,9 +698,9 @@ plan_step(fz_plan_t *p, rng_t *r)
         return 0;
     if (kind < 52 && p->obj[t].layout == LAYOUT_CHUNKED && p->obj[t].maxdims[0] == 0)
         return plan_extend(p, &p->obj[t], t, r);
-    if (kind < 62)
-        return plan_read(p, t, r);
-    return plan_write(p, &p->obj[t], t, r);
+    if ((kind < 62 ? plan_read(p, t, r, 0) : plan_write(p, &p->obj[t], t, r, 0)) < 0)
+        return -1;
+    return plan_joined(p, r);
 }
 
 static void
@@ -656,11 +719,8 @@ plan_init(fz_plan_t *p, uint64_t seed, int ranks)
 int
 fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
 {
-    rng_t r[5] = {{mix(seed) ^ 0x5eed},
-                  {mix(seed) ^ 0x6a2},
-                  {mix(seed) ^ 0x6a3},
-                  {mix(seed) ^ 0x6a4},
-                  {mix(seed) ^ 0x6a5}}; /* per grammar */
+    rng_t r[6] = {{mix(seed) ^ 0x5eed}, {mix(seed) ^ 0x6a2}, {mix(seed) ^ 0x6a3},
+                  {mix(seed) ^ 0x6a4},  {mix(seed) ^ 0x6a5}, {mix(seed) ^ 0x6a6}}; /* per grammar */
     plan_init(p, seed, ranks);
     p->grammar = grammar;
     /* frequent sync points: the same metadata rewritten by other ranks within an epoch */

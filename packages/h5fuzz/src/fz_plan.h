@@ -23,6 +23,7 @@
 #define FZ_NAME        256
 #define FZ_MAX_OBJECTS 64
 #define FZ_MAX_RANK    8 /* dimensions the model carries (the workloads use 1 to 5) */
+#define FZ_MAX_JOIN    4 /* transfers joined in one H5Dwrite_multi or H5Dread_multi (grammar 6) */
 
 enum fz_op_kind { OP_GROUP, OP_DSET, OP_WRITE, OP_EXTEND, OP_ATTR, OP_READ, OP_FLUSH, OP_REOPEN, OP_DELETE };
 enum fz_layout { LAYOUT_CONTIGUOUS, LAYOUT_CHUNKED, LAYOUT_COMPACT };
@@ -65,9 +66,11 @@ enum fz_mem_type {
  * 1.14.6 fails with its own MPI-IO driver (kept to reproduce that, and to try newer
  * HDF5 versions); 5 is grammar 3 (not 4) and datasets of 4 and 5 dimensions, and reopens
  * by another number of ranks (the first k of the job, on a communicator of their own,
- * the others idle until a later reopen takes them again). Each draws from a random
- * stream of its own, so that a plan of an earlier grammar is unchanged by the later ones */
-#define FZ_GRAMMAR_LATEST 5
+ * the others idle until a later reopen takes them again); 6 is grammar 5 and collective
+ * writes and reads of several datasets in one call (H5Dwrite_multi, H5Dread_multi).
+ * Each draws from a random stream of its own, so that a plan of an earlier grammar is
+ * unchanged by the later ones */
+#define FZ_GRAMMAR_LATEST 6
 
 typedef struct {
     int      kind;
@@ -88,6 +91,9 @@ typedef struct {
     /* grammar 5: the ranks of the session the operation runs in (the first `ranks` of
      * the job; 0: all); for OP_REOPEN, those of the session it opens */
     int ranks;
+    /* grammar 6: OP_WRITE, OP_READ: joins the transfer before it (collective, the same
+     * transfer list, another dataset) in one H5Dwrite_multi or H5Dread_multi */
+    int join;
 } fz_op_t;
 
 typedef struct {

@@ -27,6 +27,14 @@ run "$mpiexec" -n "$ranks" "$fuzz" straddle.h5 --case straddle
 # verified on another number of ranks
 run "$mpiexec" -n "$ranks" "$fuzz" g3.h5 --seed 22 --ops 50 --grammar 3
 run "$mpiexec" -n "$other" "$fuzz" g3.h5 --seed 22 --ops 50 --grammar 3 --verify-only --writer-ranks "$ranks"
+# grammar 6: writes and reads of several datasets joined in one H5Dwrite_multi and one
+# H5Dread_multi (reads during the session compared with the model), verified on another
+# number of ranks
+run "$mpiexec" -n "$ranks" "$fuzz" g6.h5 --seed 4 --ops 60 --grammar 6 --verbose > g6.txt
+for call in H5Dwrite_multi H5Dread_multi; do
+    grep -q "one $call\]" g6.txt || { cat g6.txt; echo "grammar 6's seed 4 made no $call"; exit 1; }
+done
+run "$mpiexec" -n "$other" "$fuzz" g6.h5 --seed 4 --ops 60 --grammar 6 --verify-only --writer-ranks "$ranks"
 # negative control: the model of seed 2 does not describe the file of seed 1
 rc=0
 "$mpiexec" -n 1 "$fuzz" s1.h5 --seed 2 --ops 50 --verify-only --writer-ranks "$ranks" > neg.txt 2>&1 || rc=$?
