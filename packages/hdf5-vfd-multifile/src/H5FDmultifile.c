@@ -467,14 +467,17 @@ create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sy
 }
 
 /* every rank: hold the directory open (files are opened and the metafile replaced in it),
- * and shared: a merge in place locks it exclusively (mf_merge_lock_dir), so neither starts
- * under the other (where the file system has flock) */
+ * and shared, before anything of it is read: a merge in place locks it exclusively
+ * (mf_merge_lock_dir), so neither starts under the other (where the file system has
+ * flock) */
 static int
 open_dir(H5FD_multifile_t *f, mf_err_t err)
 {
     f->dir_fd = open(f->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (f->dir_fd < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->path, strerror(errno));
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->path,
+                 errno == ENOTDIR ? "reconstructed into a file meanwhile (a merge finished): open it again"
+                                  : strerror(errno));
         return -1;
     }
     if (flock(f->dir_fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
@@ -688,8 +691,6 @@ static int
 open_own_files(H5FD_multifile_t *f, const mf_dir_t *d, mf_err_t err)
 {
     char dpath[PATH_MAX], ipath[PATH_MAX];
-    if (open_dir(f, err) < 0)
-        return -1;
     if ((uint32_t)f->rank >= d->meta.ranks) {
         if (create_rank_files(f, err) < 0)
             return -1;
@@ -742,7 +743,10 @@ static int
 open_append(H5FD_multifile_t *f, mf_err_t err)
 {
     mf_dir_t d;
-    int      ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
+    /* the shared lock before the load: no merge in place can replace what is loaded */
+    if (mf_agree(f->comm, open_dir(f, err) == 0, err) < 0)
+        return -1;
+    int ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
     if (mf_agree(f->comm, ok, err) < 0) {
         if (ok)
             mf_dir_free(&d);
