@@ -33,8 +33,8 @@ def _pairs():
 
 
 def _applicable(entries, stack, variant):
-    """The regression entries a pair can run (fuzz.applies: the DSM has no stamps and opens
-    files by all its clients); grammars 2 and up write files in the latest format, which the
+    """The regression entries a pair can run (fuzz.applies: the DSM has no stamps; from
+    grammar 5 on it runs the workloads with all its clients, Case.all_ranks); grammars 2 and up write files in the latest format, which the
     1.14 tools that the 2.x stacks borrow (no 2.x source with tools/ is reachable) cannot
     compare (h5diff exits 2), so their seeds run on the 1.14 stacks."""
     return [
@@ -82,10 +82,7 @@ def _selection(pairs, entries):
 def _case(stack, variant, e):
     # the DSM with 2 clients beside 2 servers, which busy-poll on this machine's 2 cores
     ranks = min(e["ranks"], 2) if variant.startswith("dsm:") else e["ranks"]
-    return fuzz.Case(
-        stack, variant, e.get("seed", 0), ranks, e.get("ops", 60), case=e.get("case", ""),
-        grammar=e.get("grammar", 1), plan=fuzz.recorded_plan(e, ranks),
-    )  # fmt: skip
+    return fuzz.regression_case(stack, variant, e, ranks=ranks)
 
 
 def _cases():

@@ -67,6 +67,12 @@ class Case:
     grammar: int = 1  # h5fuzz --grammar: the same seed is another workload in another grammar
     plan: str = ""  # a regression seed's recorded plan digest (h5fuzz --plan); "": not checked
 
+    @property
+    def all_ranks(self):
+        """The DSM's clients open a file together: from grammar 5 on it runs the workload
+        without its sessions of fewer ranks (h5fuzz --all-ranks), and so does its reference."""
+        return self.variant.startswith("dsm:") and not self.case and self.grammar >= SESSIONS_GRAMMAR
+
     def label(self):
         what = f"case {self.case}" if self.case else f"seed {self.seed}"
         return f"{self.stack} {self.variant} {what} ({self.ranks} ranks, {self.ops} operations)"
@@ -131,15 +137,15 @@ def variants(desc):
 
 
 #: the first grammar whose workloads open the file by fewer ranks than the job has: the
-#: DSM's clients open a file all together (its servers count them), so it runs none
+#: DSM's clients open a file all together (its servers count them), so it runs them
+#: without those sessions (Case.all_ranks)
 SESSIONS_GRAMMAR = 5
 
 
 def applies(variant, grammar=1, case=""):
     """Whether a variant can run a workload: the metadata case tests multifile's stamps
-    (the DSM has none); the DSM opens files by all its clients only."""
-    dsm = variant.startswith("dsm:")
-    return not (dsm and (case == "metadata" or grammar >= SESSIONS_GRAMMAR))
+    (the DSM has none)."""
+    return not (variant.startswith("dsm:") and case == "metadata")
 
 
 def check_drivers(drivers):
@@ -194,7 +200,8 @@ class Runner:
     def _fuzz_args(self, case):
         if case.case:
             return ["--case", case.case]
-        return ["--seed", str(case.seed), "--ops", str(case.ops), "--grammar", str(case.grammar)]
+        every = ["--all-ranks"] if case.all_ranks else []
+        return ["--seed", str(case.seed), "--ops", str(case.ops), "--grammar", str(case.grammar), *every]
 
     def reference_command(self, case, path):
         """The MPI program that writes the reference and checks it against the model."""
@@ -203,10 +210,10 @@ class Runner:
     def reference(self, case, env, out):
         """The MPI-IO file of the workload, judged against the model (made once per stack
         and workload)."""
-        key = (case.stack, case.seed, case.ranks, case.ops, case.case, case.grammar)
+        key = (case.stack, case.seed, case.ranks, case.ops, case.case, case.grammar, case.all_ranks)
         if key in self._refs and (self._refs[key].failed or os.path.exists(self._refs[key].path)):
             return self._refs[key]
-        name = f"{case.case or case.seed}-{case.ranks}r-{case.ops}o-g{case.grammar}"
+        name = f"{case.case or case.seed}-{case.ranks}r-{case.ops}o-g{case.grammar}{'-all' if case.all_ranks else ''}"
         d = os.path.join(self.workroot, case.stack, "reference", name)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
@@ -366,7 +373,7 @@ class Runner:
 def plan_digest(case, env):
     """`h5fuzz --plan` of a seed's workload for case.ranks writer ranks (one process)."""
     argv = ["h5fuzz", "--plan", "--seed", str(case.seed), "--ops", str(case.ops), "--grammar", str(case.grammar),
-            "--writer-ranks", str(case.ranks)]  # fmt: skip
+            "--writer-ranks", str(case.ranks)] + (["--all-ranks"] if case.all_ranks else [])  # fmt: skip
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0 or not proc.stdout.startswith("plan "):
         raise CaseFailed(f"{' '.join(argv)}: exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-500:]}")
@@ -456,33 +463,40 @@ def regressions():
     for e in entries:
         if ("seed" in e) == ("case" in e) or not e.get("fault") or "ranks" not in e:
             raise StepError(f"{REGRESSIONS}: an entry needs a seed or a case, ranks and its fault: {e}")
+        every = [False, True] if e.get("grammar", 1) >= SESSIONS_GRAMMAR else [False]
         for ranks in sorted({e["ranks"], min(e["ranks"], 2)}) if "seed" in e else ():
-            if not recorded_plan(e, ranks):  # the DSM's cases run on 2
-                raise StepError(f"{REGRESSIONS}: seed {e['seed']}: no plan recorded for {ranks} ranks (h5fuzz --plan)")
+            for all_ranks in every:  # the DSM's cases run on 2, in grammar 5 on with all ranks
+                if not recorded_plan(e, ranks, all_ranks):
+                    key = "plans_all_ranks" if all_ranks else "plans"
+                    raise StepError(
+                        f"{REGRESSIONS}: seed {e['seed']}: no {key} recorded for {ranks} ranks (h5fuzz --plan)"
+                    )
     return entries
 
 
-def regression_case(stack, variant, entry, perturb=True):
-    """One regression entry as a case, or None where it does not apply (applies())."""
+def regression_case(stack, variant, entry, perturb=True, ranks=None):
+    """One regression entry as a case (on its ranks, or on `ranks`), or None where it does
+    not apply (applies())."""
     if not applies(variant, entry.get("grammar", 1), entry.get("case", "")):
         return None
-    ops = entry.get("ops", 60)
-    return Case(
+    case = Case(
         stack,
         variant,
         entry.get("seed", 0),
-        entry["ranks"],
-        ops,
+        ranks or entry["ranks"],
+        entry.get("ops", 60),
         case=entry.get("case", ""),
         perturb=perturb,
         grammar=entry.get("grammar", 1),
-        plan=recorded_plan(entry, entry["ranks"]),
     )
+    return replace(case, plan=recorded_plan(entry, case.ranks, case.all_ranks))
 
 
-def recorded_plan(entry, ranks):
-    """The plan digest regressions.yaml records for a seed entry on this many ranks."""
-    return str(entry.get("plans", {}).get(ranks, "")) if "seed" in entry else ""
+def recorded_plan(entry, ranks, all_ranks=False):
+    """The plan digest regressions.yaml records for a seed entry on this many ranks (with
+    h5fuzz --all-ranks: from its plans_all_ranks)."""
+    plans = entry.get("plans_all_ranks" if all_ranks else "plans", {})
+    return str(plans.get(ranks, "")) if "seed" in entry else ""
 
 
 @dataclass(frozen=True)
@@ -527,17 +541,10 @@ def _cases(opts, pairs, entries=None):
 
 
 def runnable(pairs, opts):
-    """The pairs that can run the random workloads of opts.grammar (applies()); the others
-    are named once, and none left is an error."""
-    if opts.regressions or opts.case:
-        return pairs
-    left = sorted({v.split(":")[0] for _, v in pairs if not applies(v, opts.grammar)})
-    if left:
-        info(f"fuzz: grammar {opts.grammar} opens the file by fewer ranks than the job has, which the DSM "
-             f"refuses (its clients open a file together): {', '.join(left)} variants left out")  # fmt: skip
-    pairs = [p for p in pairs if applies(p[1], opts.grammar)]
+    """The pairs that can run the workloads of opts (applies()); none is an error."""
+    pairs = [p for p in pairs if applies(p[1], opts.grammar, opts.case or "")]
     if not pairs:
-        raise StepError(f"no variant chosen can run grammar {opts.grammar}'s workloads")
+        raise StepError(f"no variant chosen can run {'case ' + opts.case if opts.case else 'these workloads'}")
     return pairs
 
 

@@ -49,6 +49,8 @@ mix_op(uint64_t *h, const fz_op_t *op)
 static void
 mix_sessions(uint64_t *h, const fz_plan_t *p)
 {
+    if (p->all_ranks) /* only when set: the digests of the plans before it stand */
+        mix(h, 0xa11);
     mix(h, (uint64_t)p->ranks0);
     for (size_t i = 0; i < p->nops; i++)
         mix(h, (uint64_t)p->ops[i].ranks);

@@ -639,7 +639,9 @@ plan_reopen(fz_plan_t *p, rng_t *r)
     ordering_point(p);
     if (p->grammar < 5 || p->ranks < 2 || !chance(r + 4, 60))
         return 0;
-    int k     = 1 + (int)below(r + 4, (uint64_t)p->ranks - 1); /* 1 .. ranks-1, then all again */
+    int k = 1 + (int)below(r + 4, (uint64_t)p->ranks - 1); /* 1 .. ranks-1, then all again */
+    if (p->all_ranks)                                      /* drawn all the same: the same workload */
+        return 0;
     p->active = p->active == p->ranks ? k : p->ranks;
     op->ranks = p->active == p->ranks ? 0 : p->active;
     if (op->delay_rank >= p->active)
@@ -717,12 +719,13 @@ plan_init(fz_plan_t *p, uint64_t seed, int ranks)
 }
 
 int
-fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
+fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar, int flags)
 {
     rng_t r[6] = {{mix(seed) ^ 0x5eed}, {mix(seed) ^ 0x6a2}, {mix(seed) ^ 0x6a3},
                   {mix(seed) ^ 0x6a4},  {mix(seed) ^ 0x6a5}, {mix(seed) ^ 0x6a6}}; /* per grammar */
     plan_init(p, seed, ranks);
-    p->grammar = grammar;
+    p->grammar   = grammar;
+    p->all_ranks = grammar >= 5 && (flags & FZ_PLAN_ALL_RANKS);
     /* frequent sync points: the same metadata rewritten by other ranks within an epoch */
     p->sync_bytes = chance(r, 60) ? 1024 << below(r, 4) : 0;
     p->coll_md    = chance(r, 30);
@@ -732,8 +735,11 @@ fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar)
     }
     if (grammar >= 3)
         p->paged = chance(r + 2, 25);
-    if (grammar >= 5 && ranks > 1 && chance(r + 4, 30)) /* created by fewer ranks than the job has */
-        p->ranks0 = p->active = 1 + (int)below(r + 4, (uint64_t)ranks - 1);
+    if (grammar >= 5 && ranks > 1 && chance(r + 4, 30)) { /* created by fewer ranks than the job has */
+        int k = 1 + (int)below(r + 4, (uint64_t)ranks - 1);
+        if (!p->all_ranks)
+            p->ranks0 = p->active = k;
+    }
     while (p->nops < nops)
         if (plan_step(p, r) < 0)
             return -1;

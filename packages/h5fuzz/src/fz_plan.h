@@ -147,6 +147,7 @@ typedef struct {
     int         latest;     /* grammar 2: H5Pset_libver_bounds(LATEST, LATEST) */
     int         paged;      /* grammar 3: H5Pset_file_space_strategy(PAGE, not persistent) */
     int         ranks0;     /* grammar 5: ranks of the session that creates the file (0: all) */
+    int         all_ranks;  /* grammars 5, 6: FZ_PLAN_ALL_RANKS (no session of fewer ranks) */
     int         active;     /* while planning: ranks of the session (grammar 5), else ranks */
     fz_op_t    *ops;
     size_t      nops, cap;
@@ -154,8 +155,16 @@ typedef struct {
     int         nobj;
 } fz_plan_t;
 
-/* a random workload of about nops operations; 0, or -1 (out of memory) */
-int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar);
+/* how a plan is made (fz_plan_make's flags) */
+enum fz_plan_flags {
+    /* grammars 5 and 6: every session by all the job's ranks (what the DSM hosts: its
+     * clients open a file together); the same random draws, so the same workload but
+     * for the sessions */
+    FZ_PLAN_ALL_RANKS = 1
+};
+/* a random workload of about nops operations (flags: enum fz_plan_flags); 0, or -1
+ * (out of memory) */
+int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar, int flags);
 /* the regression workload "straddle": chunked datasets whose chunks straddle the
  * ranks' slabs, written independently, a flush after each */
 int fz_plan_straddle(fz_plan_t *p, int ranks);

@@ -31,14 +31,15 @@ typedef struct {
     const char *path, *driver, *config, *casename;
     uint64_t    seed;
     long        ops, writer_ranks, grammar;
-    int         verify_only, no_verify, verbose, plan;
+    int         verify_only, no_verify, verbose, plan, all_ranks;
 } options_t;
 
 static void
 usage(FILE *to)
 {
     fprintf(to,
-            "usage: h5fuzz FILE [--seed S] [--ops K] [--grammar G] [--case C] [--driver D] [--config STR]\n"
+            "usage: h5fuzz FILE [--seed S] [--ops K] [--grammar G] [--all-ranks] [--case C] [--driver D]\n"
+            "              [--config STR]\n"
             "              [--writer-ranks N] [--verify-only | --no-verify] [--verbose]\n"
             "  --seed S          the workload (default 1); the same seed and writer ranks give the same\n"
             "  --ops K           operations in the workload (default 60)\n"
@@ -52,6 +53,8 @@ usage(FILE *to)
             "                    ranks than the job has) or 6 (5 and collective transfers of\n"
             "                    several datasets in one H5Dwrite_multi or H5Dread_multi); a seed\n"
             "                    means one workload per grammar\n"
+            "  --all-ranks       grammars 5 and 6: every session by all the job's ranks (the same\n"
+            "                    workload without its sessions of fewer ranks: what the DSM hosts)\n"
             "  --case C          a fixed regression workload instead of a random one: straddle, metadata\n"
             "  --driver D        mpio (default), default (HDF5_DRIVER), multifile, mpiposix, dsm, sec2\n"
             "  --config STR      the driver's configuration (multifile options, dsm configuration)\n"
@@ -139,6 +142,9 @@ option(int c, options_t *o)
         case 'P':
             o->plan = 1;
             break;
+        case 'A':
+            o->all_ranks = 1;
+            break;
         case 'h':
             return 1;
         default:
@@ -151,20 +157,15 @@ option(int c, options_t *o)
 static int
 parse(int argc, char **argv, options_t *o)
 {
-    static const struct option opts[] = {{"seed", required_argument, 0, 's'},
-                                         {"ops", required_argument, 0, 'k'},
-                                         {"case", required_argument, 0, 'c'},
-                                         {"driver", required_argument, 0, 'd'},
-                                         {"config", required_argument, 0, 'C'},
-                                         {"writer-ranks", required_argument, 0, 'w'},
-                                         {"verify-only", no_argument, 0, 'V'},
-                                         {"no-verify", no_argument, 0, 'N'},
-                                         {"verbose", no_argument, 0, 'v'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {"grammar", required_argument, 0, 'g'},
-                                         {"plan", no_argument, 0, 'P'},
-                                         {0, 0, 0, 0}};
-    int                        c, rc = 0;
+    static const struct option opts[] = {
+        {"seed", required_argument, 0, 's'},    {"ops", required_argument, 0, 'k'},
+        {"case", required_argument, 0, 'c'},    {"driver", required_argument, 0, 'd'},
+        {"config", required_argument, 0, 'C'},  {"writer-ranks", required_argument, 0, 'w'},
+        {"verify-only", no_argument, 0, 'V'},   {"no-verify", no_argument, 0, 'N'},
+        {"verbose", no_argument, 0, 'v'},       {"help", no_argument, 0, 'h'},
+        {"grammar", required_argument, 0, 'g'}, {"plan", no_argument, 0, 'P'},
+        {"all-ranks", no_argument, 0, 'A'},     {0, 0, 0, 0}};
+    int c, rc = 0;
     *o     = (options_t){.driver = "mpio", .seed = 1, .ops = 60, .grammar = 1};
     opterr = rank0_g;
     while (rc == 0 && (c = getopt_long(argc, argv, "s:k:c:d:C:w:g:VNvh", opts, NULL)) != -1)
@@ -199,12 +200,19 @@ report_undefined(const fz_plan_t *p, const fz_verdict_t *v, const char *path)
                    p->obj[k].name, v->undefined[k], v->odd[k], path);
 }
 
+/* fz_plan_make's flags from the options */
+static int
+plan_flags(const options_t *o)
+{
+    return o->all_ranks ? FZ_PLAN_ALL_RANKS : 0;
+}
+
 /* --plan: the digest of the plan on rank 0's stdout; 0, or 1 (out of memory) */
 static int
 print_plan(const options_t *o, int ranks)
 {
     fz_plan_t p;
-    if (fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar) < 0) {
+    if (fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar, plan_flags(o)) < 0) {
         fprintf(stderr, "h5fuzz: out of memory\n");
         return 1;
     }
@@ -219,9 +227,9 @@ run(const options_t *o, fz_ctx_t *c)
 {
     fz_plan_t p;
     int       ranks = o->writer_ranks ? (int)o->writer_ranks : c->size;
-    int       made  = !o->casename ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar)
-                      : !strcmp(o->casename, "straddle") ? fz_plan_straddle(&p, ranks)
-                                                         : fz_plan_metadata(&p, ranks);
+    int made = !o->casename ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar, plan_flags(o))
+               : !strcmp(o->casename, "straddle") ? fz_plan_straddle(&p, ranks)
+                                                  : fz_plan_metadata(&p, ranks);
     if (made < 0) {
         fprintf(stderr, "h5fuzz: out of memory\n");
         return 1;

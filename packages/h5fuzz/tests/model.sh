@@ -35,6 +35,11 @@ for call in H5Dwrite_multi H5Dread_multi; do
     grep -q "one $call\]" g6.txt || { cat g6.txt; echo "grammar 6's seed 4 made no $call"; exit 1; }
 done
 run "$mpiexec" -n "$other" "$fuzz" g6.h5 --seed 4 --ops 60 --grammar 6 --verify-only --writer-ranks "$ranks"
+# ... and with --all-ranks (what the DSM runs): no session of fewer ranks than the job's
+run "$mpiexec" -n "$ranks" "$fuzz" g6a.h5 --seed 4 --ops 60 --grammar 6 --all-ranks --verbose > g6a.txt
+if grep -q "ranks 0\.\." g6a.txt || ! grep -q "one H5Dwrite_multi" g6a.txt; then
+    cat g6a.txt; echo "--all-ranks: a session of fewer ranks, or no joined write"; exit 1
+fi
 # negative control: the model of seed 2 does not describe the file of seed 1
 rc=0
 "$mpiexec" -n 1 "$fuzz" s1.h5 --seed 2 --ops 50 --verify-only --writer-ranks "$ranks" > neg.txt 2>&1 || rc=$?
