@@ -79,5 +79,5 @@ def main(args):
     opts = options(args)
     fuzz.check_drivers(opts.drivers)
     stacks = Stacks()
-    stacks.setup([stacks.get(n) for n in opts.stacks])
+    stacks.setup([stacks.get(n) for n in opts.stacks] or stacks.in_use())  # what will run, current
     return fuzz.run(opts)

@@ -233,7 +233,7 @@ def run(opts):
     if opts.system in LOCAL_SYSTEMS and opts.setup and (stacks or not env_dirs):
         from h5stack.machine import images
 
-        registry.setup(stacks)  # none named: the default stacks
+        registry.setup(stacks or registry.in_use())  # none named: every stack that will run, current
         images.setup_images(registry, stacks)  # reframe-tests/containers
     dry = "--dry-run" in opts.reframe_args
     scheduler, started = start_scheduler(opts.system, dry)

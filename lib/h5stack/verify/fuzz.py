@@ -52,6 +52,7 @@ DELAY = "1500:20"  # libh5fuzz_delay.so: up to 1.5 ms before 20 % of the I/O cal
 CLOCK = "5:100"  # h5fuzz-clock: offsets of up to 5 s, rates of 1 +- 100 ppm
 TIMEOUT = 300  # seconds for one program run: a hang is a failure
 DIFFERS = 4  # h5fuzz's exit status when the file (or a read during the session) differs from the model
+BAD_ARGUMENTS = 2  # h5fuzz's exit status for arguments it does not take (an h5fuzz older than the harness)
 REGRESSIONS = os.path.join(paths.PACKAGES_DIR, "h5fuzz", "regressions.yaml")
 
 
@@ -224,6 +225,11 @@ class Runner:
         except CaseFailed as e:  # a hang
             self._refs[key] = Reference(ref, " ".join(cmd), failed=str(e))
             return self._refs[key]
+        if proc.returncode == BAD_ARGUMENTS:  # not HDF5's failure: the stack's h5fuzz is not this one's
+            raise CaseFailed(
+                f"{case.stack}'s h5fuzz refused the arguments (exit 2; set the stack up again: "
+                f"./h5stack setup {case.stack}):\n{text[-1500:]}"
+            )
         fault, failed = "", ""
         if proc.returncode == DIFFERS:
             fault = f"the MPI-IO file differs from the workload's model (not used as the reference):\n{text[-3000:]}"
