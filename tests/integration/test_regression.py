@@ -68,6 +68,7 @@ def selected_rows(rows, checks):
     if not checks:
         return rows
     chosen = {}
+    assert all(selected_rows(rows, [c]) for c in checks if len(checks) > 1), ("a selector matches no check", checks)
     for selector in checks:
         name, *params = selector.split("%")
         chosen |= {

@@ -510,6 +510,9 @@ fz_execute(const fz_plan_t *p, fz_ctx_t *c)
         j = joined_end(p, i);
         for (size_t k = i; k < j && c->verbose && c->rank == 0; k++)
             print_op(p, k);
+        if (c->verbose && c->rank == 0 && j - i > 1) /* the call made, not only the plan's mark */
+            printf("h5fuzz: ops %zu..%zu: one %s of %zu datasets\n", i, j - 1,
+                   p->ops[i].kind == OP_WRITE ? "H5Dwrite_multi" : "H5Dread_multi", j - i);
         rc = step(p, &m, i, j, c, &s);
     }
     if (s.file >= 0 && H5Fclose(s.file) < 0 && rc == 0)

@@ -157,6 +157,14 @@ fz_op_ranks(const fz_plan_t *p, const fz_op_t *op)
     return op->ranks > 0 ? op->ranks : p->ranks;
 }
 
+/* the session ranks an operation planned now records (0: all): with FZ_PLAN_ALL_RANKS
+ * always all, while p->active still changes as without it (the same random draws) */
+static int
+session_ranks(const fz_plan_t *p)
+{
+    return p->all_ranks || p->active == p->ranks ? 0 : p->active;
+}
+
 /* the part of the dataset a write distributes: rows of 2-D datasets (columns for the
  * cyclic pattern), elements of 1-D ones, over the ranks of the write's session */
 int
@@ -205,7 +213,7 @@ push(fz_plan_t *p, int kind, rng_t *r)
     memset(op, 0, sizeof *op);
     op->kind       = kind;
     op->delay_rank = -1;
-    op->ranks      = p->active == p->ranks ? 0 : p->active;
+    op->ranks      = session_ranks(p);
     if (r && chance(r, 30)) { /* perturbation: one rank late for this operation */
         op->delay_rank = (int)below(r, (uint64_t)p->active);
         op->delay_us   = (unsigned)below(r, 3000);
@@ -467,7 +475,7 @@ plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r, int coll)
     op0.pattern = o->layout == LAYOUT_COMPACT ? PAT_ALL : (int)below(r, 3);
     op0.coll    = coll || o->layout == LAYOUT_COMPACT || fz_filtered(o) ? 1 : chance(r, 50);
     op0.shift   = (int)below(r, (uint64_t)p->active);
-    op0.ranks   = p->active == p->ranks ? 0 : p->active;
+    op0.ranks   = session_ranks(p);
     op0.block   = op0.pattern == PAT_POINTS ? 2 + below(r, 40) : 1 + below(r, 300);
     op0.skip    = chance(r, 20) ? (uint32_t)next(r) : 0;
     op0.salt    = next(r);
@@ -575,20 +583,22 @@ breaks_collective(const fz_object_t *o)
 }
 
 /* grammar 6: can dataset t join the transfers ops[head..] of this kind? Another one,
- * not deleted; a collective read: not filtered (as plan_read); a write: no filtered
- * dataset beside a compact one or one that converts (HDF5 1.14.6 then turns the whole
- * call independent, which it refuses for the filtered one: "Can't perform independent
- * write with filters in pipeline") */
+ * not deleted; a collective read: not filtered (as plan_read); a write: none of them
+ * compact or converting. HDF5 1.14.6 turns a multi-dataset write with one such member
+ * independent as a whole: the plan would count writes as ordering the ranks that no
+ * longer do, and a filtered member is then refused ("Can't perform independent write
+ * with filters in pipeline") */
 static int
 can_join(const fz_plan_t *p, size_t head, int kind, int t)
 {
     const fz_object_t *o = &p->obj[t];
     if (!o->is_dset || o->deleted || (kind == OP_READ && fz_filtered(o)))
         return 0;
+    if (kind == OP_WRITE && breaks_collective(o))
+        return 0;
     for (size_t k = head; k < p->nops; k++) {
         const fz_object_t *m = &p->obj[p->ops[k].target];
-        if (p->ops[k].target == t || (fz_filtered(m) && breaks_collective(o)) ||
-            (breaks_collective(m) && fz_filtered(o)))
+        if (p->ops[k].target == t || (kind == OP_WRITE && breaks_collective(m)))
             return 0;
     }
     return 1;
@@ -639,11 +649,9 @@ plan_reopen(fz_plan_t *p, rng_t *r)
     ordering_point(p);
     if (p->grammar < 5 || p->ranks < 2 || !chance(r + 4, 60))
         return 0;
-    int k = 1 + (int)below(r + 4, (uint64_t)p->ranks - 1); /* 1 .. ranks-1, then all again */
-    if (p->all_ranks)                                      /* drawn all the same: the same workload */
-        return 0;
+    int k     = 1 + (int)below(r + 4, (uint64_t)p->ranks - 1); /* 1 .. ranks-1, then all again */
     p->active = p->active == p->ranks ? k : p->ranks;
-    op->ranks = p->active == p->ranks ? 0 : p->active;
+    op->ranks = session_ranks(p);
     if (op->delay_rank >= p->active)
         op->delay_rank = -1;
     return 0;
@@ -736,9 +744,8 @@ fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int grammar, i
     if (grammar >= 3)
         p->paged = chance(r + 2, 25);
     if (grammar >= 5 && ranks > 1 && chance(r + 4, 30)) { /* created by fewer ranks than the job has */
-        int k = 1 + (int)below(r + 4, (uint64_t)ranks - 1);
-        if (!p->all_ranks)
-            p->ranks0 = p->active = k;
+        p->active = 1 + (int)below(r + 4, (uint64_t)ranks - 1);
+        p->ranks0 = session_ranks(p);
     }
     while (p->nops < nops)
         if (plan_step(p, r) < 0)

@@ -30,14 +30,14 @@ run "$mpiexec" -n "$other" "$fuzz" g3.h5 --seed 22 --ops 50 --grammar 3 --verify
 # grammar 6: writes and reads of several datasets joined in one H5Dwrite_multi and one
 # H5Dread_multi (reads during the session compared with the model), verified on another
 # number of ranks
-run "$mpiexec" -n "$ranks" "$fuzz" g6.h5 --seed 4 --ops 60 --grammar 6 --verbose > g6.txt
+run "$mpiexec" -n "$ranks" "$fuzz" g6.h5 --seed 11 --ops 60 --grammar 6 --verbose > g6.txt
 for call in H5Dwrite_multi H5Dread_multi; do
-    grep -q "one $call\]" g6.txt || { cat g6.txt; echo "grammar 6's seed 4 made no $call"; exit 1; }
+    grep -q "one $call of [2-4] datasets" g6.txt || { cat g6.txt; echo "grammar 6's seed 11 made no $call"; exit 1; }
 done
-run "$mpiexec" -n "$other" "$fuzz" g6.h5 --seed 4 --ops 60 --grammar 6 --verify-only --writer-ranks "$ranks"
+run "$mpiexec" -n "$other" "$fuzz" g6.h5 --seed 11 --ops 60 --grammar 6 --verify-only --writer-ranks "$ranks"
 # ... and with --all-ranks (what the DSM runs): no session of fewer ranks than the job's
-run "$mpiexec" -n "$ranks" "$fuzz" g6a.h5 --seed 4 --ops 60 --grammar 6 --all-ranks --verbose > g6a.txt
-if grep -q "ranks 0\.\." g6a.txt || ! grep -q "one H5Dwrite_multi" g6a.txt; then
+run "$mpiexec" -n "$ranks" "$fuzz" g6a.h5 --seed 11 --ops 60 --grammar 6 --all-ranks --verbose > g6a.txt
+if grep -q "ranks 0\.\." g6a.txt || ! grep -q "one H5Dwrite_multi of" g6a.txt; then
     cat g6a.txt; echo "--all-ranks: a session of fewer ranks, or no joined write"; exit 1
 fi
 # negative control: the model of seed 2 does not describe the file of seed 1
