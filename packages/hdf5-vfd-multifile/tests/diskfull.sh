@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-# diskfull.sh MPIEXEC WORKLOAD H5MF
+# diskfull.sh MPIEXEC WORKLOAD H5MF REOPEN
 # A full file system (a 256 KiB tmpfs): writing fails with a clear message naming the
-# file and "No space left on device", and a merge that cannot write its output leaves
-# the directory as it was. Needs root for the mount: exits 77 (skipped) otherwise.
+# file and "No space left on device"; a read-write open that would continue a complete
+# directory (by as many ranks, fewer, or more, which make new rank files) fails so and
+# leaves it complete; a merge that cannot write its output leaves the directory as it
+# was. Needs root for the mount: exits 77 (skipped) otherwise.
 set -uo pipefail
-mpiexec=$1 workload=$2 h5mf=$3
+mpiexec=$1 workload=$2 h5mf=$3 reopen=$4
 if [ "$(id -u)" != 0 ]; then echo "skipped: mounting a small tmpfs needs root"; exit 77; fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-diskfull.XXXXXX")
 small=$work/small
@@ -26,6 +28,16 @@ rm -rf "$small/full.h5"
     || { echo "FAIL: small workload"; exit 1; }
 fill=$small/filler
 dd if=/dev/zero of="$fill" bs=4k 2> /dev/null
+for ranks in 2 1 3; do
+    out=$("$mpiexec" -n "$ranks" "$reopen" --open-rdwr "$small/fits.h5" 2>&1) \
+        && { echo "FAIL: continued on a full disk by $ranks ranks"; failures=1; }
+    if grep -q "multifile: $small/fits.h5/.*No space left on device" <<<"$out" \
+        && "$h5mf" info "$small/fits.h5" | grep -q ", complete, " && "$h5mf" verify "$small/fits.h5" > /dev/null; then
+        echo "ok: full disk when continued by $ranks ranks: clear error, the directory complete"
+    else
+        echo "FAIL: continued by $ranks ranks on a full disk"; tail -20 <<<"$out"; failures=1
+    fi
+done
 out=$("$h5mf" merge "$small/fits.h5" 2>&1) && { echo "FAIL: merged into a full disk"; failures=1; }
 grep -qi "no space left\|cannot size" <<<"$out" && test -d "$small/fits.h5" && "$h5mf" verify "$small/fits.h5" > /dev/null \
     && echo "ok: full disk while merging: directory intact" || { echo "FAIL: merge on full disk: $out"; failures=1; }
