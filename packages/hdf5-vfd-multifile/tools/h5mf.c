@@ -566,11 +566,29 @@ run(const char *cmd, const char *dir, const args_t *a)
     return 2;
 }
 
+/* MPI_Init with what the MPI library prints while it starts sent to stderr: h5mf's stdout
+ * is read by programs (`info --json`), and a library may print there (Intel MPI, started
+ * without srun in a Slurm job of several tasks: "MPI startup(): PMI server not found") */
+static void
+init_mpi(int *argc, char ***argv)
+{
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    if (saved >= 0)
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+    MPI_Init(argc, argv);
+    fflush(stdout);
+    if (saved >= 0) {
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
     args_t a;
-    MPI_Init(&argc, &argv);
+    init_mpi(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_g);
     MPI_Comm_size(MPI_COMM_WORLD, &size_g);
     int rc = parse_options(argc, argv, &a);
