@@ -8,8 +8,10 @@ site-configs/slurm-local/slurm.conf.in; every Slurm command needs SLURM_CONF
 
 One partition, `local`: jobs go through sbatch, ReFrame polls them with squeue (its
 `squeue` backend: the `slurm` one needs sacct and a slurmdbd), MPI programs start with
-srun. 4 ranks on 2 CPUs need `--overcommit`. srun's PMI differs per MPI: pmi2 for
-Debian's MPICH, pmix for Debian's Open MPI (SLURM_MPI_TYPE in each environment).
+srun. 4 ranks on 2 CPUs need `--overcommit`. srun's PMI differs per MPI (SLURM_MPI_TYPE in each environment): pmi2 for
+Debian's MPICH, MPICH 5 and Intel MPI, pmix for Debian's Open MPI and Open MPI 5 (tried
+with a 2-rank program: MPICH 5's PMI client refuses pmix, Open MPI 5 finds no PMIx under
+pmi2; Intel MPI 2021.19 starts under both).
 Programming environments: those of `generic` (local stacks, Spack views).
 """
 
@@ -21,7 +23,13 @@ sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402
 
 SYSTEM = "slurm-local"
-SRUN_MPI = {"mpich": {"SLURM_MPI_TYPE": "pmi2"}, "openmpi": {"SLURM_MPI_TYPE": "pmix"}}
+SRUN_MPI = {
+    "mpich": {"SLURM_MPI_TYPE": "pmi2"},
+    "openmpi": {"SLURM_MPI_TYPE": "pmix"},
+    "mpich5": {"SLURM_MPI_TYPE": "pmi2"},
+    "openmpi5": {"SLURM_MPI_TYPE": "pmix"},
+    "impi": {"SLURM_MPI_TYPE": "pmi2"},
+}
 
 site_configuration = common.this_machine_slurm_site(
     SYSTEM,
