@@ -455,6 +455,15 @@ new_dataset(fz_plan_t *p, fz_object_t *o, rng_t *r)
         new_dataset_g5(o, r + 4);
 }
 
+/* does HDF5 1.14.6 turn a collective write of the dataset independent (a compact layout,
+ * or memory and file types that differ)? Such a write does not order the ranks, and a
+ * multi-dataset write with one such dataset is independent as a whole */
+static int
+breaks_collective(const fz_object_t *o)
+{
+    return o->layout == LAYOUT_COMPACT || (o->mtype == MT_I32 ? o->ftype != FT_I32LE : o->fconv);
+}
+
 /* a write: who writes which part, collective or not; a flush first when it would rewrite
  * what another rank wrote independently since the last ordering point */
 /* grammar 2: a collective transfer's property variations */
@@ -483,9 +492,10 @@ plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r, int coll)
     if (op0.pattern == PAT_CYCLIC && (o->nd == 1 ? o->dims[0] : fz_line(o)) / op0.block > 400)
         op0.block = (o->nd == 1 ? o->dims[0] : fz_line(o)) / 400 + 1; /* bounded number of pieces */
     /* which rank owns which element: the shift, and the block length of the cyclic pattern */
-    int64_t owners = op0.pattern == PAT_CYCLIC ? (int64_t)((op0.block << 16 | (uint64_t)op0.shift) << 1 | 1)
-                                               : (int64_t)op0.shift << 1;
-    if (op0.pattern != PAT_ALL && !op0.coll && o->last_owners >= 0 && o->last_owners != owners) {
+    int64_t owners  = op0.pattern == PAT_CYCLIC ? (int64_t)((op0.block << 16 | (uint64_t)op0.shift) << 1 | 1)
+                                                : (int64_t)op0.shift << 1;
+    int     ordered = op0.coll && !breaks_collective(o); /* HDF5 makes a converting one independent */
+    if (op0.pattern != PAT_ALL && !ordered && o->last_owners >= 0 && o->last_owners != owners) {
         if (!push(p, OP_FLUSH, r))
             return -1;
         ordering_point(p);
@@ -503,7 +513,7 @@ plan_write(fz_plan_t *p, fz_object_t *o, int target, rng_t *r, int coll)
     op->dim0            = o->cur0;
     if (p->grammar >= 2 && op->coll)
         op->xfer = xfer_bits(r + 1);
-    if (op->coll && op->pattern != PAT_ALL)
+    if (ordered && op->pattern != PAT_ALL)
         ordering_point(p);
     else if (op->pattern != PAT_ALL)
         o->last_owners = owners;
@@ -572,14 +582,6 @@ plan_read(fz_plan_t *p, int t, rng_t *r, int coll)
         op->barrier = p->obj[t].last_owners >= 0 || chance(r + 1, 30);
     }
     return 0;
-}
-
-/* does a transfer of the dataset turn a collective multi-dataset call independent in
- * HDF5 1.14.6 (a compact layout, or memory and file types that differ)? */
-static int
-breaks_collective(const fz_object_t *o)
-{
-    return o->layout == LAYOUT_COMPACT || (o->mtype == MT_I32 ? o->ftype != FT_I32LE : o->fconv);
 }
 
 /* grammar 6: can dataset t join the transfers ops[head..] of this kind? Another one,

@@ -11,7 +11,8 @@
  * The plan writes only what MPI-IO itself defines: within one write each element has
  * one writer; an element written by one rank is rewritten by another rank only after a
  * flush or a collective write orders the two (as MPI-IO's collective writes do; HDF5
- * writes compact datasets in object headers, never collectively, so those do not count);
+ * writes compact datasets in object headers, never collectively, and turns a collective
+ * write that converts the elements independent, so those do not count);
  * a read of other ranks' data follows a barrier after their writes.
  */
 #ifndef FZ_PLAN_H
