@@ -4,6 +4,7 @@ stack through every driver variant, against MPI-IO (lib/h5stack/verify/fuzz.py),
 harness's own behaviour: a fault is caught, minimised and printed with its replay."""
 
 import dataclasses
+import functools
 import os
 
 import pytest
@@ -32,12 +33,18 @@ def _pairs():
     return pairs
 
 
+@functools.cache
+def _description(stack):
+    """A stack's description, read once per run (the selection asks for it per entry)."""
+    return Stacks().get(stack).description()
+
+
 def _applicable(entries, stack, variant):
     """The regression entries a pair can run (fuzz.applies: the DSM has no stamps; from
     grammar 5 on it runs the workloads with all its clients, Case.all_ranks) and compare
     with MPI-IO's (fuzz.h5diff_refusal: grammars 2 and up write files that the 1.14 tools,
     which the 2.x stacks borrow, cannot read, so their seeds run on the 1.14 stacks)."""
-    desc = Stacks().get(stack).description()
+    desc = _description(stack)
     return [
         e
         for e in entries
