@@ -1,7 +1,8 @@
 # Copyright h5stack developers. SPDX-License-Identifier: (Apache-2.0 OR MIT)
 """The base of h5stack's own recipes (hdf5-vfd-multifile, hdf5-vfd-dsm, h5pwrite3dc):
 CMake projects under packages/ of the h5stack source, built against a parallel HDF5
-and tested with MPI launches. Where the source comes from is said once, here."""
+and tested with MPI launches; and the versions that py-h5vfd (python/) shares with them.
+Where the source comes from is said once, here."""
 
 import os
 import shlex
@@ -28,6 +29,15 @@ GIT = f"{HOMEPAGE}.git"
 MAINTAINERS = ("h5stack",)
 
 
+def h5stack_versions():
+    """The versions of every recipe of h5stack's source; called in a recipe's class body
+    (a directive called there belongs to the class being made)."""
+    # development: the newest commit of main (for a working tree: `spack develop`)
+    version("main", branch="main")
+    # releases: commits of the public repository
+    version("0.1.0", commit="ff732ef20cf6b2f660fdaf013364191c514e1f6c")
+
+
 class H5stackPackage(CMakePackage):
     """A CMake project of the h5stack source (``root_cmakelists_dir`` is its directory,
     e.g. ``packages/hdf5-vfd-dsm``) for parallel HDF5 1.14 and 2.x. CMake finds MPI
@@ -41,10 +51,7 @@ class H5stackPackage(CMakePackage):
 
     license("BSD-3-Clause")
 
-    # development: the newest commit of main (for a working tree: `spack develop`)
-    version("main", branch="main")
-    # releases: commits of the public repository
-    version("0.1.0", commit="ff732ef20cf6b2f660fdaf013364191c514e1f6c")
+    h5stack_versions()
 
     depends_on("c", type="build")
     depends_on("cmake@3.20:", type="build")
