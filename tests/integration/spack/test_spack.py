@@ -25,6 +25,7 @@ import yaml
 
 from conftest import ROOT, Stacks, h5stack
 from h5stack.spack import environments as spackenvs
+from h5stack.stacks.plan import load_config, spack_mpis
 
 SPACK = (
     os.path.join(os.environ["SPACK_ROOT"], "bin", "spack") if os.environ.get("SPACK_ROOT") else shutil.which("spack")
@@ -32,11 +33,13 @@ SPACK = (
 pytestmark = pytest.mark.skipif(not SPACK, reason="no Spack found (set SPACK_ROOT or put spack on PATH)")
 
 ENVIRONMENTS = sorted(os.listdir(os.path.join(ROOT, "environments")))
-INSTALLED = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14"]
+INSTALLED = ["mpich-hdf5-1.14", "openmpi-hdf5-1.14", "mpich5-hdf5-1.14"]
+#: {Spack spec of an MPI of stacks.yaml: its package}
+MPI_PACKAGES = {s: re.match(r"[a-z0-9-]+", s).group(0) for s in spack_mpis(load_config()).values()}
 
 
 #: the packages h5stack's recipes fetch from its repository (not hdf5: builtin's sources)
-OWN = spackenvs.packages()
+OWN = [*spackenvs.packages(), spackenvs.OWN_PYTHON]
 with open(os.path.join(ROOT, "site-configs", "generic", "spack", "debian-externals.yaml")) as f:
     TARGET = yaml.safe_load(f)["target"]  # the generic scope's pin
 
@@ -202,11 +205,10 @@ def test_environment_concretizes(scope, env, tmp_path):
     mpis = _mpi_of_roots(lock)
     assert mpis and all(mpis.values()), mpis
     for spec, mpi in mpis.items():  # each root really has the MPI it names
-        for name in ("mpich", "openmpi"):
-            if f"^{name}" in spec:
-                assert mpi == name, f"{spec} concretized with {mpi}"
+        named = [package for mpi_spec, package in MPI_PACKAGES.items() if f"^{mpi_spec}" in spec]
+        assert named == [mpi], f"{spec} concretized with {mpi}"
     if env == "matrix":
-        assert set(mpis.values()) == {"mpich", "openmpi"}, mpis
+        assert set(mpis.values()) == set(MPI_PACKAGES.values()), mpis
 
 
 @pytest.mark.parametrize("env", INSTALLED)
@@ -243,7 +245,9 @@ def test_cluster_template_scope_concretizes_with_its_externals(scope, system, tm
     only here: nothing is installed, the prefixes exist on the cluster)."""
     env, mpi, prefix = CLUSTER_SCOPES[system]
     with open(os.path.join(ROOT, "environments", env, "spack.yaml")) as f:
-        manifest = f.read().replace("^mpich", f"^{mpi}")
+        manifest = f.read()
+    for mpi_spec in MPI_PACKAGES:  # the environment's MPI spec, in the site's spelling
+        manifest = manifest.replace(f"^{mpi_spec}'", f"^{mpi}'")
     (tmp_path / "spack.yaml").write_text(manifest)
     cluster = [os.path.join(ROOT, "site-configs", system, "spack"), scope[1]]
     proc = spack(cluster, "-e", str(tmp_path), "concretize", "--fresh")
