@@ -50,6 +50,12 @@ SETTINGS = (
     Setting(
         "H5STACK_SPACK_ENVS", "", "the Spack environments of `./h5stack run --spack-env`, for the site configs", "child"
     ),
+    Setting(
+        "H5STACK_MPI_RUNTIMES",
+        "",
+        "the runtime directories of `./h5stack run --mpi-runtime` (a stack with another MPI's library), for the site configs",
+        "child",
+    ),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

@@ -14,6 +14,14 @@ def add_parser(sub):
         metavar="DIR",
         help="run on the views of this installed Spack environment instead (repeatable; with --stack: both)",
     )
+    p.add_argument(
+        "--mpi-runtime",
+        action="append",
+        default=[],
+        metavar="MPI",
+        help="run the stacks (--stack, else every stack of its ABI) with this MPI's library and launcher instead "
+        "(repeatable; docs/abi.md)",
+    )
     p.add_argument("--json", metavar="FILE", help="also write the results (every case, the totals) as JSON to FILE")
     p.add_argument("--no-setup", action="store_true", help="do not build missing stacks")
     p.add_argument(
@@ -36,5 +44,6 @@ def main(args):
         setup=not args.no_setup,
         keep_slurm=args.keep_slurm,
         json=json_output(args.json),
+        mpi_runtimes=tuple(args.mpi_runtime),
     )
     return regression.run(opts)

@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 
-from h5stack.base import paths
+from h5stack.base import paths, settings
 from h5stack.base.ui import StepError
 from h5stack.stacks.mpi import MPI
 from h5stack.stacks.plan import load_config, reframe_environ_name
@@ -59,6 +59,18 @@ def local_stacks():
     return result
 
 
+def runtime_stacks():
+    """Descriptions of the stacks run with another MPI's library that `./h5stack run
+    --mpi-runtime` wrote ($H5STACK_MPI_RUNTIMES: directories separated by ':')."""
+    from h5stack.stacks import abi
+
+    dirs = [d for d in settings.get("H5STACK_MPI_RUNTIMES").split(os.pathsep) if d]
+    try:
+        return abi.descriptions(dirs)
+    except StepError as e:
+        raise SiteConfigError(str(e)) from None
+
+
 def _has_multifile(desc):
     """The multifile driver is there: as a package (plugin) or built into libhdf5 (twin)."""
     return desc.get("variant") == "multifile" or any(
@@ -87,9 +99,9 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
     mpi_env_vars: variables per MPI that the system needs (e.g. srun's SLURM_MPI_TYPE).
     """
     envs = []
-    settings = this_machine_mpi_settings()
-    for desc in local_stacks():
-        known = settings.get(desc["mpi"], {}).get("mpiio_known_faults")
+    mpi_settings = this_machine_mpi_settings()
+    for desc in local_stacks() + runtime_stacks():
+        known = mpi_settings.get(desc["mpi"], {}).get("mpiio_known_faults")
         multifile_pkg = [p for p in desc.get("packages", []) if p["name"] == "hdf5-vfd-multifile"]
         envs.append(
             {
@@ -107,7 +119,8 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                 + [p["name"] for p in desc.get("packages", [])]
                 + (["multifile"] if _has_multifile(desc) else [])
                 + (["h5py"] if desc.get("python_path") else [])  # parallel h5py, mpi4py, h5vfd
-                + ([f"variant-{desc['variant']}"] if desc.get("variant") else []),
+                + ([f"variant-{desc['variant']}"] if desc.get("variant") else [])
+                + (["mpi-runtime"] if desc.get("abi_runtime") else []),  # another MPI's library
                 "extras": {
                     "mpi": desc["mpi"],
                     "mpi_library_signature": desc["mpi_library_signature"],

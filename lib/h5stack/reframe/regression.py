@@ -220,6 +220,27 @@ class Options:
     setup: bool = True  # set up missing local stacks first
     keep_slurm: bool = False  # leave a Slurm this run started running
     json: str = ""  # write the results as JSON to this file
+    mpi_runtimes: tuple = ()  # run the stacks with these MPIs' libraries instead (stacks/abi.py)
+
+
+def runtime_environs(registry, stacks, mpi_names):
+    """Write the runtime directory of each stack (default: every stack in use) with each
+    of these MPIs' libraries where their ABI allows it; (their directories, their names)."""
+    from h5stack.stacks import abi
+
+    dirs, names = [], []
+    for mpi in (registry.mpi(n) for n in mpi_names):
+        pairs = [
+            s for s in stacks or registry.in_use() if s.mpi.abi and mpi.abi and s.mpi.abi["family"] == mpi.abi["family"]
+        ]
+        pairs = [s for s in pairs if s.mpi.name != mpi.name] if not stacks else pairs
+        if not pairs:
+            raise StepError(f"--mpi-runtime {mpi.name}: no stack in use keeps {mpi.description}'s ABI")
+        for stack in pairs:
+            desc = abi.write(stack, mpi)
+            dirs.append(desc["stack_dir"])
+            names.append(desc["name"])
+    return dirs, names
 
 
 def run(opts):
@@ -235,11 +256,16 @@ def run(opts):
 
         registry.setup(stacks or registry.in_use())  # none named: every stack that will run, current
         images.setup_images(registry, stacks)  # reframe-tests/containers
+    env, runtime_names = dict(os.environ), []
+    if opts.mpi_runtimes:  # the stacks with other MPIs' libraries, in place of the stacks themselves
+        runtime_dirs, runtime_names = runtime_environs(registry, stacks, opts.mpi_runtimes)
+        env["H5STACK_MPI_RUNTIMES"] = os.pathsep.join(runtime_dirs)
+        environs, stacks = environs + [reframe_environ_name(n) for n in runtime_names], []
+        info(f"MPI runtimes: {', '.join(runtime_names)}")
     dry = "--dry-run" in opts.reframe_args
     scheduler, started = start_scheduler(opts.system, dry)
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
     cmd = reframe_command(opts.system, stacks, list(opts.checks), list(opts.reframe_args), report, environs)
-    env = dict(os.environ)
     if scheduler:
         env["SLURM_CONF"] = scheduler.conf_path()
     if env_dirs:
@@ -252,18 +278,19 @@ def run(opts):
     finally:
         if started and not opts.keep_slurm:
             scheduler.stop()
-    written = show_results(opts, report, registry.all(), rc, time.monotonic() - t0)
+    names = [s.name for s in registry.all()] + runtime_names
+    written = show_results(opts, report, names, rc, time.monotonic() - t0)
     return rc or (0 if written else 1)
 
 
-def show_results(opts, report, stacks, rc, seconds):
+def show_results(opts, report, stack_names, rc, seconds):
     """The table of a run's ReFrame report (its rows name these stacks), its totals, the
     JSON summary (--json) and the performance page; False when the summary asked for could
     not be written."""
     dry = "--dry-run" in opts.reframe_args
     if not os.path.exists(report):
         return not opts.json or write_summary(opts.json, opts.system, [], count([], dry), None, rc, seconds)
-    rows = summarize(report, {reframe_environ_name(s.name): s.name for s in stacks}, dry)
+    rows = summarize(report, {reframe_environ_name(n): n for n in stack_names}, dry)
     print_table(rows, f"h5stack regression on {opts.system} ({seconds:.0f} s)")
     totals = count(rows, dry)
     known = f", {totals['xfailed']} expected failure(s) (known faults)" if totals["xfailed"] else ""

@@ -42,6 +42,8 @@ class MPI:
         #: set up only when one of its stacks is named (`./h5stack setup STACK`, `--all`)
         self.optional = bool(spec.get("optional"))
         self.signature = spec["library_signature"]
+        #: {family, library}: the ABI its library keeps (stacks/abi.py), or None
+        self.abi = spec.get("abi")
         self.env = {k: self._setting(k, v) for k, v in (spec.get("env") or {}).items()}
         self.env_as_root = {k: self._setting(k, v) for k, v in (spec.get("env_as_root") or {}).items()}
         #: faults of its MPI-IO the site accepts for now: {probe of reframe-tests/mpiio-faults: reason}

