@@ -31,6 +31,7 @@ from h5stack.reframe.environs import (  # noqa: E402,F401
     installed_stack_environment,
     local_stack_environments,
     local_stacks,
+    this_machine_cluster_scratch,
     this_machine_container_platforms,
     this_machine_mpi_settings,
     this_machine_scratch,
@@ -46,10 +47,11 @@ from h5stack.reframe.spackviews import (  # noqa: E402,F401
 #   {'name': 'scratch',                    # a label (test names, perflogs)
 #    'path': '/lus/scratch/$USER/h5stack', # where checks write ($VARS expanded on the node)
 #    'type': 'lustre',                     # what `findmnt -T PATH` must report there
-#    'kind': 'lustre' | 'gpfs' | 'posix',  # optional: derived from the type
+#    'kind': 'lustre' | 'gpfs' | 'cephfs' | 'posix',  # optional: derived from the type
 #    'mount_options': ['flock'],           # optional: must be among the mount's options
 #    'lustre': {'stripe_count': 8, 'stripe_size': '4M'},          # lfs setstripe on the directory
 #    'gpfs': {'block_size': '16M', 'largeblock_io': True},        # IBM_largeblock_io hint
+#    'cephfs': {'stripe_unit': '1M', 'stripe_count': 2, 'object_size': '4M'},  # setfattr ceph.dir.layout
 #    'alignment': 4194304,                 # H5Pset_alignment(fapl, threshold, alignment)
 #    'mpiio_hints': {'romio_cb_write': 'enable', 'striping_factor': '8'}}   # a ROMIO hints file
 # The kind is also a partition feature: valid_systems = ['+lustre'], ['+gpfs'], ['+posixfs'].
@@ -89,17 +91,17 @@ logging = [
 ]
 
 
-def this_machine_slurm_site(system, descr, partition, srun_mpi, left_out=()):
+def this_machine_slurm_site(system, descr, partition, srun_mpi, left_out=(), scratch=None):
     """The configuration of a system whose Slurm runs on this machine (slurm-local,
     slurm-cluster): one partition (its name, descr, access and extra features given in
     `partition`) with ReFrame's squeue backend and srun, the local stacks' and Spack views'
     environments with srun's settings per MPI (`srun_mpi`), less those of the MPIs in
-    `left_out`, and `builtin`; the file system is this machine's scratch."""
+    `left_out`, and `builtin`; the file system is `scratch`, else this machine's scratch."""
     envs = local_stack_environments([system], srun_mpi) + spack_view_environments(
         [system], spack_environment_dirs(), this_machine_mpi_settings(), srun_mpi
     )
     envs = [e for e in envs if e.get("extras", {}).get("mpi") not in left_out]
-    scratch = this_machine_scratch()
+    scratch = scratch or this_machine_scratch()
     platforms, container_features = this_machine_container_platforms()
     features = ["slurm", *partition.get("features", []), FS_FEATURES[fs_kind(scratch)]] + container_features
     return {

@@ -17,6 +17,7 @@ reframe-tests/lib/h5checks/filesystems.py):
     {'name': 'scratch', 'path': '/lus/scratch', 'type': 'lustre',
      'lustre': {'stripe_count': 8, 'stripe_size': '4M'},    # Lustre only
      'gpfs': {'block_size': '16M', 'largeblock_io': True},  # GPFS only
+     'cephfs': {'stripe_unit': '1M', 'stripe_count': 2, 'object_size': '4M'},  # CephFS only
      'alignment': '4M', 'mount_options': ['flock'],
      'mpiio_hints': {'romio_cb_write': 'enable', 'striping_factor': '8'}}
 """
@@ -63,6 +64,16 @@ FILESYSTEM = {
             "type": "object",
             "additionalProperties": False,
             "properties": {"block_size": SIZE, "largeblock_io": {"type": "boolean"}},
+        },
+        "cephfs": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["stripe_unit", "stripe_count", "object_size"],
+            "properties": {
+                "stripe_unit": SIZE,
+                "stripe_count": {"type": "integer", "minimum": 1},
+                "object_size": SIZE,
+            },
         },
     },
 }
@@ -151,5 +162,10 @@ def check_filesystems(partition, where):
             raise SiteConfigError(f"{at}: Lustre settings on a {fs['type']} file system")
         if "gpfs" in fs and kind != "gpfs":
             raise SiteConfigError(f"{at}: GPFS settings on a {fs['type']} file system")
+        if "cephfs" in fs and kind != "cephfs":
+            raise SiteConfigError(f"{at}: CephFS settings on a {fs['type']} file system")
+        layout = fs.get("cephfs")
+        if layout and size_bytes(layout["object_size"]) % size_bytes(layout["stripe_unit"]):
+            raise SiteConfigError(f"{at}: CephFS's object_size must be a multiple of its stripe_unit")
         if "alignment" in fs and size_bytes(fs["alignment"]) <= 0:
             raise SiteConfigError(f"{at}: alignment must be positive")

@@ -42,6 +42,16 @@ LEFT_OUT = {
     "impi": "not yet tried across these nodes",
 }
 
+#: the partition's scratch when the cluster runs with a CephFS (`./h5stack cluster start
+#: --fs cephfs`, H5STACK_CLUSTER_FS=cephfs): every file of a check's directory striped over
+#: 2 objects in 1 MiB units, 4 MiB objects (applied with setfattr by the checks and
+#: verified); HDF5 aligns its objects to the stripe unit, ROMIO gets it as a hint
+CEPHFS = {
+    "name": "cephfs",
+    "cephfs": {"stripe_unit": "1M", "stripe_count": 2, "object_size": "4M"},
+    "alignment": "1M",
+}
+
 site_configuration = common.this_machine_slurm_site(
     SYSTEM,
     "An emulated 4-node Slurm cluster on this machine (./h5stack cluster start), local stacks",
@@ -53,4 +63,5 @@ site_configuration = common.this_machine_slurm_site(
     },
     SRUN_MPI,
     left_out=LEFT_OUT,
+    scratch=common.this_machine_cluster_scratch(CEPHFS),
 )

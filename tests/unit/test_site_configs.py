@@ -86,6 +86,10 @@ site_configuration = {{"systems": [{{
 GOOD_FS = (
     "{'name': 'scratch', 'path': '/lus/scratch', 'type': 'lustre', 'lustre': {'stripe_count': 4, 'stripe_size': '1M'}}"
 )
+CEPHFS = (
+    "{'name': 'scratch', 'path': '/ceph/scratch', 'type': 'fuse.ceph-fuse', "
+    "'cephfs': {'stripe_unit': '1M', 'stripe_count': 2, 'object_size': '4M'}}"
+)
 MALFORMED = {
     "wrong-name": ({"name": "elsewhere"}, "the system is named 'elsewhere', its folder 'bad'"),
     "unknown-environ": ({"environs": ["builtin", "nosuch"]}, "environment 'nosuch' is not defined for this system"),
@@ -119,6 +123,20 @@ MALFORMED = {
     "environs-a-string": ({"environs": "'builtin'"}, "partitions[0].environs: 'builtin' is not of type 'array'"),
     "filesystem-a-string": ({"fs": "'scratch'"}, "extras.filesystems[0]: 'scratch' is not of type 'object'"),
     "syntax": ({"extra": "site_configuration = {"}, "cannot be loaded: SyntaxError"),
+    # CephFS's layout: all three values, an object a whole number of stripe units, on CephFS only
+    "cephfs-object-size": (
+        {"fs": CEPHFS.replace("'object_size': '4M'", "'object_size': '1536K'"), "features": ["cephfs"]},
+        "CephFS's object_size must be a multiple of its stripe_unit",
+    ),
+    "cephfs-missing-count": (
+        {"fs": CEPHFS.replace("'stripe_count': 2, ", ""), "features": ["cephfs"]},
+        "filesystems[0].cephfs: 'stripe_count' is a required property",
+    ),
+    "cephfs-on-ext4": (
+        {"fs": CEPHFS.replace("'type': 'fuse.ceph-fuse'", "'type': 'ext4'"), "features": ["posixfs"]},
+        "CephFS settings on a ext4 file system",
+    ),
+    "cephfs-missing-feature": ({"fs": CEPHFS}, "a cephfs file system, but the partition lacks the feature 'cephfs'"),
 }
 
 
@@ -147,10 +165,11 @@ def test_loader_rejects_malformed_site_config(loader, tmp_path, case):
     assert message in str(err.value), err.value
 
 
-def test_loader_accepts_the_good_variant(loader, tmp_path):
+@pytest.mark.parametrize("fs, features", [(GOOD_FS, ["lustre"]), (CEPHFS, ["cephfs"])], ids=["lustre", "cephfs"])
+def test_loader_accepts_the_good_variant(loader, tmp_path, fs, features):
     path = tmp_path / "bad" / "reframe.py"
     path.parent.mkdir()
-    path.write_text(_site_config())
+    path.write_text(_site_config(fs=fs, features=features))
     assert loader.load_system(str(path))["systems"][0]["name"] == "bad"
 
 

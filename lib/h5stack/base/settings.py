@@ -36,6 +36,11 @@ SETTINGS = (
     Setting("H5STACK_CLUSTER_SLURMD_PORT", "6928", "slurm-cluster: the nodes' slurmd port"),
     Setting("H5STACK_CLUSTER_SHARED", "", "slurm-cluster: more directories the nodes share, separated by ':'"),
     Setting(
+        "H5STACK_CLUSTER_FS",
+        "local",
+        "slurm-cluster: the partition's scratch file system: local (this machine's disk, shared) or cephfs",
+    ),
+    Setting(
         "H5STACK_TEST_FULL", "0", "1: `./h5stack test` runs every per-stack check on every stack (as --full)", "test"
     ),
     Setting(

@@ -18,6 +18,13 @@ def add_parser(sub):
     )
     p.add_argument("--nodes", type=positive_int, default=4, help="start: how many nodes (default 4)")
     p.add_argument(
+        "--fs",
+        choices=["local", "cephfs"],
+        help="start: the partition's scratch: this machine's disk, shared (local), or a CephFS that every "
+        "node mounts (default: H5STACK_CLUSTER_FS, else local)",
+    )
+    p.add_argument("--wipe", action="store_true", help="stop: also remove the CephFS's data")
+    p.add_argument(
         "--clock-step",
         type=int,
         default=7,
@@ -34,10 +41,14 @@ def main(args):
     from h5stack.machine import cluster
 
     if args.action == "start":
-        cluster.start(args.nodes, args.clock_step)
+        cluster.start(args.nodes, args.clock_step, fs=args.fs)
         print(f"export SLURM_CONF={cluster.conf_path()}")
     elif args.action == "stop":
         cluster.stop()
+        if args.wipe:
+            from h5stack.machine import ceph
+
+            ceph.wipe()
     elif args.action == "status":
         lines, ok = cluster.status_lines()
         print("\n".join(lines))

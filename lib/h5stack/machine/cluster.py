@@ -12,6 +12,8 @@ its own slurmd of Debian's Slurm (site-configs/slurm-cluster/node.sh); munged an
 slurmctld run on this machine on the bridge's address. State, logs and the
 configuration (from site-configs/slurm-cluster/slurm.conf.in and mpi.conf) are under
 $H5STACK_HOME/cluster/; every Slurm command needs SLURM_CONF (`./h5stack cluster env`).
+With `--fs cephfs` (H5STACK_CLUSTER_FS) a CephFS runs beside slurmctld (machine/ceph.py)
+and every node mounts it at $H5STACK_HOME/cluster/cephfs: the partition's scratch.
 """
 
 import getpass
@@ -26,7 +28,7 @@ import time
 
 from h5stack.base import paths, settings
 from h5stack.base.ui import StepError, info, tail
-from h5stack.machine import slurm
+from h5stack.machine import ceph, slurm
 
 HERE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster")
 TEMPLATE = os.path.join(HERE, "slurm.conf.in")
@@ -48,6 +50,9 @@ def veth_name(node):
 #: the cluster's network; the bridge takes its first address, node i the (10 + i)-th
 SUBNET = ipaddress.ip_network(settings.get("H5STACK_CLUSTER_SUBNET"))
 PROGRAMS = ["unshare", "nsenter", "ip"]
+#: the partition's scratch file systems (`--fs`, H5STACK_CLUSTER_FS): this machine's
+#: disk, which every node shares, or a CephFS that every node mounts (machine/ceph.py)
+FILE_SYSTEMS = ("local", "cephfs")
 UP_STATES = ("idle", "mixed", "allocated", "completing")
 
 
@@ -109,8 +114,27 @@ def load_layout():
         return None
 
 
-def save_layout(nodes, offsets):
-    slurm.write_file(os.path.join(cluster_dir(), "layout.json"), json.dumps({"nodes": nodes, "offsets": offsets}))
+def save_layout(nodes, offsets, fs):
+    layout = {"nodes": nodes, "offsets": offsets, "fs": fs}
+    slurm.write_file(os.path.join(cluster_dir(), "layout.json"), json.dumps(layout))
+
+
+def cephfs_mountpoint():
+    """Where every node mounts the CephFS (the partition's scratch with --fs cephfs)."""
+    return os.path.join(cluster_dir(), "cephfs")
+
+
+def running_fs():
+    """The scratch file system of the cluster as started ('local' when never started)."""
+    return (load_layout() or {}).get("fs", "local")
+
+
+def mount_cephfs(names):
+    """Mount the CephFS on each of these nodes where it is not mounted yet, and here."""
+    for name in names:
+        pid = node_pid(name)
+        if pid and not ceph.mounted(pid, cephfs_mountpoint()):
+            ceph.mount(name, pid, cephfs_mountpoint())
 
 
 def write_config(nodes, slurmd_timeout):
@@ -230,8 +254,12 @@ def wait_up(nodes, timeout):
     )
 
 
-def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90):
-    """Start what is not running of an N-node cluster; True if anything was started."""
+def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
+    """Start what is not running of an N-node cluster with its scratch on fs (default:
+    H5STACK_CLUSTER_FS); True if anything was started."""
+    fs = fs or settings.get("H5STACK_CLUSTER_FS")
+    if fs not in FILE_SYSTEMS:
+        raise StepError(f"--fs must be one of {', '.join(FILE_SYSTEMS)}, got {fs!r}")
     if clock_step < 0:
         raise StepError(
             f"--clock-step must be 0 or more seconds (a time namespace cannot start before boot), got {clock_step}"
@@ -243,28 +271,38 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90):
     check_capabilities()
     d = cluster_dir()
     layout = load_layout()
-    if layout and len(layout["nodes"]) != nodes and any(node_pid(n) for n in layout["nodes"]):
+    running = layout and any(node_pid(n) for n in layout["nodes"])
+    if running and len(layout["nodes"]) != nodes:
         raise StepError(f"a cluster of {len(layout['nodes'])} nodes runs: `./h5stack cluster stop` first")
+    if running and layout.get("fs", "local") != fs:
+        raise StepError(
+            f"the cluster runs with its scratch on {layout.get('fs', 'local')}: `./h5stack cluster stop` first"
+        )
     names, offsets = node_names(nodes), clock_offsets(nodes, clock_step)
     down = [n for n in names if not node_pid(n)]
-    if not down and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d):
+    ceph_down = fs == "cephfs" and ceph.health()["mds"] != "up:active"
+    if not down and not ceph_down and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d):
         return False
     t0 = time.monotonic()
     for sub in ("state", "run", "log", "nodes"):
         os.makedirs(os.path.join(d, sub), exist_ok=True)
     write_config(names, slurmd_timeout)
-    save_layout(names, offsets)
+    save_layout(names, offsets, fs)
     ensure_bridge()
+    if fs == "cephfs":  # its daemons on the bridge's address, before the nodes mount it
+        ceph.start(bridge_address(), str(SUBNET))
     slurm.start_munge(d)
     if not slurm.pid_alive(d, "slurmctld"):
         slurm.start_command([slurm.which("slurmctld")], os.path.join(d, "log", "slurmctld.log"), env())
     for i, (name, offset) in enumerate(zip(names, offsets), 1):
         if name in down:
             start_node(i, name, offset)
+    if fs == "cephfs":
+        mount_cephfs(names)
     wait_up(names, timeout)
     info(
         f"cluster up in {time.monotonic() - t0:.1f} s: {', '.join(names)} "
-        f"(clocks +{', +'.join(map(str, offsets))} s); SLURM_CONF={conf_path()}"
+        f"(clocks +{', +'.join(map(str, offsets))} s; scratch: {fs}); SLURM_CONF={conf_path()}"
     )
     return True
 
@@ -309,6 +347,7 @@ def stop():
         stopped.append("slurmctld")
     if slurm.stop_munge(d):
         stopped.append("munged")
+    stopped += [f"ceph {n}" for n in ceph.stop()]  # the nodes' clients ended with them
     if shutil.which("ip") and ip("link", "show", BRIDGE, check=False).returncode == 0:
         ip("link", "del", BRIDGE)
         stopped.append(f"bridge {BRIDGE}")
@@ -325,10 +364,21 @@ def status_lines():
     lines = [f"slurmctld: {'running' if ctld else 'stopped'}, munged: {'running' if munge else 'stopped'}"]
     states = node_states() if ctld else {}
     ok = bool(ctld and munge)
+    cephfs = layout.get("fs") == "cephfs"
     for i, (name, offset) in enumerate(zip(layout["nodes"], layout["offsets"]), 1):
         pid, state = node_pid(name), states.get(name, "?")
         ok = ok and bool(pid) and state.rstrip("*") in UP_STATES
-        lines.append(f"{name}: {'running' if pid else 'stopped'}, {node_address(i)}, clocks +{offset} s, slurm {state}")
+        line = f"{name}: {'running' if pid else 'stopped'}, {node_address(i)}, clocks +{offset} s, slurm {state}"
+        if cephfs:
+            fs_type = ceph.mounted(pid, cephfs_mountpoint()) if pid else ""
+            ok = ok and fs_type == "fuse.ceph-fuse"
+            line += f", CephFS {'mounted' if fs_type == 'fuse.ceph-fuse' else 'not mounted'}"
+        lines.append(line)
+    if cephfs:
+        h = ceph.health()
+        ok = ok and h["mds"] == "up:active"
+        lines.append(f"cephfs: {h['health']}, {h['osds_up']}/{ceph.OSDS} OSDs up, mds {h['mds'] or 'down'}, {h['pgs']} pgs"
+                     f"{' active' if h['pgs_active'] else ' not all active'}; {ceph.conf()}")  # fmt: skip
     return lines, ok
 
 

@@ -174,6 +174,17 @@ def this_machine_scratch():
     return {"name": "scratch", "path": path, "type": fs_type, "alignment": 4096}
 
 
+def this_machine_cluster_scratch(cephfs):
+    """The scratch of slurm-cluster's partition: the CephFS that every node mounts when the
+    cluster runs with it (`./h5stack cluster start --fs cephfs`; cephfs: the site config's
+    entry for it, its name, layout and alignment), else this machine's scratch."""
+    from h5stack.machine import cluster
+
+    if cluster.running_fs() == "cephfs":
+        return dict(cephfs, path=cluster.cephfs_mountpoint(), type="fuse.ceph-fuse")
+    return this_machine_scratch()
+
+
 def _hdf5_series(version):
     """h5stack's series names: 1.14.6 -> 1.14, 2.2.0 -> 2."""
     parts = version.split(".")

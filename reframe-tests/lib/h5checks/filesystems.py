@@ -5,11 +5,12 @@ A partition's file systems are data in its extras (see site-configs/schema.py; t
 kinds and their features are fskinds.py's):
 `extras['filesystems']`, each with name, path, type, and optional Lustre striping,
 GPFS block size / large-block I/O, HDF5 alignment and MPI-IO hints. A check that mixes
-in `FileSystemMixin` gets one variant per file-system kind (`posix`, `lustre`, `gpfs`),
-runs on partitions with the matching feature (`+posixfs`, `+lustre`, `+gpfs`) and, in
-its job script:
+in `FileSystemMixin` gets one variant per file-system kind (`posix`, `lustre`, `gpfs`,
+`cephfs`), runs on partitions with the matching feature (`+posixfs`, `+lustre`, `+gpfs`,
+`+cephfs`) and, in its job script:
 - creates its directory on the partition's first file system of that kind
-  (`$fsdir`), applies Lustre striping to it (`lfs setstripe`) and shows the result;
+  (`$fsdir`), applies Lustre striping to it (`lfs setstripe`) or CephFS's layout
+  (`setfattr -n ceph.dir.layout`) and shows the result (the sanity checks CephFS's);
 - writes a ROMIO hints file (`ROMIO_HINTS`; Cray MPICH reads `MPICH_MPIIO_HINTS`) with
   the configured hints (GPFS: `IBM_largeblock_io`);
 - prints the real type and mount options of `$fsdir` (findmnt, else stat -f), which the
@@ -25,7 +26,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, run_before, variable
 
-from h5checks.fskinds import FS_FEATURES, fs_kind, size_bytes  # noqa: F401  (the checks' names)
+from h5checks.fskinds import CEPHFS_LAYOUT, FS_FEATURES, fs_kind, size_bytes  # noqa: F401  (the checks' names)
 
 
 def mpiio_hints(fs):
@@ -39,7 +40,17 @@ def mpiio_hints(fs):
         hints.setdefault("striping_factor", str(lustre["stripe_count"]))
     if "stripe_size" in lustre:
         hints.setdefault("striping_unit", str(size_bytes(lustre["stripe_size"])))
+    cephfs = fs.get("cephfs") or {}
+    if cephfs:
+        hints.setdefault("striping_factor", str(cephfs["stripe_count"]))
+        hints.setdefault("striping_unit", str(size_bytes(cephfs["stripe_unit"])))
     return hints
+
+
+def cephfs_layout(fs):
+    """The value of ceph.dir.layout for a CephFS's configured layout, in bytes."""
+    layout = fs["cephfs"]
+    return " ".join(f"{k}={layout[k] if k == 'stripe_count' else size_bytes(layout[k])}" for k in CEPHFS_LAYOUT)
 
 
 class FileSystemMixin(rfm.RegressionTestPlugin):
@@ -97,6 +108,13 @@ class FileSystemMixin(rfm.RegressionTestPlugin):
                     '{ echo "fs-error: lfs setstripe failed on $fsdir"; exit 1; }',
                     'lfs getstripe -d "$fsdir"',
                 ]
+            if self.fs.get("cephfs"):  # the directory's layout, inherited by every file made in it
+                cmds += [
+                    f'setfattr -n ceph.dir.layout -v "{cephfs_layout(self.fs)}" "$fsdir" || '
+                    '{ echo "fs-error: setfattr ceph.dir.layout failed on $fsdir"; exit 1; }',
+                ]
+        if self.fs.get("cephfs"):
+            cmds += ['echo "fs-layout: $(getfattr --only-values -n ceph.dir.layout "$fsdir" 2>&1)"']
         hints = mpiio_hints(self.fs)
         if hints:
             cmds += [
@@ -119,6 +137,12 @@ class FileSystemMixin(rfm.RegressionTestPlugin):
                 msg=f"{self.fs['path']} is on a {{0}} file system; the site config says {{1}}",
             )
         ]
+        if self.fs.get("cephfs"):  # applied for real: the layout CephFS reports
+            layout = sn.extractsingle(r"^fs-layout: (.*)$", self.stdout, 1)
+            checks += [
+                sn.assert_in(item, sn.evaluate(layout).split(), msg=f"{item} is not in {{1}}: the layout was not applied")
+                for item in cephfs_layout(self.fs).split()
+            ]
         options = sn.extractsingle(r"^fs-options: (.*)$", self.stdout, 1)
         for option in self.fs.get("mount_options", []):
             checks.append(

@@ -4,9 +4,11 @@ configs (site-configs/schema.py, the systems' partitions) and the checks
 (filesystems.py). No ReFrame here, so the site configs can import it."""
 
 #: file-system kind -> the partition feature that announces it
-FS_FEATURES = {"posix": "posixfs", "lustre": "lustre", "gpfs": "gpfs"}
+FS_FEATURES = {"posix": "posixfs", "lustre": "lustre", "gpfs": "gpfs", "cephfs": "cephfs"}
 #: file-system type (as findmnt names it) -> its kind; every other type is posix
-KIND_OF_TYPE = {"lustre": "lustre", "gpfs": "gpfs"}
+KIND_OF_TYPE = {"lustre": "lustre", "gpfs": "gpfs", "fuse.ceph-fuse": "cephfs", "ceph": "cephfs"}
+#: CephFS's layout of a directory (setfattr -n ceph.dir.layout): the site config's keys
+CEPHFS_LAYOUT = ("stripe_unit", "stripe_count", "object_size")
 
 
 def fs_kind(fs):
