@@ -61,7 +61,9 @@ def daemon_pid(name):
 
 
 def _run(cmd, what):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    """Run a start command (a daemon forks off; its own session: the end of the command that
+    started it, or a signal to that one's process group, does not end it)."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)
     if proc.returncode != 0:
         log = os.path.join(ceph_dir(), "log", f"{what}.log")
         raise StepError(
@@ -155,9 +157,11 @@ def wait_healthy(timeout):
 
 def health():
     """{health, osds_up, mds, pgs_active, pgs} of the running Ceph (empty values if it does not answer)."""
+    if not os.path.exists(conf()) or not daemon_pid("mon.a"):
+        return {"health": "not running", "osds_up": 0, "mds": "", "pgs_active": False, "pgs": 0}
     try:
-        status = json.loads(ceph("status", "--format", "json", timeout=20))
-    except (StepError, subprocess.TimeoutExpired, ValueError):
+        status = json.loads(ceph("status", "--format", "json", "--connect-timeout", "10", timeout=20))
+    except (StepError, OSError, subprocess.TimeoutExpired, ValueError):
         return {"health": "not answering", "osds_up": 0, "mds": "", "pgs_active": False, "pgs": 0}
     osdmap = status.get("osdmap", {})
     osdmap = osdmap.get("osdmap", osdmap)  # nested in older releases
@@ -190,24 +194,50 @@ def start(mon_addr, network, timeout=180):
     return seconds
 
 
-def mount(node, node_pid, mountpoint):
-    """Mount the file system at mountpoint inside the node's namespaces (ceph-fuse as
-    client.<node>, its log and socket under the cluster's directory)."""
+def _inside(node_pid):
+    """The command prefix that runs a program in a node's namespaces (this machine: none)."""
+    return ["nsenter", "-t", str(node_pid), "-m", "-n", "-p", "-u", "--"] if node_pid else []
+
+
+def mount(client, node_pid, mountpoint):
+    """Mount the file system at mountpoint inside the node's namespaces (node_pid None:
+    here) with ceph-fuse as client.<client>, its log and socket under the cluster's
+    directory. A mount the node's namespace copied from this machine's at its start (the
+    same client as here) is taken off first: every node is a client of its own."""
     os.makedirs(mountpoint, exist_ok=True)
-    cmd = ["nsenter", "-t", str(node_pid), "-m", "-n", "-p", "-u", "--", "ceph-fuse", "-c", conf(), "--id", node]
-    cmd += [f"--log_file={ceph_dir()}/log/client.{node}.log", f"--admin_socket={ceph_dir()}/run/client.{node}.asok"]
+    if node_pid:
+        subprocess.run(_inside(node_pid) + ["umount", "-l", mountpoint], capture_output=True)
+    cmd = _inside(node_pid) + ["ceph-fuse", "-c", conf(), "--id", client]
+    cmd += [f"--log_file={ceph_dir()}/log/client.{client}.log", f"--admin_socket={ceph_dir()}/run/client.{client}.asok"]
     cmd += ["-o", "allow_other", mountpoint]
-    _run(cmd, f"client.{node}")
+    _run(cmd, f"client.{client}")
 
 
 def mounted(node_pid, mountpoint):
-    """The file-system type at mountpoint inside the node (findmnt), or ''."""
+    """The file-system type mounted at mountpoint inside the node (node_pid None: here), or ''."""
     proc = subprocess.run(
-        ["nsenter", "-t", str(node_pid), "-m", "-p", "--", "findmnt", "-n", "-o", "FSTYPE", "-M", mountpoint],
-        capture_output=True,
-        text=True,
+        _inside(node_pid) + ["findmnt", "-n", "-o", "FSTYPE", "-M", mountpoint], capture_output=True, text=True
     )
     return proc.stdout.strip()
+
+
+def answers(mountpoint):
+    """Does the mount at mountpoint answer (a dead FUSE client: "Transport endpoint is not connected")?"""
+    try:
+        os.statvfs(mountpoint)
+        return True
+    except OSError:
+        return False
+
+
+def unmount_here(mountpoint):
+    """Take this machine's client off (before its daemons stop); True if one was mounted."""
+    if mounted(None, mountpoint) != "fuse.ceph-fuse":
+        return False
+    subprocess.run(["fusermount", "-u", "-z", mountpoint], capture_output=True)
+    if mounted(None, mountpoint):
+        subprocess.run(["umount", "-l", mountpoint], capture_output=True)
+    return True
 
 
 def stop(timeout=30):

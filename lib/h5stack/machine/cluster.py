@@ -129,12 +129,19 @@ def running_fs():
     return (load_layout() or {}).get("fs", "local")
 
 
-def mount_cephfs(names):
-    """Mount the CephFS on each of these nodes where it is not mounted yet, and here."""
+def mount_cephfs(names, fresh):
+    """Mount the CephFS on each of these nodes where it is not mounted yet (on the fresh
+    ones, just started, always: what they copied from here is this machine's client),
+    then here (the harness reads what the jobs wrote)."""
     for name in names:
         pid = node_pid(name)
-        if pid and not ceph.mounted(pid, cephfs_mountpoint()):
+        if pid and (name in fresh or ceph.mounted(pid, cephfs_mountpoint()) != "fuse.ceph-fuse"):
             ceph.mount(name, pid, cephfs_mountpoint())
+    here = cephfs_mountpoint()
+    if ceph.mounted(None, here) == "fuse.ceph-fuse" and not ceph.answers(here):  # its client died
+        ceph.unmount_here(here)
+    if ceph.mounted(None, here) != "fuse.ceph-fuse":
+        ceph.mount("host", None, here)
 
 
 def write_config(nodes, slurmd_timeout):
@@ -280,7 +287,8 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
         )
     names, offsets = node_names(nodes), clock_offsets(nodes, clock_step)
     down = [n for n in names if not node_pid(n)]
-    ceph_down = fs == "cephfs" and ceph.health()["mds"] != "up:active"
+    health = ceph.health() if fs == "cephfs" else None
+    ceph_down = health is not None and (health["mds"] != "up:active" or health["osds_up"] < ceph.OSDS)
     if not down and not ceph_down and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d):
         return False
     t0 = time.monotonic()
@@ -298,7 +306,7 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
         if name in down:
             start_node(i, name, offset)
     if fs == "cephfs":
-        mount_cephfs(names)
+        mount_cephfs(names, down)
     wait_up(names, timeout)
     info(
         f"cluster up in {time.monotonic() - t0:.1f} s: {', '.join(names)} "
@@ -347,7 +355,9 @@ def stop():
         stopped.append("slurmctld")
     if slurm.stop_munge(d):
         stopped.append("munged")
-    stopped += [f"ceph {n}" for n in ceph.stop()]  # the nodes' clients ended with them
+    if ceph.unmount_here(cephfs_mountpoint()):  # the nodes' clients ended with them
+        stopped.append("CephFS client here")
+    stopped += [f"ceph {n}" for n in ceph.stop()]
     if shutil.which("ip") and ip("link", "show", BRIDGE, check=False).returncode == 0:
         ip("link", "del", BRIDGE)
         stopped.append(f"bridge {BRIDGE}")

@@ -114,7 +114,7 @@ class FileSystemMixin(rfm.RegressionTestPlugin):
                     '{ echo "fs-error: setfattr ceph.dir.layout failed on $fsdir"; exit 1; }',
                 ]
         if self.fs.get("cephfs"):
-            cmds += ['echo "fs-layout: $(getfattr --only-values -n ceph.dir.layout "$fsdir" 2>&1)"']
+            cmds += ['echo "fs-layout: $(getfattr --absolute-names --only-values -n ceph.dir.layout "$fsdir")"']
         hints = mpiio_hints(self.fs)
         if hints:
             cmds += [
