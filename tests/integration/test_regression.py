@@ -112,7 +112,8 @@ SLURM_CHECKS = [
     "dsm_h5pwrite3dc",
 ]
 #: slurm-cluster (every job on 2 of 4 emulated nodes): every check kind across nodes, on the
-#: MPI it runs there (its site config leaves Debian's MPICH out, and says why)
+#: MPI it runs there (its site config leaves Debian's MPICH out, and says why); on its
+#: CephFS: tests/integration/test_cluster.py
 CLUSTER_STACKS = ["openmpi-hdf5-1.14"]
 
 
