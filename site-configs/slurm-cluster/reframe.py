@@ -11,10 +11,10 @@ SLURM_CONF (`eval "$(./h5stack cluster env)"`).
 One partition, `cluster`: every job gets 2 nodes (`--nodes=2`), so a check's ranks
 spread over them (2 ranks: one per node; 4 ranks: two per node) and talk over the
 network; the feature `multinode` makes the checks prove it (h5checks/nodes.py). srun's
-PMI: pmix for Debian's Open MPI (pmi2 for MPICH, whose environments are left out here:
-LEFT_OUT says why). The scratch and the stacks
-under $H5STACK_HOME are shared by every node, as a parallel file system and a software
-tree are on a real cluster.
+PMI: pmix for Open MPI 4 and 5, pmi2 for MPICH 5 and Intel MPI (Debian's MPICH is left
+out here: LEFT_OUT says why). The stacks under $H5STACK_HOME are shared by every node, as
+a software tree is on a real cluster; the scratch is $H5STACK_HOME/scratch, shared the
+same way, or the cluster's CephFS that every node mounts (`--fs cephfs`: CEPHFS below).
 """
 
 import os
@@ -27,19 +27,22 @@ import common  # noqa: E402
 SYSTEM = "slurm-cluster"
 #: srun's PMI per MPI; Open MPI's one-sided transfers (the DSM's MPI windows) across nodes:
 #: over TCP its default choice finds no component that reaches every rank, UCX's does
-SRUN_MPI = {"mpich": {"SLURM_MPI_TYPE": "pmi2"}, "openmpi": {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_osc": "ucx"}}
+SRUN_MPI = {
+    "mpich": {"SLURM_MPI_TYPE": "pmi2"},
+    "openmpi": {"SLURM_MPI_TYPE": "pmix", "OMPI_MCA_osc": "ucx"},
+    "mpich5": {"SLURM_MPI_TYPE": "pmi2"},
+    "openmpi5": {"SLURM_MPI_TYPE": "pmix"},
+    "impi": {"SLURM_MPI_TYPE": "pmi2"},
+}
 
 #: MPIs left out here, and why: Debian 12's MPICH 4.0.2 (ch4:ucx) with UCX 1.13.1 hangs in
 #: MPI_Finalize over UCX's TCP transport in about half the runs once ranks have exchanged
 #: messages (also on one host with UCX_TLS=tcp,self; openucx/ucx#8738): between these nodes
 #: TCP is its only transport. A real cluster's MPICH over InfiniBand or Slingshot is unaffected.
-#: The wheel MPIs (stacks.yaml, optional) start under srun on slurm-local (pmi2: MPICH 5,
-#: Intel MPI; pmix: Open MPI 5); across these nodes they are not yet tried.
+#: The wheels' MPIs (stacks.yaml, optional) start under srun with the PMI each supports
+#: (pmi2: MPICH 5, Intel MPI; pmix: Open MPI 5).
 LEFT_OUT = {
     "mpich": "MPI_Finalize hangs over UCX's TCP transport (Debian 12's MPICH 4.0.2, UCX 1.13.1)",
-    "mpich5": "not yet tried across these nodes",
-    "openmpi5": "not yet tried across these nodes",
-    "impi": "not yet tried across these nodes",
 }
 
 #: the partition's scratch when the cluster runs with a CephFS (`./h5stack cluster start
