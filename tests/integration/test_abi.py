@@ -1,7 +1,7 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """One build, several MPIs (lib/h5stack/stacks/abi.py, docs/abi.md): Debian's stacks run
-with the library and launcher of the wheels' MPIs of their ABI (MPICH 5 and Intel MPI
-for MPICH's, Open MPI 5 for Open MPI's), through the regression, whose checks assert
+with the library and launcher of the wheels' MPIs of their ABI (Intel MPI for MPICH's,
+Open MPI 5 for Open MPI's; MPICH 5 across nodes in test_cluster.py), through the regression, whose checks assert
 which MPI library each run loaded (`mpi-library:` against the runtime's signature). Only
 the runtimes' wheels are installed for it (seconds), no stack of theirs is built."""
 
@@ -10,15 +10,16 @@ import os
 
 from conftest import h5stack
 
-#: stack -> the MPIs whose library it runs with
-RUNTIMES = {"mpich-hdf5-1.14": ["mpich5", "impi"], "openmpi-hdf5-1.14": ["openmpi5"]}
+#: stack -> the MPIs whose library it runs with (MPICH 5's: across the cluster's nodes,
+#: tests/integration/test_cluster.py)
+RUNTIMES = {"mpich-hdf5-1.14": ["impi"], "openmpi-hdf5-1.14": ["openmpi5"]}
 #: a check of each kind that starts MPI programs: compiled (the tutorial, by the stack's
-#: h5pcc), the drivers (multifile, the DSM's one-sided transfers), h5pwrite3dc, h5py
+#: h5pcc), the drivers (multifile, the DSM's one-sided transfers), h5py (h5pwrite3dc with
+#: another MPI's library: across the cluster's nodes, test_cluster.py)
 CHECKS = {
     "hdf5_tutorial_hyperslab%pattern=by_chunk": 4,  # {collective, independent} x {mpio, multifile}
     "multifile_workload": 2,  # write, read
     "dsm_roundtrip%distribution=linear": 1,
-    "h5pwrite3dc_verify": 4,  # mpio, mpio-independent, multifile, subfiling
     "h5py_workload": 1,
 }
 

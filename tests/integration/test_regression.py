@@ -112,9 +112,23 @@ SLURM_CHECKS = [
     "dsm_h5pwrite3dc",
 ]
 #: slurm-cluster (every job on 2 of 4 emulated nodes): every check kind across nodes, on the
-#: MPI it runs there (its site config leaves Debian's MPICH out, and says why); on its
-#: CephFS: tests/integration/test_cluster.py
+#: MPI it runs there (its site config leaves Debian's MPICH out, and says why)
 CLUSTER_STACKS = ["openmpi-hdf5-1.14"]
+#: ... on the local scratch the kinds that its CephFS does not run in the default selection;
+#: the tutorial's programs, h5pwrite3dc and h5py run across nodes on the CephFS
+#: (tests/integration/test_cluster.py, CEPHFS_CHECKS; --full: every check here too)
+CLUSTER_CHECKS = [
+    "container_tutorial",
+    "container_h5pwrite3dc",
+    "mpiio_faults",
+    "multifile_workload",
+    "multifile_bench",
+    "multifile_scale",
+    "h5perf_check",
+    "dsm_roundtrip",
+    "dsm_bench",
+    "dsm_h5pwrite3dc",
+]
 
 
 @pytest.mark.parametrize("system", ["generic", "slurm-local", "slurm-cluster"])
@@ -126,7 +140,7 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, tmp_p
     )
     if system in SCHEDULERS:  # the command of each is named like its module (./h5stack slurm, cluster)
         h5stack(SCHEDULERS[system], "stop", check=True)  # the run must start (and then stop) it
-    checks = SLURM_CHECKS if system == "slurm-local" and not FULL else []
+    checks = {"slurm-local": SLURM_CHECKS, "slurm-cluster": CLUSTER_CHECKS}.get(system, []) if not FULL else []
     stacks = [a for n in names for a in ("--stack", n)]
     proc, summary = _run(tmp_path, "--system", system, "--no-setup", *stacks, *checks)
     out = proc.stdout + proc.stderr

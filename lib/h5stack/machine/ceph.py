@@ -29,6 +29,8 @@ REQUIREMENTS = os.path.join(os.path.dirname(paths.DEBIAN_REQUIREMENTS), "debian-
 PROGRAMS = ["ceph-mon", "ceph-osd", "ceph-mds", "ceph-mgr", "ceph-fuse", "ceph", "monmaptool", "setfattr"]
 OSDS, REPLICAS, OSD_SIZE, OSD_MEMORY = 3, 2, 2 << 30, 896 << 20
 MON_PORT = 3300
+#: seconds a mount waits for the metadata server (mds_beacon_grace of ceph.conf.in, and more)
+MOUNT_TIMEOUT = 90
 FS_NAME = "cephfs"
 DAEMONS = ["mon.a", "mgr.x", "mds.a"] + [f"osd.{i}" for i in range(OSDS)]
 
@@ -210,7 +212,16 @@ def mount(client, node_pid, mountpoint):
     cmd = _inside(node_pid) + ["ceph-fuse", "-c", conf(), "--id", client]
     cmd += [f"--log_file={ceph_dir()}/log/client.{client}.log", f"--admin_socket={ceph_dir()}/run/client.{client}.asok"]
     cmd += ["-o", "allow_other", mountpoint]
-    _run(cmd, f"client.{client}")
+    # after a restart the monitor may still name the metadata server of the last run as
+    # active, until its beacon grace ends: "probably no MDS server is up?"; try again then
+    t0 = time.monotonic()
+    while True:
+        try:
+            return _run(cmd, f"client.{client}")
+        except StepError as e:
+            if "no MDS server is up" not in str(e) or time.monotonic() - t0 > MOUNT_TIMEOUT:
+                raise
+            time.sleep(3)
 
 
 def mounted(node_pid, mountpoint):
