@@ -87,7 +87,7 @@ def test_a_write_through_multifile_survives_an_osd_killed_during_it(cluster, tmp
     work = os.path.join(CEPHFS, f"osd-fault-{os.getpid()}")
     os.makedirs(work)
     script = (
-        "srun --mpi=pmix -N2 -n4 h5fuzz fz.h5 --driver multifile --seed 5 --grammar 3 --ops 120 && h5mf verify fz.h5"
+        "srun --mpi=pmix -N2 -n4 h5fuzz fz.h5 --driver multifile --seed 5 --grammar 3 --ops 80 && h5mf verify fz.h5"
     )
     env = dict(cluster, **srun_env(STACK))
     job = subprocess.Popen(
@@ -281,15 +281,15 @@ def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stac
 
 #: the checks of every kind that runs on a file system, once on the CephFS across nodes (each
 #: applies the layout and reads it back): compiled programs through MPI-IO and multifile
-#: (collective; the independent ones on one machine), h5pwrite3dc with every driver and
-#: its benchmark, h5py. Not yet here: the probes and benchmarks of many small shared
-#: writes (mpiio_faults, multifile_bench, h5perf) take 5 to more than 10 minutes each on
-#: it; multifile_workload fails there, in its MPI-IO reference (Open MPI 4.1.4 reads back
+#: (collective; the independent ones on one machine), h5pwrite3dc with every driver, h5py.
+#: Not yet here: h5pwrite3dc's benchmark (a measurement: 45 s; on the local scratch across
+#: nodes with --full); the probes and benchmarks of many small shared writes
+#: (mpiio_faults, multifile_bench, h5perf: on the local scratch across nodes) take 5 to
+#: more than 10 minutes each on it; multifile_workload fails there, in its MPI-IO reference (Open MPI 4.1.4 reads back
 #: old values of a collective overwrite, docs/regression.md).
 CEPHFS_CHECKS = [
     "hdf5_tutorial_hyperslab%pattern=by_chunk%transfer=collective",
     "h5pwrite3dc_verify",
-    "h5pwrite3dc_bench",
     "h5py_workload",
 ]
 #: MPICH 5 (the MPICH that runs across these nodes): on the CephFS, and the DSM's one-sided
@@ -310,7 +310,7 @@ def test_the_regression_on_cephfs_across_nodes(cluster, stack_descriptions, tmp_
     summary = json.load(open(path))
     cases = summary["cases"]
     assert cases and all(c["result"] == "pass" for c in cases), cases
-    assert len(cases) == (8 if runtime else 9), cases  # tutorial 2, verify 4, h5py 1; bench 2 | DSM 1
+    assert len(cases) == (8 if runtime else 7), cases  # tutorial 2, verify 4, h5py 1 (| the DSM 1)
     on_fs = [c for c in cases if "%fs_kind=" in c["variant"]]
     assert on_fs and all("%fs_kind=cephfs" in c["variant"] for c in on_fs), on_fs
     assert {c["stack"] for c in cases} == {f"{stack}-on-{runtime}" if runtime else stack}, cases
