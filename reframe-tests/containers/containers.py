@@ -35,8 +35,9 @@ from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 class container_base(MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_systems = ["+apptainer"]
-    #: the host MPI of the image's flavour (the plain 1.14 stack's environment)
-    valid_prog_environs = ["+local-stack +hdf5-1_14 -variant-multifile"]
+    #: the host MPI of the image's flavour (the plain 1.14 stack's environment; not one run
+    #: with another MPI's library: its image is its own MPI's)
+    valid_prog_environs = ["+local-stack +hdf5-1_14 -variant-multifile -mpi-runtime"]
     model = parameter(["inside", "hybrid"])
     #: the image's stack the programs come from (an Apptainer app of the image)
     app = variable(str, value="hdf5-1.14")

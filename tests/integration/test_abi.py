@@ -59,5 +59,5 @@ def test_the_exports_put_the_other_library_first(stack_descriptions):
     assert first.endswith("/abi/mpich-hdf5-1.14-on-mpich5/lib"), first
     link = os.path.join(first, "libmpich.so.12")
     assert "/mpi-mpich5-" in os.path.realpath(link) and os.path.realpath(link).endswith("libmpi.so.12"), link
-    again = h5stack("env", "mpich-hdf5-1.14", "--mpi-runtime", "mpich5", check=True)  # rewritten, the same
-    assert again.stdout == proc.stdout
+    mpiexec = os.path.join(os.path.dirname(first), "bin", "mpiexec")  # the runtime's launcher starts the ranks
+    assert "/mpi-mpich5-" in open(mpiexec).read(), open(mpiexec).read()

@@ -94,15 +94,22 @@ def test_a_write_through_multifile_survives_an_osd_killed_during_it(cluster, tmp
         ["bash", "-ec", f'eval "$({ROOT}/h5stack env {STACK})"\n{script}'],
         cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    time.sleep(3)
-    with open(os.path.join(paths.sub("cluster", "ceph"), "run", "osd.1.pid")) as f:
-        os.kill(int(f.read()), 9)
-    out, _ = job.communicate(timeout=600)
-    assert job.returncode == 0, out[-4000:]
-    assert "driver multifile: ok (written and verified)" in out and ": ok: 4 ranks" in out, out[-3000:]
-    status = h5stack("cluster", "status").stdout
-    assert "2/3 OSDs up" in status, status
-    h5stack("cluster", "start", "--nodes", str(NODES), "--clock-step", str(CLOCK_STEP), "--fs", "cephfs", check=True)
+    try:
+        for _ in range(600):  # the write has begun: the directory's rank files are there
+            if os.path.exists(os.path.join(work, "fz.h5", "metafile")) or job.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert job.poll() is None, "the write ended before the OSD was killed"
+        with open(os.path.join(paths.sub("cluster", "ceph"), "run", "osd.1.pid")) as f:
+            os.kill(int(f.read()), 9)
+        out, _ = job.communicate(timeout=600)
+        assert job.returncode == 0, out[-4000:]
+        assert "driver multifile: ok (written and verified)" in out and ": ok: 4 ranks" in out, out[-3000:]
+        status = h5stack("cluster", "status").stdout
+        assert "2/3 OSDs up" in status, status
+    finally:  # the OSD back for the tests after this one, whatever happened
+        job.kill()
+        h5stack("cluster", "start", "--nodes", str(NODES), "--clock-step", str(CLOCK_STEP), "--fs", "cephfs")
     assert re.search(r"^cephfs: \S+, 3/3 OSDs up", h5stack("cluster", "status").stdout, re.M)
     shutil.rmtree(work)
 

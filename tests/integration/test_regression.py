@@ -85,10 +85,10 @@ def _found_rows(summary, stack):
     return [(c["check"], c["variant"], c["result"]) for c in summary["cases"] if c["stack"] == stack]
 
 
-def _run(tmp_path, *args, timeout=3600):
+def _run(tmp_path, *args, timeout=3600, env=None):
     """`./h5stack run --json ...`: (the process, its summary)."""
     path = tmp_path / "summary.json"
-    proc = h5stack("run", "--json", str(path), *args, timeout=timeout)
+    proc = h5stack("run", "--json", str(path), *args, timeout=timeout, env=env)
     assert path.exists(), (proc.stdout + proc.stderr)[-5000:]
     return proc, json.load(open(path))
 
@@ -114,6 +114,8 @@ SLURM_CHECKS = [
 #: slurm-cluster (every job on 2 of 4 emulated nodes): every check kind across nodes, on the
 #: MPI it runs there (its site config leaves Debian's MPICH out, and says why)
 CLUSTER_STACKS = ["openmpi-hdf5-1.14"]
+#: ... on the local scratch, whatever this shell's H5STACK_CLUSTER_FS says
+CLUSTER_ENV = dict(os.environ, H5STACK_CLUSTER_FS="local")
 #: ... on the local scratch the kinds that its CephFS does not run in the default selection;
 #: the tutorial's programs, h5pwrite3dc and h5py run across nodes on the CephFS
 #: (tests/integration/test_cluster.py, CEPHFS_CHECKS; --full: every check here too)
@@ -142,7 +144,7 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, tmp_p
         h5stack(SCHEDULERS[system], "stop", check=True)  # the run must start (and then stop) it
     checks = {"slurm-local": SLURM_CHECKS, "slurm-cluster": CLUSTER_CHECKS}.get(system, []) if not FULL else []
     stacks = [a for n in names for a in ("--stack", n)]
-    proc, summary = _run(tmp_path, "--system", system, "--no-setup", *stacks, *checks)
+    proc, summary = _run(tmp_path, "--system", system, "--no-setup", *stacks, *checks, env=CLUSTER_ENV)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
     descriptions = {n: d for n, d in stack_descriptions.items() if not names or n in names}

@@ -264,7 +264,10 @@ def wait_up(nodes, timeout):
 def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
     """Start what is not running of an N-node cluster with its scratch on fs (default:
     H5STACK_CLUSTER_FS); True if anything was started."""
-    fs = fs or settings.get("H5STACK_CLUSTER_FS")
+    layout = load_layout()
+    running = layout and any(node_pid(n) for n in layout["nodes"])
+    # a node brought back, a restart by `./h5stack run`: the file system it runs with
+    fs = fs or (layout.get("fs", "local") if running else None) or settings.get("H5STACK_CLUSTER_FS")
     if fs not in FILE_SYSTEMS:
         raise StepError(f"--fs must be one of {', '.join(FILE_SYSTEMS)}, got {fs!r}")
     if clock_step < 0:
@@ -277,8 +280,6 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
         )
     check_capabilities()
     d = cluster_dir()
-    layout = load_layout()
-    running = layout and any(node_pid(n) for n in layout["nodes"])
     if running and len(layout["nodes"]) != nodes:
         raise StepError(f"a cluster of {len(layout['nodes'])} nodes runs: `./h5stack cluster stop` first")
     if running and layout.get("fs", "local") != fs:
@@ -295,10 +296,10 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
     for sub in ("state", "run", "log", "nodes"):
         os.makedirs(os.path.join(d, sub), exist_ok=True)
     write_config(names, slurmd_timeout)
-    save_layout(names, offsets, fs)
     ensure_bridge()
     if fs == "cephfs":  # its daemons on the bridge's address, before the nodes mount it
         ceph.start(bridge_address(), str(SUBNET))
+    save_layout(names, offsets, fs)
     slurm.start_munge(d)
     if not slurm.pid_alive(d, "slurmctld"):
         slurm.start_command([slurm.which("slurmctld")], os.path.join(d, "log", "slurmctld.log"), env())

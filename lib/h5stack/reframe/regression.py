@@ -223,23 +223,32 @@ class Options:
     mpi_runtimes: tuple = ()  # run the stacks with these MPIs' libraries instead (stacks/abi.py)
 
 
+def _same_abi(a, b):
+    return bool(a.abi and b.abi and a.abi["family"] == b.abi["family"])
+
+
 def runtime_environs(registry, stacks, mpi_names):
-    """Write the runtime directory of each stack (default: every stack in use) with each
-    of these MPIs' libraries where their ABI allows it; (their directories, their names)."""
+    """Write the runtime directory of each stack (default: every stack that is set up)
+    with each of these MPIs' libraries where their ABI allows it; (their directories, their
+    names). A named stack that none of them can take is refused with the reason."""
     from h5stack.stacks import abi
 
-    dirs, names = [], []
-    for mpi in (registry.mpi(n) for n in mpi_names):
-        pairs = [
-            s for s in stacks or registry.in_use() if s.mpi.abi and mpi.abi and s.mpi.abi["family"] == mpi.abi["family"]
-        ]
-        pairs = [s for s in pairs if s.mpi.name != mpi.name] if not stacks else pairs
+    dirs, names, used = [], [], set()
+    mpis = [registry.mpi(n) for n in mpi_names]
+    candidates = stacks or [s for s in registry.in_use() if s.description()]  # none named: those set up
+    for mpi in mpis:
+        pairs = [s for s in candidates if s.mpi.name != mpi.name and _same_abi(s.mpi, mpi)]
         if not pairs:
-            raise StepError(f"--mpi-runtime {mpi.name}: no stack in use keeps {mpi.description}'s ABI")
+            raise StepError(f"--mpi-runtime {mpi.name}: no stack {'named' if stacks else 'set up'} keeps "
+                            f"{mpi.description}'s ABI (docs/abi.md)")  # fmt: skip
         for stack in pairs:
             desc = abi.write(stack, mpi)
             dirs.append(desc["stack_dir"])
             names.append(desc["name"])
+            used.add(stack.name)
+    for stack in stacks:  # a named stack that no runtime takes: the reason of the first
+        if stack.name not in used:
+            abi.check_compatible(stack, mpis[0])
     return dirs, names
 
 

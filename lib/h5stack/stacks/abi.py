@@ -91,6 +91,19 @@ def _fill(tmp, desc, stack, runtime):
     return wrappers
 
 
+def _swap(final, new_dir):
+    """Make final (a link) name new_dir at once, by a rename: a job that reads the runtime
+    directory meanwhile sees the old one or the new one, never none; the old one goes."""
+    previous = os.path.realpath(final) if os.path.islink(final) else None
+    if os.path.isdir(final) and not os.path.islink(final):  # a directory of an earlier h5stack
+        shutil.rmtree(final)
+    link = f"{new_dir}.link"
+    os.symlink(os.path.basename(new_dir), link)
+    os.replace(link, final)
+    if previous and previous != os.path.realpath(new_dir):
+        shutil.rmtree(previous, ignore_errors=True)
+
+
 def write(stack, runtime):
     """Write the runtime directory of stack with runtime's library (both MPI objects of
     stacks.yaml); its description (stack.json), as a stack's."""
@@ -99,8 +112,8 @@ def write(stack, runtime):
     desc = stack.description()
     if not desc:
         raise StepError(f"stack {stack.name} is not set up: `./h5stack setup {stack.name}`")
-    final = runtime_dir(stack.name, runtime.name)
-    tmp = tempfile.mkdtemp(dir=os.path.dirname(final), prefix=os.path.basename(final) + ".", suffix=".tmp")
+    final = runtime_dir(stack.name, runtime.name)  # a link to the newest of its directories
+    tmp = tempfile.mkdtemp(dir=os.path.dirname(final), prefix=os.path.basename(final) + ".")
     try:
         wrappers = _fill(tmp, desc, stack, runtime)
         swapped = dict(
@@ -122,9 +135,7 @@ def write(stack, runtime):
         with open(os.path.join(tmp, "env.sh"), "w") as f:
             f.write(render_sh(swapped))
         os.chmod(tmp, 0o777 & ~paths.umask())
-        if os.path.isdir(final):
-            shutil.rmtree(final)
-        os.rename(tmp, final)
+        _swap(final, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
