@@ -214,7 +214,7 @@ def test_committed_spack_environments_are_current():
     proc = subprocess.run([os.path.join(ROOT, "h5stack"), "spack-envs", "--check"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     config = load_config()
-    config["mpis"]["othermpi"] = config["mpis"]["mpich"]
+    config["mpis"]["othermpi"] = dict(config["mpis"]["mpich"], spack="othermpi")
     changed = spackenvs.render(config)
     assert "othermpi-hdf5-1.14" in changed and "^othermpi" in changed["matrix"] + changed["othermpi-hdf5-1.14"]
 
