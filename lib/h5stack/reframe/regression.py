@@ -223,10 +223,6 @@ class Options:
     mpi_runtimes: tuple = ()  # run the stacks with these MPIs' libraries instead (stacks/abi.py)
 
 
-def _same_abi(a, b):
-    return bool(a.abi and b.abi and a.abi["family"] == b.abi["family"])
-
-
 def runtime_environs(registry, stacks, mpi_names):
     """Write the runtime directory of each stack (default: every stack that is set up)
     with each of these MPIs' libraries where their ABI allows it; (their directories, their
@@ -237,7 +233,7 @@ def runtime_environs(registry, stacks, mpi_names):
     mpis = [registry.mpi(n) for n in mpi_names]
     candidates = stacks or [s for s in registry.in_use() if s.description()]  # none named: those set up
     for mpi in mpis:
-        pairs = [s for s in candidates if s.mpi.name != mpi.name and _same_abi(s.mpi, mpi)]
+        pairs = [s for s in candidates if s.mpi.name != mpi.name and abi.same_family(s.mpi, mpi)]
         if not pairs:
             raise StepError(f"--mpi-runtime {mpi.name}: no stack {'named' if stacks else 'set up'} keeps "
                             f"{mpi.description}'s ABI (docs/abi.md)")  # fmt: skip

@@ -42,12 +42,17 @@ def runtime_dir(stack_name, mpi_name):
     return os.path.join(paths.sub("abi"), name(stack_name, mpi_name))
 
 
+def same_family(a, b):
+    """Do the libraries of these two MPIs keep one ABI (stacks.yaml `abi`)?"""
+    return bool(a.abi and b.abi and a.abi["family"] == b.abi["family"])
+
+
 def check_compatible(stack, runtime):
     """StepError unless runtime's library can replace the one stack was built against."""
     if runtime.name == stack.mpi.name:
         raise StepError(f"--mpi-runtime {runtime.name}: {stack.name} is built against it already")
     ours, theirs = stack.mpi.abi, runtime.abi
-    if not ours or not theirs or ours["family"] != theirs["family"]:
+    if not same_family(stack.mpi, runtime):
         raise StepError(
             f"--mpi-runtime {runtime.name}: {runtime.description} keeps "
             f"{(theirs or {}).get('family', 'no known')} ABI, {stack.name} was built against "
