@@ -27,7 +27,7 @@ from h5checks.nodes import MultiNodeMixin, nodes_sanity  # noqa: E402
 
 #: h5perf's section titles -> performance-variable prefix
 APIS = {"POSIX": "posix", "MPIO": "mpiio", "PHDF5 (w/MPI-IO driver)": "phdf5"}
-LOCAL = {"ratio_phdf5_mpiio_write": (1.0, -0.8, None)}
+LOCAL = {"ratio_phdf5_mpiio_write": (1.0, -0.95, None)}  # a collapse only: timings swing here
 CLUSTER = {"ratio_phdf5_mpiio_write": (0.9, -0.2, None)}  # PLACEHOLDER: calibrate on the system
 
 
