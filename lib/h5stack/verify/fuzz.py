@@ -7,7 +7,9 @@ against the workload's model first, the MPI-IO reference included:
   1. the reference: the workload written with MPI-IO and checked value by value against
      the model. A file that differs from it is an MPI-IO fault: reported as such, never
      used as the truth (the variant is then judged against the model alone); an HDF5
-     error there means HDF5 cannot run the workload with MPI-IO (a failed case);
+     error or a crash there means HDF5 cannot run the workload with MPI-IO: reported
+     once, and the variants are still run and judged against the model alone (a
+     variant that fails too is "not judged": it may meet the same fault of HDF5);
   2. the same workload through the variant, with slowed ranks (libh5fuzz_delay.so) and,
      for multifile, ranks whose clocks differ by seconds and drift by 100 ppm
      (h5fuzz-clock: a time namespace and libfaketime per rank); every value read back
@@ -331,15 +333,13 @@ class Runner:
             self.check_plan(case, env)
             ref = self.reference(case, env, out)
             out.mpiio_fault, out.reference, out.reference_failed = ref.fault, ref.command, ref.failed
-            if ref.failed:  # the variants meet the same HDF5: nothing to judge them by
-                raise CaseFailed(f"the MPI-IO reference fails: {ref.failed}")
             result = (
                 self._dsm(case, env, work, out)
                 if case.variant.startswith("dsm:")
                 else self._multifile(case, env, work, out)
             )
             self._judge(out, env, case, result, work)
-            if not ref.fault:  # a reference that differs from the model is no measure
+            if not (ref.fault or ref.failed):  # a reference that differs from the model is no measure
                 self._compare(out, env, ref, result, work)
             out.ok = True
         except CaseFailed as e:
@@ -392,12 +392,15 @@ class CaseFailed(Exception):
 
 
 def report_failure(runner, outcome, minimise=True):
-    """The failure's message, its replay command (minimised) and where its files are."""
+    """The failure's message, its replay command (minimised) and where its files are; a
+    variant failing where the MPI-IO reference fails too is NOT JUDGED (not minimised)."""
     case = outcome.case
-    small = runner.minimise(case) if minimise else case
+    unjudged = bool(outcome.reference_failed)
+    small = runner.minimise(case) if minimise and not unjudged else case
     how = "" if runner.launcher.kind == "mpiexec" else f" --launcher {runner.launcher.kind}"
+    title = "NOT JUDGED (the MPI-IO reference fails too)" if unjudged else "FAILED"
     lines = [
-        f"FAILED: {case.label()}",
+        f"{title}: {case.label()}",
         outcome.message.rstrip(),
         *(["(the MPI-IO reference differs from the model too: not compared with it)"] if outcome.mpiio_fault else []),
         f"steps: {' ; '.join(outcome.steps)}",
@@ -426,7 +429,7 @@ def report_mpiio_fault(outcome):
 
 def report_reference_failure(outcome):
     """A workload that HDF5 with MPI-IO itself cannot run: HDF5's fault, MPI-IO's or the
-    generator's (a call HDF5 refuses); its variants are not judged."""
+    generator's (a call HDF5 refuses); its variants are judged against the model alone."""
     case = outcome.case
     what = f"case {case.case}" if case.case else f"seed {case.seed} (grammar {case.grammar})"
     return "\n".join(
@@ -434,7 +437,8 @@ def report_reference_failure(outcome):
             f"REFERENCE FAILS: {case.stack} {what} ({case.ranks} ranks, {case.ops} operations): "
             f"{outcome.reference_failed.rstrip()}",
             f"replay (the MPI-IO run alone, in ./h5stack env {case.stack}): {outcome.reference}",
-            "its variants are not judged; the faults of HDF5 with MPI-IO known so far: packages/h5fuzz/README.md",
+            "its variants are judged against the model alone (one that fails too is not judged); the faults of "
+            "HDF5 with MPI-IO known so far: packages/h5fuzz/README.md",
         ]
     )
 
@@ -579,8 +583,9 @@ def runnable(runner, pairs, opts):
 
 def run(opts):
     """./h5stack fuzz: run cases until the seeds or the time are used up; a summary. Exit
-    status 1 when a variant failed; MPI-IO faults are printed and counted, not failures
-    of the variants."""
+    status 1 when a variant failed, or failed where the reference cannot run the workload
+    either (not judged); MPI-IO faults and references that cannot run are printed and
+    counted, not failures of the variants."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -612,7 +617,7 @@ def run(opts):
                 info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
             bar.advance(task)
     info(tally.summary(time.monotonic() - t0))
-    status = 1 if tally.failures or tally.broken else 0
+    status = 1 if tally.failures or tally.unjudged else 0
     if opts.json and not tally.write_json(
         opts.json, launcher=opts.launcher, nodes=nodes, seconds=round(time.monotonic() - t0, 1)
     ):
@@ -621,18 +626,21 @@ def run(opts):
 
 
 def case_record(outcome):
-    """One case of a run and its verdict: ok, failed (the variant), or unjudged (the MPI-IO
-    reference cannot run the workload); mpiio_fault: the reference differs from the model."""
+    """One case of a run and its verdict: ok (judged against the model, and against the
+    reference where it is right), failed (the variant), or unjudged (the variant fails
+    where the MPI-IO reference cannot run the workload either); mpiio_fault: the reference
+    differs from the model; reference_failed: it cannot run the workload."""
     case = outcome.case
-    verdict = "unjudged" if outcome.reference_failed else ("ok" if outcome.ok else "failed")
+    verdict = "ok" if outcome.ok else ("unjudged" if outcome.reference_failed else "failed")
     return {
         "stack": case.stack, "variant": case.variant, "seed": case.seed, "case": case.case, "grammar": case.grammar,
         "ranks": case.ranks, "ops": case.ops, "verdict": verdict, "mpiio_fault": bool(outcome.mpiio_fault),
+        "reference_failed": bool(outcome.reference_failed),
         "seconds": round(outcome.seconds, 1), "replay": case.replay(),
     }  # fmt: skip
 
 
-FAILED = object()  # Tally.add's mark for a variant's failure (reported with its minimised replay)
+FAILED = object()  # Tally.add's mark for a variant's failure (reported with its replay: report_failure)
 
 
 @dataclass
@@ -655,10 +663,12 @@ class Tally:
         self.done, self.ops, self.seeds = self.done + 1, self.ops + case.ops, self.seeds | {case.seed}
         self.cases.append(case_record(outcome))
         if outcome.reference_failed:
-            self.unjudged += 1
             if outcome.reference not in self.broken:
                 self.broken.add(outcome.reference)
                 reports.append(report_reference_failure(outcome))
+            if not outcome.ok:
+                self.unjudged += 1
+                reports.append(FAILED)
             return reports
         if outcome.mpiio_fault and outcome.reference not in self.faults:
             self.faults.add(outcome.reference)
@@ -682,6 +692,7 @@ class Tally:
         return (
             f"fuzz: {len(self.seeds)} seed(s), {self.done} case(s), {self.ops} operations, "
             f"{len(self.failures)} failure(s), {len(self.faults)} MPI-IO fault(s), "
-            f"{len(self.broken)} workload(s) the MPI-IO reference cannot run ({self.unjudged} case(s) not judged) "
+            f"{len(self.broken)} workload(s) the MPI-IO reference cannot run ({self.unjudged} case(s) failing with it, "
+            f"not judged) "
             f"in {fmt_seconds(seconds)}"
         )
