@@ -18,7 +18,8 @@ ParaCrash).
    `verify` give a verdict and never die by a signal or hang; `h5mf merge --partial`
    gives the file of the last committed epoch, which h5fuzz checks against the model of
    the operations before that commit; no epoch the writer had made durable is lost; an
-   interrupted merge leaves the intact directory or the whole new file.
+   interrupted merge leaves the intact directory or the whole new file, and merging the
+   same path again gives the whole file with nothing left beside it.
 """
 
 import codecs
@@ -739,7 +740,8 @@ def record_strace(path, root, initial=None):
 class Workload:
     """An h5fuzz workload (seed, operations, ranks) written through the multifile plugin
     with sync=on ("write": the session is recorded), or reconstructed in place afterwards
-    ("merge": `h5mf merge` is recorded)."""
+    ("merge": `h5mf merge` is recorded; "pmerge": the parallel merge, `mpiexec -n RANKS
+    h5mf merge`, is recorded, every process)."""
 
     kind: str
     seed: int
@@ -749,11 +751,14 @@ class Workload:
 
     @classmethod
     def parse(cls, spec):
-        """KIND:SEED:OPS:RANKS[:GRAMMAR], e.g. write:3:10:1."""
+        """KIND:SEED:OPS:RANKS[:GRAMMAR], e.g. write:3:10:1; the reason when it is not one."""
         parts = spec.split(":")
-        if len(parts) not in (4, 5) or parts[0] not in ("write", "merge") or not all(p.isdigit() for p in parts[1:]):
-            raise ValueError(f"workload {spec!r}: expected write|merge:SEED:OPS:RANKS[:GRAMMAR]")
-        return cls(parts[0], *(int(p) for p in parts[1:]))
+        if len(parts) not in (4, 5) or parts[0] not in KINDS or not all(p.isdigit() for p in parts[1:]):
+            raise ValueError(f"workload {spec!r}: expected {'|'.join(KINDS)}:SEED:OPS:RANKS[:GRAMMAR]")
+        w = cls(parts[0], *(int(p) for p in parts[1:]))
+        if w.ops < 1 or w.ranks < 1 or not 1 <= w.grammar <= GRAMMARS:
+            raise ValueError(f"workload {spec!r}: OPS and RANKS are at least 1, GRAMMAR is 1 to {GRAMMARS}")
+        return w
 
     def spec(self):
         return f"{self.kind}:{self.seed}:{self.ops}:{self.ranks}" + (f":{self.grammar}" if self.grammar != 1 else "")
@@ -767,6 +772,10 @@ class Workload:
             "--grammar",
             str(self.grammar),
         ]
+
+
+KINDS = ("write", "merge", "pmerge")
+GRAMMARS = 6  # h5fuzz's grammars (./h5stack fuzz --grammar)
 
 
 @dataclass
@@ -810,7 +819,10 @@ def record(workload, env, work):
     else:
         run_checked(write, writer_env(env), work, "the write session")
         initial = read_tree(root)
-        run_checked(strace_command(trace) + ["h5mf", "merge", "-q", target], env, work, "the traced merge")
+        merge = ["h5mf", "merge", "-q", target]
+        if workload.kind == "pmerge":
+            merge = ["mpiexec", "-n", str(workload.ranks), *merge]
+        run_checked(strace_command(trace) + merge, env, work, "the traced merge")
     ops = record_strace(trace, root, initial)
     return Recording(workload, ops, initial, time.monotonic() - t0)
 
@@ -952,20 +964,38 @@ class Oracle:
         return self._models[key]
 
     def _judge_merge(self, tree, d, _claimed):
-        """An interrupted merge leaves the intact old directory or the complete new file."""
+        """An interrupted merge leaves the intact old directory or the complete new file,
+        and merging the same path again gives the whole file with nothing left beside it."""
         what = tree.get("out.h5", "missing")
         if what == "missing":
             return "neither: out.h5 is gone (neither the old directory nor the new file)"
         if isinstance(what, bytes):
             bad = self._model_check(d, self.w.ops)
-            return bad and f"neither: the new file is not whole: {bad}"
+            if bad:
+                return f"neither: the new file is not whole: {bad}"
+            return self._merge_again(d)
         verify, fault = self._inspect(d, True)
         facts = metafile_facts(tree)
         if fault:
             return fault
         if verify.rc != 0 or facts is None or not facts[1]:
             return f"neither: out.h5 is a directory that is not the intact old one: {verify.text[-500:]}"
-        return None
+        return self._merge_again(d)
+
+    def _merge_again(self, d):
+        """What a user does after the crash: `h5mf merge out.h5` once more. It must exit 0
+        with the whole file at out.h5 and remove what the interrupted merge left beside it
+        (its partial output, the old directory swapped out, or that directory emptied)."""
+        run, fault = self._h5mf("merge", "-q", d)
+        if fault or run.rc != 0:
+            return fault or f"again: h5mf merge of the crash state fails: {run.text[-500:]}"
+        left = sorted(set(os.listdir(os.path.dirname(d))) - {"out.h5"})
+        if left:
+            return f"again: h5mf merge left {', '.join(left)} beside the file"
+        if not os.path.isfile(d):
+            return "again: h5mf merge exited 0 but out.h5 is not a file"
+        bad = self._model_check(d, self.w.ops)
+        return bad and f"again: {bad}"
 
 
 # -- exploring -----------------------------------------------------------------------
@@ -1060,6 +1090,9 @@ def explore(recording, oracle, stack, tally, deadline=None, seed=0, samples=4, o
 
 def replay_state(recording, oracle, stack, point, state):
     """One crash state, materialised in the oracle's work directory: its Fault or None."""
+    points = crash_points(recording.ops)
+    if point not in points:
+        raise ValueError(f"point {point}: {recording.workload.spec()} has crash points {points[0]}..{points[-1]}")
     model = model_at(recording.ops, point, recording.initial)
     choice = choice_for(model, state)
     message = oracle.judge(materialise(model, choice), point)
@@ -1096,10 +1129,11 @@ class Options:
 
 
 def workloads(opts):
-    """The workloads of a run: each seed written, and (with merge) merged."""
+    """The workloads of a run: each seed written, and (with merge) merged, by as many
+    processes as ranks wrote it too when they are more than one."""
     if opts.workload:
         return [Workload.parse(opts.workload)]
-    kinds = ("write", "merge") if opts.merge else ("write",)
+    kinds = ("write", "merge", *(("pmerge",) if opts.ranks > 1 else ())) if opts.merge else ("write",)
     return [
         Workload(k, s, opts.ops, opts.ranks)
         for s in range(opts.first_seed, opts.first_seed + opts.seeds)

@@ -794,7 +794,8 @@ mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_
  * creation until the directory is replaced, and on the directory itself from just before
  * the swap until it is removed (after the swap it has the output's name). A leftover whose
  * lock can be taken belongs to no running merge: one that died (or is a zombie), on this
- * node or another. It is removed: a partial output, or an old directory swapped out.
+ * node or another. It is removed: a partial output, an old directory swapped out, or
+ * the empty directory that a removal cut just before its rmdir leaves.
  */
 static int held_lock_fd = -1; /* this process's lock on its output (a dup, kept past close) */
 
@@ -820,6 +821,9 @@ remove_stale_outputs(const char *parent, const char *base)
                 unlink(path);
             else if (mf_is_multifile(path))
                 rm_multifile_dir(path);
+            else /* an old directory whose removal (metafile last) was cut after its last
+                  * unlink: empty, and rmdir removes nothing else */
+                rmdir(path);
         }
         close(fd);
     }
