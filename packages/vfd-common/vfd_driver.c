@@ -7,6 +7,8 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* h5stack's version (VERSION), in the error class: defined by the package's CMake, or
  * by the HDF5 patch where the driver is built into libhdf5 */
@@ -163,24 +165,99 @@ vfd_query(const H5FD_t *file, unsigned long *flags)
     return 0;
 }
 
+/* the type and size of entry i, in order from 0 (HDF5's compact convention: a size of 0
+ * or a type of H5FD_MEM_NOLIST ends its array, the previous one holding for the rest) */
+typedef struct {
+    size_t     size;
+    H5FD_mem_t type;
+    bool       fixed_size, fixed_type;
+} entry_iter_t;
+
+static void
+entry_at(entry_iter_t *e, uint32_t i, const H5FD_mem_t types[], const size_t sizes[])
+{
+    if (!e->fixed_size && (i == 0 || sizes[i] != 0))
+        e->size = sizes[i];
+    else
+        e->fixed_size = true;
+    if (!e->fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
+        e->type = types[i];
+    else
+        e->fixed_type = true;
+}
+
 herr_t
 vfd_each_entry(vfd_entry_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, const H5FD_mem_t types[],
                const haddr_t addrs[], const size_t sizes[], void *bufs[])
 {
-    size_t     size       = 0;
-    H5FD_mem_t type       = H5FD_MEM_DEFAULT;
-    bool       fixed_size = false, fixed_type = false;
+    entry_iter_t e = {0, H5FD_MEM_DEFAULT, false, false};
     for (uint32_t i = 0; i < count; i++) {
-        if (!fixed_size && (i == 0 || sizes[i] != 0))
-            size = sizes[i];
-        else
-            fixed_size = true;
-        if (!fixed_type && (i == 0 || types[i] != H5FD_MEM_NOLIST))
-            type = types[i];
-        else
-            fixed_type = true;
-        if (io(file, type, dxpl, addrs[i], size, bufs[i]) < 0)
+        entry_at(&e, i, types, sizes);
+        if (io(file, e.type, dxpl, addrs[i], e.size, bufs[i]) < 0)
             return -1;
     }
     return 0;
+}
+
+/* a run of vfd_each_run: its first entry's buffer until a second joins, then the stage */
+typedef struct {
+    H5FD_mem_t     type;
+    haddr_t        addr;
+    size_t         len, cap;
+    const void    *first;
+    unsigned char *stage;
+} run_t;
+
+static herr_t
+run_out(run_t *r, vfd_entry_fn io, H5FD_t *file, hid_t dxpl)
+{
+    herr_t ret =
+        r->len == 0 ? 0 : io(file, r->type, dxpl, r->addr, r->len, (void *)(r->first ? r->first : r->stage));
+    r->len = 0;
+    return ret;
+}
+
+/* whether an entry joins the run: it continues it, and the stage (made now) holds both */
+static bool
+run_joins(run_t *r, H5FD_mem_t type, haddr_t addr, size_t size)
+{
+    if (r->len == 0 || type != r->type || addr != r->addr + r->len || size > r->cap - r->len)
+        return false;
+    if (!r->stage && !(r->stage = malloc(r->cap)))
+        return false; /* no memory for a stage: the entries go one by one */
+    if (r->first) {
+        memcpy(r->stage, r->first, r->len);
+        r->first = NULL;
+    }
+    return true;
+}
+
+herr_t
+vfd_each_run(vfd_entry_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, const H5FD_mem_t types[],
+             const haddr_t addrs[], const size_t sizes[], const void *bufs[])
+{
+    entry_iter_t e     = {0, H5FD_MEM_DEFAULT, false, false};
+    run_t        r     = {H5FD_MEM_DEFAULT, 0, 0, 0, NULL, NULL};
+    herr_t       ret   = 0;
+    size_t       total = 0;
+    for (uint32_t i = 0; i < count; i++) { /* the stage: no larger than the vector */
+        entry_at(&e, i, types, sizes);
+        total += e.size < VFD_RUN_MAX - total ? e.size : VFD_RUN_MAX - total;
+    }
+    r.cap = total;
+    e     = (entry_iter_t){0, H5FD_MEM_DEFAULT, false, false};
+    for (uint32_t i = 0; i < count && ret >= 0; i++) {
+        entry_at(&e, i, types, sizes);
+        if (run_joins(&r, e.type, addrs[i], e.size)) {
+            memcpy(r.stage + r.len, bufs[i], e.size);
+            r.len += e.size;
+            continue;
+        }
+        ret = run_out(&r, io, file, dxpl);
+        r   = (run_t){e.type, addrs[i], e.size, r.cap, bufs[i], r.stage};
+    }
+    if (ret >= 0)
+        ret = run_out(&r, io, file, dxpl);
+    free(r.stage);
+    return ret;
 }

@@ -115,4 +115,16 @@ typedef herr_t (*vfd_entry_fn)(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_
 herr_t vfd_each_entry(vfd_entry_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, const H5FD_mem_t types[],
                       const haddr_t addrs[], const size_t sizes[], void *bufs[]);
 
+/* The most bytes vfd_each_run gathers into one write */
+#define VFD_RUN_MAX (8u << 20)
+
+/* Each run of a vector write, in order, until one fails (then -1): entries that continue
+ * one another in the file (each at the address where the one before ends) with the same
+ * memory type are handed to io as one write, their bytes gathered in order into a
+ * buffer of at most VFD_RUN_MAX bytes; a lone entry goes as it is. HDF5 hands each row of
+ * a chunk over as an entry of its own: joined, the rows of a chunk are one write. Writing
+ * a run is writing its entries one after the other (no entry of a run overlaps another). */
+herr_t vfd_each_run(vfd_entry_fn io, H5FD_t *file, hid_t dxpl, uint32_t count, const H5FD_mem_t types[],
+                    const haddr_t addrs[], const size_t sizes[], const void *bufs[]);
+
 #endif

@@ -82,3 +82,23 @@ def test_a_package_is_built_into_a_stack(tmp_path, monkeypatch):
     (packages / "h5hello" / "plugin.c").write_text("int h5hello_plugin_marker(void) { return 2; }\n")
     fresh = Stacks()  # a Stacks computes each package's key once per run
     assert fresh.package_component(str(packages / "h5hello"), fresh.get("mpich-hdf5-1.14")).key != comp.key
+
+
+def test_multifile_writes_a_chunk_handed_over_row_by_row_at_once(tmp_path):
+    """HDF5 hands each row of a chunk to the driver as its own vector entry: multifile
+    joins the entries that continue one another into one write of its data file and one
+    of its index (vfd_each_run), so the writes into the directory number about two per
+    chunk, not two per row (h5pwrite3dc: 8 chunks of 128 rows per rank)."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is missing (requirements/debian.txt)")
+    stack = PACKAGE_STACKS[-1]
+    script = (
+        "strace -f -qq -y -e trace=pwrite64,pwritev,write -o trace.txt "
+        "mpiexec -n 2 h5pwrite3dc d.h5 4 2 --size 256 --chunk 128 --driver multifile"
+    )
+    proc = in_stack(stack, script, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    inside = f"<{os.path.realpath(tmp_path / 'd.h5')}/"
+    writes = [line for line in open(tmp_path / "trace.txt") if inside in line and "write" in line.split("(")[0]]
+    chunks = 4 * 2 * 2  # images x chunks per image row x per column: 16 chunks in all
+    assert 0 < len(writes) <= 4 * chunks, f"{len(writes)} writes into the directory for {chunks} chunks"

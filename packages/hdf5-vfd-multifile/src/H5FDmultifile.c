@@ -1592,9 +1592,9 @@ mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], ha
     herr_t ret = coll ? sync_collective(f, 0) : 0;
     if (ret >= 0)
         ret = before_writes(f, metadata, dxpl);
-    /* the entries are only read from: the cast serves the shared loop */
+    /* the rows of a chunk, each an entry, are one write: one data write and one record */
     if (ret >= 0)
-        ret = vfd_each_entry(write_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs);
+        ret = vfd_each_run(write_entry, file, dxpl, count, types, addrs, sizes, bufs);
     return coll ? sync_collective(f, ret) : ret;
 }
 
