@@ -221,8 +221,9 @@ run_out(run_t *r, vfd_entry_fn io, H5FD_t *file, hid_t dxpl)
 static bool
 run_joins(run_t *r, H5FD_mem_t type, haddr_t addr, size_t size)
 {
-    if (r->len == 0 || type != r->type || addr != r->addr + r->len || size > r->cap - r->len)
-        return false;
+    if (r->len == 0 || r->len > r->cap || type != r->type || addr != r->addr + r->len ||
+        size > r->cap - r->len)
+        return false; /* (a first entry larger than the stage stays alone) */
     if (!r->stage && !(r->stage = malloc(r->cap)))
         return false; /* no memory for a stage: the entries go one by one */
     if (r->first) {
