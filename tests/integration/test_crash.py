@@ -36,11 +36,11 @@ def _known(fault):
     return any(e.get("xfail") and re.search(e["match"], fault.message) for e in crash.regressions())
 
 
-@pytest.mark.parametrize("spec", ["write:5:4:1", "merge:5:4:1", "write:6:4:2", "pmerge:5:4:2"])
+@pytest.mark.parametrize("spec", ["write:5:4:1", "merge:5:4:1", "write:6:4:2", "pmerge:5:4:2", "killed:6:4:2"])
 def test_bounded_exploration_finds_only_known_faults(env, tmp_path, spec):
-    """A sample of crash points of short workloads (2 ranks too, and the parallel merge of
-    2 processes): h5mf never dies or hangs, and every fault found is one the regression
-    file names (not yet fixed)."""
+    """A sample of crash points of short workloads (2 ranks too, the parallel merge of 2
+    processes, a sync=off session in the state a killed process leaves): h5mf never dies
+    or hangs, and every fault found is one the regression file names (not yet fixed)."""
     w = crash.Workload.parse(spec)
     rec = crash.record(w, env, str(tmp_path))
     tally = crash.Tally()

@@ -122,3 +122,16 @@ def test_strace_output_becomes_an_operation_log(tmp_path):
 
 
 # -- on a stack -----------------------------------------------------------------------
+
+
+def test_workload_specs_are_checked_and_runs_take_every_kind():
+    """A spec names its kind, seed, operations, ranks and grammar, each checked; a run of
+    several ranks records the write with sync=on and off, the merge and the parallel merge."""
+    w = crash.Workload.parse("killed:3:8:2:5")
+    assert (w.kind, w.seed, w.ops, w.ranks, w.grammar, w.writes()) == ("killed", 3, 8, 2, 5, True)
+    for bad in ("pmerge:1:2:1:9", "write:1:0:1", "merge:1:2:0", "crash:1:2:1", "write:1:2"):
+        with pytest.raises(ValueError, match="workload"):
+            crash.Workload.parse(bad)
+    kinds = [w.kind for w in crash.workloads(crash.Options(seeds=1, ranks=2))]
+    assert kinds == ["write", "killed", "merge", "pmerge"]
+    assert [w.kind for w in crash.workloads(crash.Options(seeds=1, merge=False))] == ["write", "killed"]

@@ -244,12 +244,15 @@ def spread(n, most=SINGLES):
     return sorted({round(k * (n - 1) / (most - 1)) for k in range(most)})
 
 
+EVERYTHING = Choice("every pending change persisted")  # state e0: what a killed process leaves
+
+
 def enumerate_choices(model):
     """The bounded set of crash states at one crash point: everything pending persisted;
     nothing; per directory each proper prefix of its pending changes; per file all its
     pending writes lost, each one lost alone (later ones persisting: out of order) and the
     last one torn (the single losses: at most SINGLES per file, spread over them)."""
-    choices = [Choice("every pending change persisted"), Choice("no pending change persisted", nothing=True)]
+    choices = [EVERYTHING, Choice("no pending change persisted", nothing=True)]
     for ino, d in sorted(model.dirs.items()):
         for k in range(len(d.pending)):
             choices.append(
@@ -739,9 +742,15 @@ def record_strace(path, root, initial=None):
 @dataclass(frozen=True)
 class Workload:
     """An h5fuzz workload (seed, operations, ranks) written through the multifile plugin
-    with sync=on ("write": the session is recorded), or reconstructed in place afterwards
+    with sync=on ("write": the session is recorded), or with the default sync=off
+    ("killed": judged only in the state a killed process leaves, every change it made
+    persisted, which is all sync=off promises), or reconstructed in place afterwards
     ("merge": `h5mf merge` is recorded; "pmerge": the parallel merge, `mpiexec -n RANKS
     h5mf merge`, is recorded, every process)."""
+
+    def writes(self):
+        """A write session is recorded (not a merge)."""
+        return self.kind in ("write", "killed")
 
     kind: str
     seed: int
@@ -774,7 +783,7 @@ class Workload:
         ]
 
 
-KINDS = ("write", "merge", "pmerge")
+KINDS = ("write", "killed", "merge", "pmerge")
 GRAMMARS = 6  # h5fuzz's grammars (./h5stack fuzz --grammar)
 
 
@@ -799,8 +808,8 @@ def run_checked(cmd, env, cwd, what):
     return proc
 
 
-def writer_env(env):
-    return dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG="sync=on")
+def writer_env(env, sync=True):
+    return dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG="sync=on" if sync else "sync=off")
 
 
 def record(workload, env, work):
@@ -814,8 +823,9 @@ def record(workload, env, work):
     write = ["mpiexec", "-n", str(workload.ranks), "h5fuzz", target, *workload.fuzz_args(), "--driver", "default"]
     write += ["--no-verify", "--verbose"]
     initial = {}
-    if workload.kind == "write":
-        run_checked(strace_command(trace) + write, writer_env(env), work, "the traced write session")
+    if workload.writes():
+        wenv = writer_env(env, sync=workload.kind == "write")
+        run_checked(strace_command(trace) + write, wenv, work, "the traced write session")
     else:
         run_checked(write, writer_env(env), work, "the write session")
         initial = read_tree(root)
@@ -901,12 +911,12 @@ class Oracle:
 
     def judge(self, tree, point):
         """None, or the fault of the crash state `tree` at crash point `point`."""
-        key = (tree_digest(tree), self.durable[point - 1] if self.w.kind == "write" else 0)
+        key = (tree_digest(tree), self.durable[point - 1] if self.w.writes() else 0)
         if key not in self._verdicts:
             self.judged += 1
             where = os.path.join(self.work, "state")
             write_tree(tree, where)
-            judge = self._judge_write if self.w.kind == "write" else self._judge_merge
+            judge = self._judge_write if self.w.writes() else self._judge_merge
             self._verdicts[key] = judge(tree, os.path.join(where, "out.h5"), key[1])
         return self._verdicts[key]
 
@@ -1051,8 +1061,11 @@ class Tally:
         )
 
 
-def states_at(model, point, seed, exhaustive, samples):
-    """(state name, Choice) to try at a crash point."""
+def states_at(model, point, seed, exhaustive, samples, killed=False):
+    """(state name, Choice) to try at a crash point; killed: only e0, every pending change
+    persisted (what a killed process leaves)."""
+    if killed:
+        return [("e0", EVERYTHING)]
     if exhaustive:
         return [(f"e{i}", c) for i, c in enumerate(enumerate_choices(model))]
     rng = random.Random(f"{seed}:{point}")
@@ -1078,7 +1091,8 @@ def explore(recording, oracle, stack, tally, deadline=None, seed=0, samples=4, o
         if deadline and time.monotonic() > deadline:
             break
         tally.points += 1
-        for name, choice in states_at(model, point, seed, exhaustive, samples):
+        killed = recording.workload.kind == "killed"
+        for name, choice in states_at(model, point, seed, exhaustive, samples, killed):
             tally.states += 1
             message = oracle.judge(materialise(model, choice), point)
             if message:
@@ -1129,11 +1143,12 @@ class Options:
 
 
 def workloads(opts):
-    """The workloads of a run: each seed written, and (with merge) merged, by as many
-    processes as ranks wrote it too when they are more than one."""
+    """The workloads of a run: each seed written with sync=on and with sync=off (killed),
+    and (with merge) merged, by as many processes as ranks wrote it too when they are
+    more than one."""
     if opts.workload:
         return [Workload.parse(opts.workload)]
-    kinds = ("write", "merge", *(("pmerge",) if opts.ranks > 1 else ())) if opts.merge else ("write",)
+    kinds = ("write", "killed", *(("merge", *(("pmerge",) if opts.ranks > 1 else ())) if opts.merge else ()))
     return [
         Workload(k, s, opts.ops, opts.ranks)
         for s in range(opts.first_seed, opts.first_seed + opts.seeds)
