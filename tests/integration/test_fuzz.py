@@ -243,6 +243,38 @@ def test_a_variant_failing_where_the_reference_fails_is_not_judged_and_fails_the
     assert "(1 case(s) failing with it, not judged)" in tally.summary(1.0)
 
 
+class ReferenceFailingNowAndThen(fuzz.Runner):
+    """A reference that ran once (the first run), and then fails in the operation where the
+    variant fails (an HDF5 call failing now and then); the variant fails there."""
+
+    def reference(self, case, env, out):
+        return fuzz.Reference(str(self.workroot), "the first run of the reference")
+
+    def reference_command(self, case, path):
+        return ["sh", "-c", "echo 'h5fuzz: rank 1: operation 10 failed: H5Dset_extent /g1/d2' >&2; exit 3"]
+
+    def _multifile(self, case, env, work, out):
+        raise fuzz.CaseFailed(f"exit 3: h5fuzz: rank {self.rank}: operation {self.op} failed: H5Dset_extent /g1/d2")
+
+
+@pytest.mark.parametrize("op, unjudged", [(10, True), (11, False)])
+def test_a_variant_failing_in_an_hdf5_call_runs_the_reference_again(tmp_path, op, unjudged):
+    """A variant failing in an HDF5 call where the reference ran: the reference runs again;
+    failing in the same operation, the variant is not judged (HDF5 fails the workload now
+    and then); in another operation, or never, the failure is the variant's."""
+    stack = next(s for s, v in _pairs() if v == "multifile")
+    runner = ReferenceFailingNowAndThen(workroot=str(tmp_path))
+    runner.rank, runner.op = 0, op
+    outcome = runner.run(fuzz.Case(stack, "multifile", 1, 2, 20, perturb=False))
+    assert not outcome.ok
+    again = [step for step in outcome.steps if step.startswith("sh -c")]
+    assert len(again) == (1 if unjudged else fuzz.REFERENCE_TRIES), outcome.steps
+    assert bool(outcome.reference_failed) == unjudged, outcome.reference_failed
+    assert fuzz.case_record(outcome)["verdict"] == ("unjudged" if unjudged else "failed")
+    if unjudged:
+        assert "fails operation 10, H5Dset_extent, now and then" in outcome.reference_failed
+
+
 def test_a_seed_in_two_grammars_has_two_references(runner):
     """The same seed is another workload in another grammar: each gets its own reference."""
     stack = next(s for s, v in _pairs() if v == "multifile")

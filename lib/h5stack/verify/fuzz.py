@@ -9,7 +9,11 @@ against the workload's model first, the MPI-IO reference included:
      used as the truth (the variant is then judged against the model alone); an HDF5
      error or a crash there means HDF5 cannot run the workload with MPI-IO: reported
      once, and the variants are still run and judged against the model alone (a
-     variant that fails too is "not judged": it may meet the same fault of HDF5);
+     variant that fails too is "not judged": it may meet the same fault of HDF5). A
+     variant that fails in an HDF5 call where the reference ran makes the reference run
+     again, slowed at other points, up to REFERENCE_TRIES times: when one of those runs
+     fails in the same operation, HDF5 fails the workload now and then, and the variant
+     is not judged either;
   2. the same workload through the variant, with slowed ranks (libh5fuzz_delay.so) and,
      for multifile, ranks whose clocks differ by seconds and drift by 100 ppm
      (h5fuzz-clock: a time namespace and libfaketime per rank); every value read back
@@ -55,6 +59,8 @@ CLOCK = "5:100"  # h5fuzz-clock: offsets of up to 5 s, rates of 1 +- 100 ppm
 TIMEOUT = 300  # seconds for one program run: a hang is a failure
 DIFFERS = 4  # h5fuzz's exit status when the file (or a read during the session) differs from the model
 BAD_ARGUMENTS = 2  # h5fuzz's exit status for arguments it does not take (an h5fuzz older than the harness)
+OP_FAILED = re.compile(r"h5fuzz: rank \d+: operation (\d+) failed: (\S+)")  # an HDF5 call failed
+REFERENCE_TRIES = 10  # runs of the MPI-IO reference that look for an HDF5 call failing now and then
 REGRESSIONS = os.path.join(paths.PACKAGES_DIR, "h5fuzz", "regressions.yaml")
 
 
@@ -329,6 +335,7 @@ class Runner:
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
         out.workdir = work
+        ref = None
         try:
             self.check_plan(case, env)
             ref = self.reference(case, env, out)
@@ -344,10 +351,37 @@ class Runner:
             out.ok = True
         except CaseFailed as e:
             out.message = str(e)
+            if ref is not None and not ref.failed:
+                out.reference_failed = self._fails_with_mpiio_too(case, env, out, out.message)
         out.seconds = time.monotonic() - t0
         if out.ok and not self.keep:
             shutil.rmtree(work, ignore_errors=True)
         return out
+
+    def _fails_with_mpiio_too(self, case, env, out, message):
+        """A variant that failed in an HDF5 call ("operation K failed: CALL") where the
+        reference ran: the reference runs again, slowed at other points, up to
+        REFERENCE_TRIES times. The reason when one of those runs fails in the same
+        operation (HDF5 fails the workload now and then, whatever the driver), else ""."""
+        m = OP_FAILED.search(message)
+        if not m:
+            return ""
+        d = os.path.join(self.workroot, case.stack, "reference", "again")
+        for k in range(1, REFERENCE_TRIES + 1):
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            renv = self._perturbed(replace(case, seed=case.seed + k), env, clocks=False)
+            try:
+                proc, text = self._run(out, renv, self.reference_command(case, os.path.join(d, "ref.h5")), d, False)
+            except CaseFailed:  # a hang: no verdict on the operation
+                continue
+            again = OP_FAILED.search(text)
+            if proc.returncode != 0 and again and again.group(1) == m.group(1):
+                return (
+                    f"exit {proc.returncode} in run {k} of up to {REFERENCE_TRIES} (HDF5 with MPI-IO fails operation "
+                    f"{m.group(1)}, {m.group(2)}, now and then, as the variant did):\n{text[-2000:]}"
+                )
+        return ""
 
     def check_plan(self, case, env):
         """A regression seed must still give the plan it was recorded with: a change of the
