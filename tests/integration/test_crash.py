@@ -36,11 +36,14 @@ def _known(fault):
     return any(e.get("xfail") and re.search(e["match"], fault.message) for e in crash.regressions())
 
 
-@pytest.mark.parametrize("spec", ["write:5:4:1", "merge:5:4:1", "write:6:4:2", "pmerge:5:4:2", "killed:6:4:2"])
+@pytest.mark.parametrize(
+    "spec", ["write:5:4:1", "merge:5:4:1", "write:6:4:2", "pmerge:5:4:2", "killed:6:4:2", "dump:5:8:2"]
+)
 def test_bounded_exploration_finds_only_known_faults(env, tmp_path, spec):
     """A sample of crash points of short workloads (2 ranks too, the parallel merge of 2
-    processes, a sync=off session in the state a killed process leaves): h5mf never dies
-    or hangs, and every fault found is one the regression file names (not yet fixed)."""
+    processes, a sync=off session in the state a killed process leaves, the DSM server's
+    dump): h5mf never dies or hangs, and every fault found is one the regression file
+    names (not yet fixed)."""
     w = crash.Workload.parse(spec)
     rec = crash.record(w, env, str(tmp_path))
     tally = crash.Tally()
@@ -132,20 +135,22 @@ def test_negative_control_a_metafile_written_in_place_is_caught(env, tmp_path):
     assert oracle.judge(crash.materialise(model, Choice("all")), points[1]) is None  # a process crash is fine
 
 
-def test_negative_control_a_parallel_merge_without_file_fsyncs_is_caught(env, tmp_path):
-    """The parallel merge's log with every fsync of a file left out (the processes' syncs
-    of the output before the swap): a power loss after the swap keeps the new name over
-    bytes that did not persist, and the explorer must say so."""
-    rec = crash.record(crash.Workload.parse("pmerge:5:4:2"), env, str(tmp_path))
+@pytest.mark.parametrize("spec, kind", [("pmerge:5:4:2", "neither"), ("dump:5:8:2", "torn")])
+def test_negative_control_file_fsyncs_left_out_are_caught(env, tmp_path, spec, kind):
+    """The log with every fsync of a file left out (the parallel merge's processes' syncs
+    of the output before the swap; the DSM server's sync of a dump before its rename): a
+    power loss after the rename keeps the final name over bytes that did not persist,
+    and the explorer must say so."""
+    rec = crash.record(crash.Workload.parse(spec), env, str(tmp_path))
     model, ops = crash.Model(rec.initial), []
     for op in rec.ops:
         if op.kind == "fsync" and op.ino in model.files:
             continue
         model.apply(op)
         ops.append(op)
-    assert len(ops) < len(rec.ops), "the parallel merge synced no file"
+    assert len(ops) < len(rec.ops), f"{spec} synced no file"
     broken = dataclasses.replace(rec, ops=ops)
     tally = crash.Tally()
     crash.explore(broken, crash.Oracle(broken, env, str(tmp_path)), STACK, tally, most=10**6)
     kinds = {f.kind() for f, _ in tally.faults.values()}
-    assert "neither" in kinds, f"the unsynced parallel merge was not caught: {kinds}"
+    assert kind in kinds, f"the unsynced {spec} was not caught: {kinds}"

@@ -746,7 +746,8 @@ class Workload:
     ("killed": judged only in the state a killed process leaves, every change it made
     persisted, which is all sync=off promises), or reconstructed in place afterwards
     ("merge": `h5mf merge` is recorded; "pmerge": the parallel merge, `mpiexec -n RANKS
-    h5mf merge`, is recorded, every process)."""
+    h5mf merge`, is recorded, every process); or written by RANKS clients into the DSM of
+    two servers whose action dumps each closed file ("dump": the servers are recorded)."""
 
     def writes(self):
         """A write session is recorded (not a merge)."""
@@ -783,7 +784,8 @@ class Workload:
         ]
 
 
-KINDS = ("write", "killed", "merge", "pmerge")
+KINDS = ("write", "killed", "merge", "pmerge", "dump")
+DUMP = re.compile(r"dump_\d+\.h5")  # the final names of the DSM servers' dumps
 GRAMMARS = 6  # h5fuzz's grammars (./h5stack fuzz --grammar)
 
 
@@ -823,7 +825,21 @@ def record(workload, env, work):
     write = ["mpiexec", "-n", str(workload.ranks), "h5fuzz", target, *workload.fuzz_args(), "--driver", "default"]
     write += ["--no-verify", "--verbose"]
     initial = {}
-    if workload.writes():
+    if workload.kind == "dump":
+        server = [
+            "h5dsm-server",
+            "--size",
+            "16m",
+            "--distribution",
+            "linear",
+            "--action",
+            f"dump:{root}/dump_{{step}}.h5",
+        ]
+        client = ["h5fuzz", "mem.h5", *workload.fuzz_args(), "--driver", "dsm", "--no-verify"]
+        client += ["--all-ranks"] if workload.grammar >= 5 else []  # the DSM's clients open files together
+        cmd = ["mpiexec", "-n", "2", *server, ":", "-n", str(workload.ranks), *client]
+        run_checked(strace_command(trace) + cmd, env, work, "the traced DSM session")
+    elif workload.writes():
         wenv = writer_env(env, sync=workload.kind == "write")
         run_checked(strace_command(trace) + write, wenv, work, "the traced write session")
     else:
@@ -906,6 +922,9 @@ class Oracle:
         self.env = {k: v for k, v in env.items() if k not in ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG")}
         self.work = work
         self.golden, self.durable = commits(recording.ops, recording.initial)
+        if self.w.kind == "dump":  # every dump as the servers wrote it
+            ops = recording.ops
+            self.dumps = materialise(model_at(ops, len(ops), recording.initial), EVERYTHING)
         self._verdicts, self._models = {}, {}
         self.judged = 0
 
@@ -916,7 +935,9 @@ class Oracle:
             self.judged += 1
             where = os.path.join(self.work, "state")
             write_tree(tree, where)
-            judge = self._judge_write if self.w.writes() else self._judge_merge
+            judge = {"dump": self._judge_dump}.get(
+                self.w.kind, self._judge_write if self.w.writes() else self._judge_merge
+            )
             self._verdicts[key] = judge(tree, os.path.join(where, "out.h5"), key[1])
         return self._verdicts[key]
 
@@ -991,6 +1012,16 @@ class Oracle:
         if verify.rc != 0 or facts is None or not facts[1]:
             return f"neither: out.h5 is a directory that is not the intact old one: {verify.text[-500:]}"
         return self._merge_again(d)
+
+    def _judge_dump(self, tree, _d, _claimed):
+        """A dump of the DSM's server under its final name is the whole dump (it is written
+        to a temporary name, synced, renamed and its directory synced), or absent."""
+        for path, content in sorted(tree.items()):
+            if DUMP.fullmatch(path) and content != self.dumps.get(path):
+                whole = self.dumps.get(path)
+                size = "no such dump at the end" if whole is None else f"{len(content)} of {len(whole)} bytes"
+                return f"torn: {path} under its final name is not the whole dump ({size})"
+        return None
 
     def _merge_again(self, d):
         """What a user does after the crash: `h5mf merge out.h5` once more. It must exit 0
