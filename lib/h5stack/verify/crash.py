@@ -935,9 +935,10 @@ class Oracle:
             self.judged += 1
             where = os.path.join(self.work, "state")
             write_tree(tree, where)
-            judge = {"dump": self._judge_dump}.get(
-                self.w.kind, self._judge_write if self.w.writes() else self._judge_merge
-            )
+            if self.w.kind == "dump":
+                judge = self._judge_dump
+            else:
+                judge = self._judge_write if self.w.writes() else self._judge_merge
             self._verdicts[key] = judge(tree, os.path.join(where, "out.h5"), key[1])
         return self._verdicts[key]
 
@@ -1017,8 +1018,8 @@ class Oracle:
         """A dump of the DSM's server under its final name is the whole dump (it is written
         to a temporary name, synced, renamed and its directory synced), or absent."""
         for path, content in sorted(tree.items()):
-            if DUMP.fullmatch(path) and content != self.dumps.get(path):
-                whole = self.dumps.get(path)
+            whole = self.dumps.get(path)
+            if DUMP.fullmatch(path) and content != whole:
                 size = "no such dump at the end" if whole is None else f"{len(content)} of {len(whole)} bytes"
                 return f"torn: {path} under its final name is not the whole dump ({size})"
         return None
@@ -1114,6 +1115,7 @@ def explore(recording, oracle, stack, tally, deadline=None, seed=0, samples=4, o
     if not exhaustive:
         points = sorted(random.Random(seed).sample(points, most))
     model, done = Model(recording.initial), 0
+    killed = recording.workload.kind == "killed"
     tally.workloads += 1
     for point in points:
         while done < point:
@@ -1122,7 +1124,6 @@ def explore(recording, oracle, stack, tally, deadline=None, seed=0, samples=4, o
         if deadline and time.monotonic() > deadline:
             break
         tally.points += 1
-        killed = recording.workload.kind == "killed"
         for name, choice in states_at(model, point, seed, exhaustive, samples, killed):
             tally.states += 1
             message = oracle.judge(materialise(model, choice), point)
