@@ -254,7 +254,7 @@ run_op(const fz_plan_t *p, const fz_model_t *m, size_t i, size_t j, hid_t *file,
              * barrier after that write, none before): an earlier independent write of
              * another rank to the deleted dataset, still under way, lands over the fill.
              * A program orders its independent writes before it deletes what they wrote;
-             * h5fuzz does so with a barrier (README.md, "HDF5's own faults") */
+             * h5fuzz does so with a barrier (README.md, "MPI-IO faults") */
             MPI_Barrier(c->comm);
             return H5Ldelete(*file, o->name, H5P_DEFAULT) < 0 ? fail(c, "H5Ldelete %s failed", o->name) : 0;
         case OP_DSET:
