@@ -104,6 +104,9 @@ class Outcome:
     reference: str = ""  # the command that wrote the reference
     #: HDF5 with MPI-IO cannot run the workload (exit, hang): the variant is not judged
     reference_failed: str = ""
+    #: why the result was not compared with the reference by h5diff ("": it was, or the
+    #: reference is no measure): judged against the model alone
+    model_only: str = ""
 
 
 @dataclass(frozen=True)
@@ -346,7 +349,8 @@ class Runner:
                 else self._multifile(case, env, work, out)
             )
             self._judge(out, env, case, result, work)
-            if not (ref.fault or ref.failed):  # a reference that differs from the model is no measure
+            out.model_only = h5diff_refusal(self.desc(case.stack), case.grammar)
+            if not (ref.fault or ref.failed or out.model_only):  # a reference that differs from the model is no measure
                 self._compare(out, env, ref, result, work)
             out.ok = True
         except CaseFailed as e:
@@ -570,19 +574,20 @@ def h5diff_refusal(desc, grammar):
     """Why the stack's h5diff cannot compare a workload of this grammar with MPI-IO's ("":
     it can). A stack that borrows the HDF5 tools of another series (the 2.x sources
     without tools/, stacks.yaml) cannot read every file of grammar 2 on (the latest
-    format: h5diff exits 2); its variants are still judged against the model, by h5fuzz."""
+    format: h5diff exits 2); its cases run all the same, the reference and the variants
+    judged against the model alone (by h5fuzz, with the stack's own library)."""
     tools = desc.get("tools") or {}
     if tools.get("lender") and grammar >= 2:
         return f"its h5diff is HDF5 {tools.get('hdf5_version')}'s ({tools['lender']}), which cannot read every file of grammar {grammar}"
     return ""
 
 
-def _cases(opts, pairs, runner, entries=None):
+def _cases(opts, pairs, entries=None):
     """The cases of the run, lazily: every pair for each seed in turn (for each entry
-    of regressions.yaml, with --regressions, but where the stack's h5diff cannot compare it)."""
+    of regressions.yaml, with --regressions)."""
     if entries is not None:
         cases = (regression_case(s, v, e, perturb=opts.perturb) for e in entries for s, v in pairs)
-        yield from (c for c in cases if c and not h5diff_refusal(runner.desc(c.stack), c.grammar))
+        yield from (c for c in cases if c)
         return
     if opts.case:
         for stack, variant in pairs:
@@ -597,19 +602,20 @@ def _cases(opts, pairs, runner, entries=None):
 
 
 def runnable(runner, pairs, opts):
-    """The pairs that can run the workloads of opts (applies()) and compare them with
-    MPI-IO's (h5diff_refusal), the others named once; none is an error."""
+    """The pairs that can run the workloads of opts (applies()), the others named once
+    (none is an error); the stacks whose h5diff cannot compare the files (h5diff_refusal)
+    named once too: their cases are judged against the model alone."""
     able = [p for p in pairs if applies(p[1], opts.grammar, opts.case or "")]
     if len(able) < len(pairs):
         left = ", ".join(f"{s} {v}" for s, v in pairs if (s, v) not in able)
         info(f"fuzz: case {opts.case} tests multifile's metadata stamps, which the DSM has none of: left out: {left}")
     pairs = able
-    if not opts.regressions and not opts.case:
-        refused = {s: h5diff_refusal(runner.desc(s), opts.grammar) for s in {s for s, _ in pairs}}
-        for stack, why in sorted(refused.items()):
+    if not opts.case:
+        grammar = 2 if opts.regressions else opts.grammar  # the regression workloads': 1 and up
+        for stack in sorted({s for s, _ in pairs}):
+            why = h5diff_refusal(runner.desc(stack), grammar)
             if why:
-                info(f"fuzz: {stack} left out: {why} (a full 2.x source gives it its own tools)")
-        pairs = [p for p in pairs if not refused[p[0]]]
+                info(f"fuzz: {stack}: {why}: workloads of grammar 2 and up are judged against the model alone")
     if not pairs:
         raise StepError(f"no variant chosen can run {'case ' + opts.case if opts.case else 'these workloads'}")
     return pairs
@@ -631,7 +637,7 @@ def run(opts):
     info(f"fuzz: ranks started by {opts.launcher} on {len(nodes)} node(s): {', '.join(nodes)}")
     entries = regressions() if opts.regressions else None
     if entries is not None:
-        total = sum(1 for _ in _cases(opts, pairs, runner, entries))
+        total = sum(1 for _ in _cases(opts, pairs, entries))
     else:
         total = len(pairs) * (1 if opts.case or opts.seed is not None else opts.seeds)
     t0, tally = time.monotonic(), Tally()
@@ -639,7 +645,7 @@ def run(opts):
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=plain, disable=not os.isatty(2)) as bar:  # fmt: skip
         task = bar.add_task("fuzz", total=None if opts.seconds else total)
-        for case in _cases(opts, pairs, runner, entries):
+        for case in _cases(opts, pairs, entries):
             if opts.seconds and time.monotonic() - t0 > opts.seconds:
                 break
             bar.update(task, description=case.label())
@@ -648,7 +654,8 @@ def run(opts):
                 bar.console.print(text if text != FAILED else report_failure(runner, outcome, opts.minimise),
                                   markup=False)  # fmt: skip
             if outcome.ok and not os.isatty(2):
-                info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
+                alone = " (against the model alone)" if outcome.model_only else ""
+                info(f"ok: {case.label()}{alone} in {outcome.seconds:.1f} s")
             bar.advance(task)
     info(tally.summary(time.monotonic() - t0))
     status = 1 if tally.failures or tally.unjudged else 0
@@ -669,7 +676,7 @@ def case_record(outcome):
     return {
         "stack": case.stack, "variant": case.variant, "seed": case.seed, "case": case.case, "grammar": case.grammar,
         "ranks": case.ranks, "ops": case.ops, "verdict": verdict, "mpiio_fault": bool(outcome.mpiio_fault),
-        "reference_failed": bool(outcome.reference_failed),
+        "reference_failed": bool(outcome.reference_failed), "h5diff": outcome.ok and not outcome.model_only,
         "seconds": round(outcome.seconds, 1), "replay": case.replay(),
     }  # fmt: skip
 
