@@ -11,7 +11,9 @@
  * holding r. Timed as the original: create phase (barrier, H5Dcreate of every dataset,
  * barrier) and write phase (barrier, H5Dopen/H5Dwrite.../H5Dclose, barrier). Then, in
  * the same run, the same bytes written with raw MPI-IO and raw POSIX (pw_limits.h), and
- * rate(write) printed as ratios to them. --verify reads every pixel back.
+ * rate(write) printed as ratios to them; --rounds N runs the three kernels N times,
+ * alternated, and prints medians with their spread (pw_rounds.h). --verify reads every
+ * pixel back.
  */
 #include <H5FDdevelop.h> /* H5FDis_driver_registered_by_name */
 #include <hdf5.h>
@@ -27,6 +29,7 @@
 #include "pw_limits.h"
 #include "pw_options.h"
 #include "pw_resources.h"
+#include "pw_rounds.h"
 
 static int         g_rank, g_np, g_quiet;
 static MPI_Comm    g_comm = MPI_COMM_WORLD;         /* the writers: MPI_COMM_WORLD, or the DSM's clients */
@@ -199,7 +202,8 @@ driver_in_use(hid_t f)
     return found;
 }
 
-/* FILE created through fapl, and the driver HDF5 uses for it printed (rank 0); -1 on
+/* FILE created through fapl, and the driver HDF5 uses for it printed (rank 0, the first
+ * time); -1 on
  * every rank when a rank could not create it (said by rank 0) */
 static hid_t
 create_file(const pw_options *o, hid_t fapl)
@@ -213,8 +217,9 @@ create_file(const pw_options *o, hid_t fapl)
             H5Fclose(f);
         return H5I_INVALID_HID;
     }
+    static int said; /* once, not in every round */
     snprintf(g_driver_in_use, sizeof g_driver_in_use, "%s", driver_in_use(f));
-    if (g_rank == 0) {
+    if (g_rank == 0 && !said++) {
         if (strcmp(g_driver_in_use, o->driver))
             printf(" driver in use: %s (requested: %s; replaced underneath, e.g. by a preloaded library or "
                    "HDF5_DRIVER)\n",
@@ -424,8 +429,26 @@ typedef struct {
     const char       *mpi_library;
     const pw_times   *t;
     double            mb;
-    const pw_limit   *mpiio, *posix;
+    const pw_rounds  *rr;
 } json_results;
+
+/* "rounds" and the seconds of every round's kernels (figures above are their medians) */
+static void
+json_rounds(FILE *j, const pw_options *o, const pw_rounds *rr)
+{
+    struct {
+        const char   *name;
+        const double *v;
+    } series[] = {{"write", rr->write}, {"mpiio", rr->mpiio}, {"posix_fpp", rr->posix}};
+    fprintf(j, ",\n  \"rounds\": %d, \"seconds_per_round\": {", rr->n);
+    for (int k = 0; k < (o->limits ? 3 : 1); k++) {
+        fprintf(j, "%s\"%s\": [", k ? ", " : "", series[k].name);
+        for (int i = 0; i < rr->n; i++)
+            fprintf(j, "%s%.6f", i ? ", " : "", series[k].v[i]);
+        fprintf(j, "]");
+    }
+    fprintf(j, "}");
+}
 
 static void
 json_body(FILE *j, const void *arg)
@@ -463,13 +486,17 @@ json_body(FILE *j, const void *arg)
         mb, t->create, t->write, t->close);
     fprintf(j, "  \"rate_create_mb_s\": %.3f, \"rate_write_mb_s\": %.3f", mb / t->create, mb / t->write);
     if (o->limits) {
+        const pw_rounds *rr = r->rr;
         fprintf(j,
                 ",\n  \"limits\": {\"mpiio\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}, "
                 "\"posix_fpp\": {\"time_s\": %.6f, \"rate_mb_s\": %.3f}},\n",
-                r->mpiio->seconds, mb / r->mpiio->seconds, r->posix->seconds, mb / r->posix->seconds);
+                pw_median(rr->mpiio, rr->n), pw_rate_stat(rr->mpiio, rr->n, mb).median,
+                pw_median(rr->posix, rr->n), pw_rate_stat(rr->posix, rr->n, mb).median);
         fprintf(j, "  \"ratios\": {\"write/mpiio\": %.4f, \"write/posix_fpp\": %.4f}",
-                r->mpiio->seconds / t->write, r->posix->seconds / t->write);
+                pw_ratio_stat(rr->mpiio, rr->write, rr->n).median,
+                pw_ratio_stat(rr->posix, rr->write, rr->n).median);
     }
+    json_rounds(j, o, r->rr);
     if (o->verify)
         fprintf(j, ",\n  \"verify\": {\"pixels\": %lld, \"wrong\": %lld, \"time_s\": %.6f}",
                 t->pixels_checked, t->pixels_wrong, t->verify);
@@ -633,34 +660,74 @@ verify_step(const pw_options *o, MPI_Info info, pw_times *t)
     return t->pixels_wrong ? 1 : 0;
 }
 
-/* the raw MPI-IO and POSIX writes of the same bytes; 0, or 1 (reason printed; o->limits
- * cleared so the JSON carries none) */
+/* one limit kernel of a round into *seconds; 0, or 1 (reason printed, o->limits
+ * cleared: no limit runs again, and the JSON carries none) */
 static int
-limits_step(pw_options *o, MPI_Info info, const double *image, const pw_times *t, double mb, pw_limit *mpiio,
-            pw_limit *posix, char *err, size_t len)
+limit_kernel(pw_options *o, MPI_Info info, const double *image, int kernel, double *seconds, char *err,
+             size_t len)
 {
-    int status = 0;
-    settle(o);
-    int failed = pw_limit_mpiio(o, g_comm, info, image, mpiio, err, len);
-    settle(o);
-    if (failed || pw_limit_posix(o, g_comm, image, posix, err, len)) {
+    pw_limit l      = {0};
+    int      failed = kernel == PW_KERNEL_MPIIO ? pw_limit_mpiio(o, g_comm, info, image, &l, err, len)
+                                                : pw_limit_posix(o, g_comm, image, &l, err, len);
+    if (failed) {
         fprintf(stderr, "h5pwrite3dc: limit: %s\n", err);
-        status    = 1;
         o->limits = 0;
+        return 1;
     }
-    else if (g_rank == 0) {
-        printf(" limit mpiio (%s, shared file): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
-               o->independent ? "MPI_File_write_at" : "MPI_File_write_at_all", mpiio->seconds,
-               mb / mpiio->seconds);
-        printf(" limit posix-fpp (pwrite, file per process): elapsed time( write): %.6f, rate(write): %.3f "
-               "(MB/s)\n",
-               posix->seconds, mb / posix->seconds);
-        printf(" ratio rate(write)/mpiio: %.4f\n", mpiio->seconds / t->write);
-        printf(" ratio rate(write)/posix-fpp: %.4f\n", posix->seconds / t->write);
+    *seconds = l.seconds;
+    return 0;
+}
+
+/* the HDF5 write and the raw MPI-IO and POSIX writes of the same bytes, o->rounds times,
+ * the first kernel turning with the round (pw_kernel_of); times into rr. Returns 0, or
+ * 1 when the HDF5 file could not be created; *status 1 when a limit failed */
+static int
+run_rounds(pw_options *o, MPI_Info info, double *image, pw_rounds *rr, int *status, char *err, size_t len)
+{
+    for (int r = 0; r < o->rounds; r++) {
+        for (int k = 0; k < PW_KERNELS; k++) {
+            int kernel = pw_kernel_of(r, k);
+            if (kernel == PW_KERNEL_HDF5) {
+                pw_times t = {0};
+                if (r || k)
+                    settle(o);
+                if (write_file(o, info, image, &t))
+                    return 1;
+                rr->create[r] = t.create;
+                rr->write[r]  = t.write;
+                rr->close[r]  = t.close;
+            }
+            else if (o->limits) {
+                settle(o);
+                double *into = kernel == PW_KERNEL_MPIIO ? rr->mpiio : rr->posix;
+                *status |= limit_kernel(o, info, image, kernel, &into[r], err, len);
+            }
+        }
+        rr->n = r + 1;
     }
-    if (!o->keep_limits)
-        pw_limits_remove(o, g_rank);
-    return status;
+    return 0;
+}
+
+/* the limits' summary lines (rank 0): medians, and with several rounds their spread */
+static void
+print_limits(const pw_options *o, const pw_rounds *rr, double mb)
+{
+    const int n = rr->n;
+    pw_stat   m = pw_rate_stat(rr->mpiio, n, mb), p = pw_rate_stat(rr->posix, n, mb);
+    pw_stat   qm = pw_ratio_stat(rr->mpiio, rr->write, n), qp = pw_ratio_stat(rr->posix, rr->write, n);
+    printf(" limit mpiio (%s, shared file): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
+           o->independent ? "MPI_File_write_at" : "MPI_File_write_at_all", pw_median(rr->mpiio, n), m.median);
+    printf(
+        " limit posix-fpp (pwrite, file per process): elapsed time( write): %.6f, rate(write): %.3f (MB/s)\n",
+        pw_median(rr->posix, n), p.median);
+    printf(" ratio rate(write)/mpiio: %.4f\n", qm.median);
+    printf(" ratio rate(write)/posix-fpp: %.4f\n", qp.median);
+    if (n < 2)
+        return;
+    printf(" spread limit mpiio rate(write): %.3f - %.3f (MB/s)\n", m.lo, m.hi);
+    printf(" spread limit posix-fpp rate(write): %.3f - %.3f (MB/s)\n", p.lo, p.hi);
+    printf(" spread ratio rate(write)/mpiio: %.4f - %.4f\n", qm.lo, qm.hi);
+    printf(" spread ratio rate(write)/posix-fpp: %.4f - %.4f\n", qp.lo, qp.hi);
 }
 
 /* the original's first checkpoint (with the host's name), and the MPI library's name
@@ -687,6 +754,22 @@ print_phases(const pw_times *t, double mb)
     printf(" saved %.3f (MB), rate(create): %.3f (MB/s), rate(write): %.3f (MB/s)\n", mb, mb / t->create,
            mb / t->write);
     fflush(stdout);
+}
+
+/* the medians of the HDF5 write's phases over the rounds, and the rounds' line (rank 0,
+ * with several rounds: their number and the spread of rate(write)) */
+static pw_times
+median_phases(const pw_rounds *rr, double mb)
+{
+    pw_times t = {.create = pw_median(rr->create, rr->n),
+                  .write  = pw_median(rr->write, rr->n),
+                  .close  = pw_median(rr->close, rr->n)};
+    if (g_rank == 0 && rr->n > 1) {
+        pw_stat w = pw_rate_stat(rr->write, rr->n, mb);
+        printf(" rounds: %d, the kernels alternated; each figure is the median of the rounds\n", rr->n);
+        printf(" spread rate(write): %.3f - %.3f (MB/s)\n", w.lo, w.hi);
+    }
+    return t;
 }
 
 int
@@ -722,29 +805,37 @@ main(int argc, char **argv)
     if (!image)
         fprintf(stderr, "h5pwrite3dc: rank %d: Unable to allocate local data array (%.1f MB)\n", g_rank,
                 npix * 8.0 / 1e6);
-    pw_times t = {0};
-    if (any_failed(!image) || write_file(&o, info, image, &t)) {
+    pw_rounds rr;
+    int       no_memory = pw_rounds_alloc(&rr, o.rounds) < 0;
+    int       status    = 0;
+    if (any_failed(!image || no_memory) || run_rounds(&o, info, image, &rr, &status, err, sizeof err)) {
+        if (no_memory)
+            fprintf(stderr, "h5pwrite3dc: rank %d: no memory for %d rounds\n", g_rank, o.rounds);
         free(image);
+        pw_rounds_free(&rr);
         MPI_Info_free(&info);
         MPI_Finalize();
         return 1;
     }
     const double mb = (double)o.g_n / 1e3 * (double)o.g_n / 1e3 * (double)o.nsets * 8.0; /* as the original */
+    pw_times     t  = median_phases(&rr, mb);
     if (g_rank == 0)
         print_phases(&t, mb);
 
     settle(&o);
-    int      status = o.verify ? verify_step(&o, info, &t) : 0;
-    pw_limit mpiio = {0}, posix = {0};
-    if (o.limits)
-        status |= limits_step(&o, info, image, &t, mb, &mpiio, &posix, err, sizeof err);
+    status |= o.verify ? verify_step(&o, info, &t) : 0;
+    if (o.limits && g_rank == 0)
+        print_limits(&o, &rr, mb);
+    if (!o.keep_limits)
+        pw_limits_remove(&o, g_rank);
     if (g_rank == 0 && o.json) {
-        json_results r = {&o, mpi_library, &t, mb, &mpiio, &posix};
+        json_results r = {&o, mpi_library, &t, mb, &rr};
         if (pw_write_replacing(o.json, json_body, &r, err, sizeof err) < 0) {
             fprintf(stderr, "h5pwrite3dc: --json: %s\n", err);
             status = 1;
         }
     }
+    pw_rounds_free(&rr);
     if (g_rank == 0)
         fflush(stdout);
     free(image);

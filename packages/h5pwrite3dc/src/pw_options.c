@@ -38,6 +38,9 @@ static const char USAGE[] =
     "  --verify               read every pixel back and check it (non-zero exit if wrong)\n"
     "  --no-limits            skip the raw MPI-IO and POSIX writes of the same bytes\n"
     "  --keep-limits          keep the limit files (FILE.limit-mpiio, FILE.limit-posix.R)\n"
+    "  --rounds N             run the HDF5 write and the limits N times each (default 1),\n"
+    "                         the first kernel turning with the round; figures are medians,\n"
+    "                         printed with their spread (least and most of the rounds)\n"
     "  --no-sync              no sync(2) between the timed phases (default: each phase starts\n"
     "                         without the previous one's dirty pages)\n"
     "  --json FILE            write parameters and results as JSON\n"
@@ -186,6 +189,7 @@ enum {
     OPT_VERIFY,
     OPT_NO_LIMITS,
     OPT_KEEP_LIMITS,
+    OPT_ROUNDS,
     OPT_NO_SYNC,
     OPT_JSON,
     OPT_QUIET,
@@ -210,6 +214,7 @@ static const struct option LONG_OPTIONS[] = {
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"no-limits", no_argument, NULL, OPT_NO_LIMITS},
     {"keep-limits", no_argument, NULL, OPT_KEEP_LIMITS},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"no-sync", no_argument, NULL, OPT_NO_SYNC},
     {"json", required_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -256,6 +261,7 @@ set_defaults(pw_options *o)
     o->chunk_cache     = -1;
     o->meta_block_size = -1;
     o->limits          = 1;
+    o->rounds          = 1;
     o->sync            = 1;
 }
 
@@ -353,6 +359,12 @@ option(int c, const char *arg, pw_options *o, overrides *ov, char **argv, char *
             return byte_count("--meta-block-size", arg, &o->meta_block_size, err, len);
         case OPT_JSON:
             o->json = arg;
+            break;
+        case OPT_ROUNDS:
+            rc = positive("--rounds", arg, &v, err, len);
+            if (rc == PW_ARGS_OK && v > PW_ROUNDS_MAX)
+                return fail(err, len, "--rounds must be at most %d, got '%s'", PW_ROUNDS_MAX, arg);
+            o->rounds = (int)v;
             break;
         default:
             return flag_option(c, o, ov, argv, err, len);

@@ -14,6 +14,9 @@
 
 #include <stddef.h>
 
+/* the most rounds --rounds takes */
+#define PW_ROUNDS_MAX 1000
+
 typedef enum { PW_FILL_NEVER, PW_FILL_ALLOC, PW_FILL_IFSET } pw_fill;
 
 /* what pw_parse and pw_check_ranks find */
@@ -42,6 +45,7 @@ typedef struct {
     int                verify;          /* read every pixel back and check it */
     int                limits;          /* measure raw MPI-IO and POSIX writes of the same bytes */
     int                keep_limits;     /* leave the limit files behind */
+    int                rounds;          /* times each kernel runs, alternated (pw_rounds.h) */
     int                sync;            /* sync(2) between the timed phases (default on) */
     const char        *json;            /* machine-readable results (rank 0 writes it) */
     int                quiet;           /* no per-rank checkpoint lines */

@@ -241,6 +241,43 @@ limits_cleanup)
     cmp -s k.h5.limit-posix.1 <(python3 -c "import struct,sys; sys.stdout.buffer.write(struct.pack('<d', 1.0) * (4*64*64))") ||
         fail "rank 1's posix limit file does not hold 1.0 pixels"
     ;;
+rounds)
+    # --rounds 3: every kernel three times, alternated; the figures are medians, each ratio
+    # the median of the rounds' own ratios, printed with the spread; the file of the last
+    # HDF5 round is whole
+    expect_error "--rounds must be a positive integer, got '0'" f.h5 8 2 --size 64 --chunk 32 --rounds 0
+    expect_error "--rounds must be at most 1000, got '1001'" f.h5 8 2 --size 64 --chunk 32 --rounds 1001
+    run "$mpiexec" -n 2 "$prog" f.h5 8 2 --size 64 --chunk 32 --quiet --rounds 3 --verify --json r.json >out.txt ||
+        fail "run"
+    cat out.txt
+    grep -qx " rounds: 3, the kernels alternated; each figure is the median of the rounds" out.txt || fail "rounds line"
+    [ "$(grep -c "^ driver in use: mpio$" out.txt)" = 1 ] || fail "the driver in use said more than once"
+    for what in "rate(write)" "limit mpiio rate(write)" "limit posix-fpp rate(write)"; do
+        grep -qE "^ spread ${what//[()]/.}: [0-9.]+ - [0-9.]+ \(MB/s\)$" out.txt || fail "no spread of $what"
+    done
+    grep -qE "^ spread ratio rate\(write\)/mpiio: [0-9.]+ - [0-9.]+$" out.txt || fail "no spread of the ratio"
+    grep -q "^ verify: ok, 32768 pixels" out.txt || fail "the last round's file is not whole"
+    python3 - r.json out.txt <<'PY' || fail "medians and spreads"
+import json, re, statistics, sys
+r, out = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+near = lambda a, b: abs(a - b) <= 0.01 * max(abs(a), abs(b))  # the JSON's seconds are rounded to 1 us
+rounds = r["seconds_per_round"]
+assert r["rounds"] == 3 and all(len(rounds[k]) == 3 for k in ("write", "mpiio", "posix_fpp")), r
+mb = 8 * 64 * 64 * 8 / 1e6
+assert near(r["rate_write_mb_s"], mb / statistics.median(rounds["write"])), r
+q = [m / w for m, w in zip(rounds["mpiio"], rounds["write"])]  # each round's own ratio
+assert near(r["ratios"]["write/mpiio"], statistics.median(q)), (r["ratios"], q)
+lo, hi = map(float, re.search(r"^ spread ratio rate\(write\)/mpiio: (\S+) - (\S+)$", out, re.M).groups())
+assert near(lo, min(q)) and near(hi, max(q)) and lo <= r["ratios"]["write/mpiio"] <= hi, (lo, hi, q)
+lo, hi = map(float, re.search(r"^ spread rate\(write\): (\S+) - (\S+) ", out, re.M).groups())
+assert near(lo, mb / max(rounds["write"])) and near(hi, mb / min(rounds["write"])), (lo, hi)
+print("medians and spreads ok:", r["ratios"], [round(x, 3) for x in q])
+PY
+    [ -z "$(ls f.h5.limit-* 2>/dev/null)" ] || fail "limit files left: $(ls f.h5.limit-*)"
+    # one round prints what the original prints: no rounds or spread lines
+    run "$mpiexec" -n 2 "$prog" g.h5 8 2 --size 64 --chunk 32 --quiet >out.txt || fail "run"
+    ! grep -qE "^ (rounds|spread)" out.txt || fail "a single run printed rounds or spreads"
+    ;;
 too_large)
     # sizes beyond 64 bits, the node's memory or the file system: the reason, exit 2, nothing written
     expect_error "NSETS x image bytes (4611686018427387904 x 32768) is more than a 64-bit size holds" \
