@@ -37,6 +37,11 @@ def test_perflog_lines_parse_into_one_record_per_variable(perflogs):
     assert problems == []
     names = {r["var"] for r in records}
     assert {"posix_fpp", "hdf5_multifile", "ratio_multifile_posix_fpp", "ratio_merge_copy_serial"} <= names
+    # each kernel's spread over its runs beside its median
+    spread = {
+        v: next(r["value"] for r in records if r["var"] == v) for v in ("posix_fpp_min", "posix_fpp", "posix_fpp_max")
+    }
+    assert spread["posix_fpp_min"] <= spread["posix_fpp"] <= spread["posix_fpp_max"], spread
     ratio = next(r for r in records if r["var"] == "ratio_multifile_posix_fpp")
     assert ratio["unit"] == "ratio" and ratio["ref"] == 0.8 and ratio["result"] == "pass"
     assert ratio["params"] == {"fs_kind": "posix", "ranks": "2"} and ratio["environ"] == "mpich-hdf5-1_14"
@@ -54,7 +59,12 @@ def test_report_renders_its_plots_in_chromium(perflogs, tmp_path):
     text = page.read_text()
     # it opens with the fastest drivers, before any chart
     assert text.index("<h2>Fastest drivers</h2>") < text.index('class="plotly-graph-div')
-    assert re.search(r"<td>multifile_bench</td><td>fs_kind=posix ranks=2</td><td>write</td>", text)
+    row = re.search(r"<td>multifile_bench</td><td>fs_kind=posix ranks=2</td><td>write</td><td>([^<]*)</td>"
+                    r"<td>[^<]*</td><td>([^<]*)</td>", text)  # fmt: skip
+    assert row, "no row of multifile_bench's writes"
+    # a driver named only beyond the spread of the runs; the ratio with its spread
+    assert row[1] in ("HDF5 MPI-IO", "HDF5 subfiling", "multifile") or row[1].startswith("within noise: "), row[1]
+    assert re.fullmatch(r"[\d.]+ \([\d.]+-[\d.]+\)", row[2]), row[2]
     assert "<script src=" not in text  # self-contained: plotly.js inline, opens offline
     dom = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -64,6 +74,7 @@ def test_report_renders_its_plots_in_chromium(perflogs, tmp_path):
     assert dom.count('class="plotly-graph-div') == nfigs, dom[:2000]
     assert dom.count('class="main-svg"') >= nfigs  # plotly drew each figure (JavaScript ran)
     assert len(re.findall(r'class="point"', dom)) >= 13, "no bars drawn"
+    assert 'class="yerror"' in dom, "no error bars drawn (the spread of the runs)"
     assert "ratio_multifile_posix_fpp" in dom and "hdf5_multifile" in dom
     assert "multifile_scale on generic:default: seconds against records" in dom
 

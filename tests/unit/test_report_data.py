@@ -2,10 +2,59 @@
 """`./h5stack report`'s grouping of values into charts (no run needed; the page from real
 perflogs is tests/integration/test_report.py)."""
 
-from h5stack.reframe import report
+import pytest
+
+from h5stack.reframe import report, report_summary, spreads
 
 
 def test_charts_put_together_only_values_of_one_scale():
     groups = report.scale_groups({"rate_create": 600000.0, "rate_write": 1000.0, "limit": 1500.0, "tiny": 2.0})
     assert groups == [["tiny"], ["rate_write", "limit"], ["rate_create"]]
     assert report.scale_groups({}) == []
+
+
+def _rec(var, value, driver=None, unit="MB/s"):
+    params = {"fs_kind": "posix", **({"driver": driver} if driver else {})}
+    return {"check": "h5pwrite3dc_bench", "system": "generic", "partition": "default", "environ": "mpich-hdf5-1_14",
+            "params": params, "var": var, "value": value, "unit": unit, "time": "2026-11-27T12:00:00"}  # fmt: skip
+
+
+def _run(driver, rate, least, most, limit=1000.0):
+    """One h5pwrite3dc_bench job of a driver: its rate with the spread of the rounds, its limit."""
+    return [_rec("rate_write", rate, driver), _rec("rate_write_min", least, driver),
+            _rec("rate_write_max", most, driver), _rec("rate_write_posix_fpp", limit, driver)]  # fmt: skip
+
+
+def test_spreads_are_taken_apart_from_the_values_they_belong_to():
+    recs = _run("mpio", 500.0, 400.0, 600.0) + [_rec("open_max", 3.0, "mpio")]  # a name, not a spread
+    values, spread = spreads.split(recs)
+    assert sorted(r["var"] for r in values) == ["open_max", "rate_write", "rate_write_posix_fpp"]
+    assert spread == {spreads.key(recs[0]): (400.0, 600.0)}
+
+
+@pytest.mark.parametrize(
+    "multifile, verdict",
+    [
+        ((700.0, 650.0, 750.0), "multifile"),  # its least above MPI-IO's most
+        ((700.0, 550.0, 750.0), "within noise: multifile, mpio"),  # the rounds overlap
+        ((300.0, 250.0, 350.0), "mpio"),
+    ],
+)
+def test_the_fastest_driver_is_named_only_beyond_the_noise(multifile, verdict):
+    rows = report_summary._rows(_run("mpio", 500.0, 400.0, 600.0) + _run("multifile", *multifile))
+    assert [r[5] for r in rows] == [verdict], rows
+    best = max(500.0, multifile[0])
+    assert rows[0][8].startswith(f"{best / 1000:.3f} ("), rows[0][8]  # the ratio and its spread
+
+
+def test_a_run_without_spreads_says_so():
+    recs = [r for r in _run("mpio", 500.0, 0, 0) + _run("multifile", 700.0, 0, 0) if "_m" not in r["var"]]
+    assert [r[5] for r in report_summary._rows(recs)] == ["multifile (spread not measured)"]
+
+
+def test_error_bars_reach_from_the_median_to_the_least_and_the_most():
+    recs = _run("mpio", 500.0, 400.0, 650.0)
+    values, spread = spreads.split(recs)
+    by_var = {r["var"]: r for r in values}
+    bars = report._error_bars([500.0, 1000.0], by_var, ["rate_write", "rate_write_posix_fpp"], spread)
+    assert bars["array"] == [150.0, 0] and bars["arrayminus"] == [100.0, 0]

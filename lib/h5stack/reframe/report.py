@@ -9,7 +9,8 @@ Then, for each check and system:partition, the latest value of every performance
 variable per programming environment and parameter set: one chart per unit and scale
 (variables whose values lie more than a factor SCALE_SPAN apart go to separate charts,
 axes are logarithmic where a chart's values still span more than a decade), with the
-references; the scale curves of multifile_scale (seconds against records, log-log);
+references and, for checks that measure in rounds, the spread of the rounds as error
+bars (spreads.py); the scale curves of multifile_scale (seconds against records, log-log);
 the history of every ratio; and a table of the latest values with reference, bounds
 and result. `./h5stack run` writes it after each run; `./h5stack report` rebuilds it.
 """
@@ -22,6 +23,7 @@ from collections import defaultdict
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info
+from h5stack.reframe import spreads
 from h5stack.reframe.perflog import PERFVAR, PREFIX
 from h5stack.reframe.report_summary import summary_html
 
@@ -105,8 +107,22 @@ def scale_groups(values):
     return groups
 
 
-def _bar_figure(title, unit, recs, variables):
-    """Bars of the given variables, one row per parameter set, one colour per environment."""
+def _error_bars(values, by_var, names, spread):
+    """plotly's error_y of one trace: from each bar's median down to the least and up to
+    the most of its rounds (nothing where the spread was not recorded)."""
+    ends = [spread.get(spreads.key(by_var[v])) if v in by_var else None for v in names]
+    if not any(ends):
+        return None
+    return {
+        "type": "data", "symmetric": False,
+        "array": [e[1] - y if e else 0 for e, y in zip(ends, values)],
+        "arrayminus": [y - e[0] if e else 0 for e, y in zip(ends, values)],
+    }  # fmt: skip
+
+
+def _bar_figure(title, unit, recs, variables, spread=None):
+    """Bars of the given variables, one row per parameter set, one colour per environment;
+    spread: {spreads.key: (least, most)}, drawn as error bars."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -121,9 +137,10 @@ def _bar_figure(title, unit, recs, variables):
         names = sorted({r["var"] for r in mine})
         for environ in sorted({r["environ"] for r in mine}):
             by_var = {r["var"]: r for r in mine if r["environ"] == environ}
+            values = [by_var[v]["value"] if v in by_var else None for v in names]
             fig.add_trace(
-                go.Bar(name=environ, legendgroup=environ, showlegend=environ not in shown, x=names,
-                       y=[by_var[v]["value"] if v in by_var else None for v in names],
+                go.Bar(name=environ, legendgroup=environ, showlegend=environ not in shown, x=names, y=values,
+                       error_y=_error_bars(values, by_var, names, spread or {}),
                        hovertext=[by_var[v]["time"] if v in by_var else "" for v in names]),
                 row=row, col=1,
             )  # fmt: skip
@@ -168,7 +185,8 @@ def figures(records):
 
     out = []
     groups, curves = defaultdict(list), defaultdict(list)
-    for rec in latest(records):
+    values, spread = spreads.split(latest(records))
+    for rec in values:
         where = f"{rec['system']}:{rec['partition']}"
         if CURVE.match(rec["var"]):
             curves[(rec["check"], where)].append(rec)
@@ -182,11 +200,11 @@ def figures(records):
         for i, variables in enumerate(parts, 1):
             label = unit if len(parts) == 1 else f"{unit}, scale {i} of {len(parts)}"
             out.append((f"{check} on {where}: {label}",
-                        _bar_figure(f"{check} on {where} ({label})", unit, recs, set(variables))))  # fmt: skip
+                        _bar_figure(f"{check} on {where} ({label})", unit, recs, set(variables), spread)))  # fmt: skip
     for (check, where), recs in sorted(curves.items()):
         out.append((f"{check} on {where}: scale curve", _curve_figure(check, where, recs)))
     history = defaultdict(list)
-    for rec in records:
+    for rec in spreads.split(records)[0]:
         if rec["unit"] == "ratio":
             history[(rec["check"], f"{rec['system']}:{rec['partition']}")].append(rec)
     for (check, where), recs in sorted(history.items()):
@@ -211,14 +229,15 @@ def figures(records):
 
 def _table(records):
     rows = []
-    for r in sorted(latest(records), key=lambda r: (r["check"], r["system"], r["environ"], str(r["params"]), r["var"])):
+    values, spread = spreads.split(latest(records))
+    for r in sorted(values, key=lambda r: (r["check"], r["system"], r["environ"], str(r["params"]), r["var"])):
         bounds = ""
         if r["ref"]:
             lo = f"{r['ref'] * (1 + r['lower']):.4g}" if r["lower"] is not None else "-"
             hi = f"{r['ref'] * (1 + r['upper']):.4g}" if r["upper"] is not None else "-"
             bounds = f"{r['ref']:.4g} [{lo}, {hi}]"
         cells = [r["check"], f"{r['system']}:{r['partition']}", r["environ"], _params_label(r["params"]), r["var"],
-                 f"{r['value']:.4g} {r['unit']}", bounds, r["result"], r["time"]]  # fmt: skip
+                 _value_text(r, spread.get(spreads.key(r))), bounds, r["result"], r["time"]]  # fmt: skip
         css = "" if r["result"] in ("pass", "null") else ' class="fail"'
         rows.append(f"<tr{css}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     head = "".join(
@@ -229,13 +248,19 @@ def _table(records):
             "environment",
             "parameters",
             "variable",
-            "value",
+            "value (spread of the rounds)",
             "reference [bounds]",
             "result",
             "time",
         )
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _value_text(rec, ends):
+    """A value with its unit, and the spread of its rounds where recorded."""
+    text = f"{rec['value']:.4g} {rec['unit']}"
+    return text + (f" ({ends[0]:.4g}-{ends[1]:.4g})" if ends else "")
 
 
 def render(records, problems, source):
