@@ -180,6 +180,33 @@ def srun_env(stack):
     return dict(env.get("env_vars", []))
 
 
+def test_separate_dsm_jobs_on_two_nodes_with_mpich5(cluster):
+    """The DSM's servers and an unmodified client in separate jobs on two nodes (MPICH 5,
+    ch4:ofi: MPI_Open_port and MPI_Comm_connect through the contact file; srun's pmi2):
+    the client's file, dumped by the server on the other node, is what the workload's
+    model says, value by value."""
+    work = os.path.join(paths.sub("scratch"), f"dsm-jobs-{os.getpid()}")
+    fuzz = "h5fuzz {file} --seed 3 --grammar 3 --ops 40"
+    script = f"""
+        rm -rf {work}; mkdir -p {work}; cd {work}
+        srun -N1 -n2 -w node01 --mpi=pmi2 h5dsm-server --size 16m --contact dsm.contact \
+            --action 'dump:{work}/d_{{step}}.h5' > server.log 2>&1 &
+        HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG="contact={work}/dsm.contact;timeout=60" \
+            srun -N1 -n2 -w node02 --mpi=pmi2 {fuzz.format(file="mem.h5")} --driver default
+        wait
+        cat server.log
+        {fuzz.format(file="d_$(ls d_*.h5 | sed 's/d_//; s/.h5//' | sort -n | tail -1).h5")} --verify-only \
+            --writer-ranks 2 --driver sec2
+        cd /; rm -rf {work}
+    """
+    proc = in_stack("mpich-hdf5-1.14 --mpi-runtime mpich5", script, timeout=300, env=cluster)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-4000:]
+    assert "h5fuzz: seed 3 (grammar 3), 2 writer ranks, 40 operations, driver default: ok" in text, text[-4000:]
+    assert re.search(r"^h5dsm-server: the clients disconnected after \d+ file\(s\)$", text, re.M), text[-4000:]
+    assert re.search(r"driver sec2: ok \(verified\)", text), text[-4000:]
+
+
 #: the fuzzer's fixed workloads across nodes: each variant kind once, each with another
 #: kind of workload (the seed is one of packages/h5fuzz/regressions.yaml; `./h5stack fuzz
 #: --regressions` runs them all, and the DSM has no metadata stamps to test)
