@@ -80,11 +80,18 @@ def test_cephfs_is_one_file_system_for_every_node_with_the_layout_set_on_a_direc
     shutil.rmtree(d)
 
 
-def test_a_write_through_multifile_survives_an_osd_killed_during_it(cluster, tmp_path):
-    """An OSD dies during a multifile write on two nodes: the write goes on (each object has
-    a second copy), every value equals the fuzzer's model, the directory verifies, and the
-    restarted OSD brings the file system back to health."""
-    work = os.path.join(CEPHFS, f"osd-fault-{os.getpid()}")
+def _start_cluster():
+    return h5stack("cluster", "start", "--nodes", str(NODES), "--clock-step", str(CLOCK_STEP), "--fs", "cephfs")
+
+
+@pytest.mark.parametrize("daemon", ["osd.1", "mds.a"])
+def test_a_write_through_multifile_survives_a_ceph_daemon_killed_during_it(cluster, daemon):
+    """A Ceph daemon dies during a multifile write on two nodes. An OSD: the write goes on
+    (each object has a second copy). The metadata server (the only one): the clients wait
+    for it, it is started again during the write, replays its journal and the clients
+    reconnect. Either way every value equals the fuzzer's model, the directory verifies,
+    and the file system is healthy again afterwards."""
+    work = os.path.join(CEPHFS, f"{daemon}-fault-{os.getpid()}")
     os.makedirs(work)
     script = (
         "srun --mpi=pmix -N2 -n4 h5fuzz fz.h5 --driver multifile --seed 5 --grammar 3 --ops 80 && h5mf verify fz.h5"
@@ -99,18 +106,23 @@ def test_a_write_through_multifile_survives_an_osd_killed_during_it(cluster, tmp
             if os.path.exists(os.path.join(work, "fz.h5", "metafile")) or job.poll() is not None:
                 break
             time.sleep(0.1)
-        assert job.poll() is None, "the write ended before the OSD was killed"
-        with open(os.path.join(paths.sub("cluster", "ceph"), "run", "osd.1.pid")) as f:
+        assert job.poll() is None, f"the write ended before {daemon} was killed"
+        with open(os.path.join(paths.sub("cluster", "ceph"), "run", f"{daemon}.pid")) as f:
             os.kill(int(f.read()), 9)
+        if daemon.startswith("mds"):
+            time.sleep(2)
+            proc = _start_cluster()  # the metadata server back while the job waits for it
+            assert proc.returncode == 0, proc.stderr
         out, _ = job.communicate(timeout=600)
         assert job.returncode == 0, out[-4000:]
         assert "driver multifile: ok (written and verified)" in out and ": ok: 4 ranks" in out, out[-3000:]
-        status = h5stack("cluster", "status").stdout
-        assert "2/3 OSDs up" in status, status
-    finally:  # the OSD back for the tests after this one, whatever happened
+        if daemon.startswith("osd"):
+            status = h5stack("cluster", "status").stdout
+            assert "2/3 OSDs up" in status, status
+    finally:  # the daemon back for the tests after this one, whatever happened
         job.kill()
-        h5stack("cluster", "start", "--nodes", str(NODES), "--clock-step", str(CLOCK_STEP), "--fs", "cephfs")
-    assert re.search(r"^cephfs: \S+, 3/3 OSDs up", h5stack("cluster", "status").stdout, re.M)
+        _start_cluster()
+    assert re.search(r"^cephfs: \S+, 3/3 OSDs up, mds up:active", h5stack("cluster", "status").stdout, re.M)
     shutil.rmtree(work)
 
 
