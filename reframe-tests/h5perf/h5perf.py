@@ -32,10 +32,12 @@ CLUSTER = {"ratio_phdf5_mpiio_write": (0.9, -0.2, None)}  # PLACEHOLDER: calibra
 
 
 def _section(api, op):
-    """The average throughput of one API and operation in h5perf's report."""
+    """The throughputs of one API and operation in h5perf's report: groups `max`, `avg`
+    and `min` over its iterations."""
     return (rf"IO API = {re.escape(api)}\n(?:.*\n)*?"
-            rf"\s+{op} \(\d+ iteration\(s\)\):\n\s+Maximum Throughput:\s+[\d.]+ MB/s\n"
-            rf"\s+Average Throughput:\s+([\d.]+) MB/s")  # fmt: skip
+            rf"\s+{op} \(\d+ iteration\(s\)\):\n\s+Maximum Throughput:\s+(?P<max>[\d.]+) MB/s\n"
+            rf"\s+Average Throughput:\s+(?P<avg>[\d.]+) MB/s\n"
+            rf"\s+Minimum Throughput:\s+(?P<min>[\d.]+) MB/s")  # fmt: skip
 
 
 @rfm.simple_test
@@ -89,7 +91,7 @@ class h5perf_check(ReferencesMixin, FileSystemMixin, MultiNodeMixin, rfm.RunOnly
         ]  # fmt: skip
         for api in APIS:
             for op in ("Write", "Read"):
-                checks.append(sn.assert_gt(sn.extractsingle(_section(api, op), self.stdout, 1, float), 0,
+                checks.append(sn.assert_gt(sn.extractsingle(_section(api, op), self.stdout, "avg", float), 0,
                                            msg=f"h5perf: {api} {op.lower()} at {{0}} MB/s"))  # fmt: skip
         return sn.all(checks + nodes_sanity(self))
 
@@ -98,10 +100,12 @@ class h5perf_check(ReferencesMixin, FileSystemMixin, MultiNodeMixin, rfm.RunOnly
         self.perf_variables = {}
         for api, name in APIS.items():
             for op in ("Write", "Read"):
-                self.perf_variables[f"{name}_{op.lower()}"] = sn.make_performance_function(
-                    sn.extractsingle(_section(api, op), self.stdout, 1, float), "MB/s"
-                )
-        write = {name: sn.extractsingle(_section(api, "Write"), self.stdout, 1, float) for api, name in APIS.items()}
+                # the average of the iterations, and their spread (`_min`, `_max`)
+                for suffix, group in (("", "avg"), ("_min", "min"), ("_max", "max")):
+                    self.perf_variables[f"{name}_{op.lower()}{suffix}"] = sn.make_performance_function(
+                        sn.extractsingle(_section(api, op), self.stdout, group, float), "MB/s"
+                    )
+        write = {name: sn.extractsingle(_section(api, "Write"), self.stdout, "avg", float) for api, name in APIS.items()}
         phdf5, mpiio, posix = write["phdf5"], write["mpiio"], write["posix"]
         self.perf_variables["ratio_phdf5_mpiio_write"] = sn.make_performance_function(phdf5 / mpiio, "ratio")
         self.perf_variables["ratio_phdf5_posix_write"] = sn.make_performance_function(phdf5 / posix, "ratio")
