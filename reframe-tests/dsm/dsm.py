@@ -173,7 +173,8 @@ class dsm_bench(ReferencesMixin, dsm_base):
     #: the node to itself: a job beside it on the same cores makes MPI ranks busy-wait
     exclusive_access = True
     executable = "h5dsm-bench"
-    executable_opts = ["--servers", "1", "--size", "64m", "--blocks", "4k,64k,1m", "--csv", "h5dsm-bench.csv"]
+    executable_opts = ["--servers", "1", "--size", "64m", "--blocks", "4k,64k,1m", "--repeat", "5",
+                       "--csv", "h5dsm-bench.csv"]  # fmt: skip
     keep_files = ["h5dsm-bench.csv"]
     reference_tables = {"local": LOCAL, "cluster": CLUSTER}
 
@@ -206,3 +207,20 @@ class dsm_bench(ReferencesMixin, dsm_base):
     def ratio_ten_blocks_vs_linear(self):
         """Ten datasets: the best block distribution's bandwidth / linear's."""
         return sn.extractsingle(r"^h5dsm-bench: summary ten-datasets: .* = ([\d.]+) x linear$", self.stdout, 1, float)
+
+    @run_before("performance")
+    def add_spreads(self):
+        """`<variable>_min` and `_max`: the least and the most of the repeated runs behind
+        each figure (h5dsm-bench's spread lines)."""
+        spreads = {
+            "put_limit": (r"^h5dsm-bench: spread limit MPI_Put: ([\d.]+) - ([\d.]+) MB/s$", "MB/s"),
+            "ratio_one_dataset": (r"^h5dsm-bench: spread one-dataset: .* = ([\d.]+) - ([\d.]+) of MPI_Put", "ratio"),
+            "ratio_ten_datasets": (r"^h5dsm-bench: spread ten-datasets: .* = ([\d.]+) - ([\d.]+) of MPI_Put", "ratio"),
+            "ratio_ten_blocks_vs_linear": (r"^h5dsm-bench: spread ten-datasets: .* best block ([\d.]+) - ([\d.]+) x "
+                                           r"linear$", "ratio"),
+        }  # fmt: skip
+        for var, (pattern, unit) in spreads.items():
+            for end, group in (("min", 1), ("max", 2)):
+                self.perf_variables[f"{var}_{end}"] = sn.make_performance_function(
+                    sn.extractsingle(pattern, self.stdout, group, float), unit
+                )

@@ -10,8 +10,8 @@
  * by role: one program, both sides).
  *   limit        raw MPI_Put between the same processes: each client puts its share of
  *                L (client k to server k mod S; shared lock, puts of m bytes, unlock),
- *                m from 1 KiB to 4 MiB (an OSU-style sweep, each size the best of
- *                --repeat after a warm-up); the best is the limit
+ *                m from 1 KiB to 4 MiB (an OSU-style sweep, each size the median of
+ *                --repeat after a warm-up); the best median is the limit
  *   one-dataset  one 1-D dataset of about L bytes (the file fills the DSM), each client
  *                writing its hyperslab collectively, for linear and for block-cyclic and
  *                random-block with each block size of --blocks (mask, whose window is
@@ -19,9 +19,11 @@
  *   ten-datasets ten datasets whose sizes (1 : 2 : ... : 10) sum to about L, same
  *                distributions
  * Each file is written --repeat times (time steps); its DSM write bandwidth (bytes of the
- * H5Dwrite calls / their time, barrier to barrier) is the best of them, printed with
- * its ratio to the limit and the first write's bandwidth (fresh memory: slower); rows
- * go to --csv too.
+ * H5Dwrite calls / their time, barrier to barrier) is the median of the writes after the
+ * first (the first, into fresh memory, is slower: printed apart), printed with its
+ * ratio to the limit and the spread (the least and the most of those writes); rows go
+ * to --csv too. The summaries name the distribution with the best median and give the
+ * spread of its ratios.
  */
 #include "H5FDdsm.h"
 #include "dsm_distribution.h"
@@ -38,6 +40,28 @@
 
 #define MAX_BLOCKS 32
 #define SLACK      (1u << 20) /* room for the file's metadata */
+#define MAX_REPEAT 1000
+
+/* a rate over repeated runs: the median, the least and the most */
+typedef struct {
+    double median, lo, hi;
+} stat_t;
+
+static int
+by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the statistics of v[0..n-1] (1 <= n <= MAX_REPEAT; v is sorted in place) */
+static stat_t
+stat_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    stat_t s = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+    return s;
+}
 
 typedef struct {
     int      servers;
@@ -94,7 +118,7 @@ put_rate(const bench_t *b, MPI_Win win, int is_server, MPI_Comm clients, uint64_
     return tmax > 0 ? (double)moved / 1e6 / tmax : 0.0;
 }
 
-static double
+static stat_t
 measure_limit(const bench_t *b, int is_server, MPI_Comm clients, uint64_t total)
 {
     char   *local = NULL, *buf = NULL;
@@ -106,26 +130,28 @@ measure_limit(const bench_t *b, int is_server, MPI_Comm clients, uint64_t total)
             die("no memory for the put buffer", NULL);
         memset(buf, 0x5a, b->size);
     }
-    double best   = 0;
+    stat_t best   = {0, 0, 0};
     size_t best_m = 0;
     for (size_t m = 1024; m <= (4u << 20); m *= 2) {
         put_rate(b, win, is_server, clients, total, m, buf); /* warm-up */
-        double r = 0;
-        for (int k = 0; k < b->repeat; k++) { /* the best of --repeat, as for the DSM writes */
-            double x = put_rate(b, win, is_server, clients, total, m, buf);
-            if (x > r)
-                r = x;
-        }
+        double x[MAX_REPEAT];
+        for (int k = 0; k < b->repeat; k++)
+            x[k] = put_rate(b, win, is_server, clients, total, m, buf);
+        stat_t r = stat_of(x, b->repeat); /* the median of --repeat, as for the DSM writes */
         if (g_rank == 0) {
-            printf("h5dsm-bench: limit MPI_Put, messages of %8zu bytes: %10.1f MB/s\n", m, r);
+            printf("h5dsm-bench: limit MPI_Put, messages of %8zu bytes: %10.1f MB/s  (%.1f - %.1f)\n", m,
+                   r.median, r.lo, r.hi);
             if (b->csv)
-                fprintf(b->csv, "limit,MPI_Put,%zu,%" PRIu64 ",%.1f,,\n", m, total, r);
+                fprintf(b->csv, "limit,MPI_Put,%zu,%" PRIu64 ",%.1f,,,%.1f,%.1f\n", m, total, r.median, r.lo,
+                        r.hi);
         }
-        if (r > best)
+        if (r.median > best.median)
             best = r, best_m = m;
     }
-    if (g_rank == 0)
-        printf("h5dsm-bench: limit MPI_Put: %.1f MB/s (messages of %zu bytes)\n", best, best_m);
+    if (g_rank == 0) {
+        printf("h5dsm-bench: limit MPI_Put: %.1f MB/s (messages of %zu bytes)\n", best.median, best_m);
+        printf("h5dsm-bench: spread limit MPI_Put: %.1f - %.1f MB/s\n", best.lo, best.hi);
+    }
     free(buf);
     MPI_Win_free(&win);
     return best;
@@ -190,13 +216,14 @@ write_file(const bench_t *b, MPI_Comm clients, int ndsets, double *buf, uint64_t
 }
 
 /* one experiment on one distribution: the servers host, the clients write the file
- * --repeat times (time steps into the same DSM); the first write is reported apart,
- * the best stands (the first pays for touching fresh memory in the MPI library) */
-static double
+ * --repeat times (time steps into the same DSM); the first write is reported apart
+ * (it pays for touching fresh memory in the MPI library), the median of the others
+ * stands, with their spread */
+static stat_t
 run_one(const bench_t *b, int is_server, const char *dist, int ndsets, double limit, const char *experiment)
 {
     char     err[1024];
-    double   rate[2] = {0, 0}; /* first, best */
+    double   rate[4] = {0, 0, 0, 0}; /* first, median, least, most of the later writes */
     uint64_t bytes   = 0;
     if (is_server) {
         h5dsm_host_t *host = NULL;
@@ -216,29 +243,32 @@ run_one(const bench_t *b, int is_server, const char *dist, int ndsets, double li
         double *buf = malloc(n * sizeof *buf);
         if (!buf)
             die("no memory for the data", NULL);
-        for (int r = 0; r < b->repeat; r++) {
-            double x = write_file(b, clients, ndsets, buf, &bytes);
-            if (r == 0)
-                rate[0] = x;
-            if (x > rate[1])
-                rate[1] = x;
-        }
+        double x[MAX_REPEAT];
+        for (int r = 0; r < b->repeat; r++)
+            x[r] = write_file(b, clients, ndsets, buf, &bytes);
+        rate[0] = x[0];
+        /* the writes after the first (all of them when there is one) */
+        stat_t st = b->repeat > 1 ? stat_of(x + 1, b->repeat - 1) : stat_of(x, 1);
+        rate[1] = st.median, rate[2] = st.lo, rate[3] = st.hi;
         free(buf);
         MPI_Comm_free(&clients);
         H5FD_dsm_disconnect();
     }
     /* the result travels from the first client to rank 0 */
-    MPI_Bcast(rate, 2, MPI_DOUBLE, b->servers, MPI_COMM_WORLD);
+    MPI_Bcast(rate, 4, MPI_DOUBLE, b->servers, MPI_COMM_WORLD);
     MPI_Bcast(&bytes, 1, MPI_UINT64_T, b->servers, MPI_COMM_WORLD);
     if (g_rank == 0) {
-        printf("h5dsm-bench: %s %-24s %10.1f MB/s  ratio to MPI_Put %.3f  (first write %.1f MB/s)\n",
-               experiment, dist, rate[1], limit > 0 ? rate[1] / limit : 0.0, rate[0]);
+        printf(
+            "h5dsm-bench: %s %-24s %10.1f MB/s  ratio to MPI_Put %.3f  (first write %.1f MB/s; later writes "
+            "%.1f - %.1f)\n",
+            experiment, dist, rate[1], limit > 0 ? rate[1] / limit : 0.0, rate[0], rate[2], rate[3]);
         if (b->csv)
-            fprintf(b->csv, "%s,%s,,%" PRIu64 ",%.1f,%.4f,%.1f\n", experiment, dist, bytes, rate[1],
-                    limit > 0 ? rate[1] / limit : 0.0, rate[0]);
+            fprintf(b->csv, "%s,%s,,%" PRIu64 ",%.1f,%.4f,%.1f,%.1f,%.1f\n", experiment, dist, bytes, rate[1],
+                    limit > 0 ? rate[1] / limit : 0.0, rate[0], rate[2], rate[3]);
         fflush(stdout);
     }
-    return rate[1];
+    stat_t st = {rate[1], rate[2], rate[3]};
+    return st;
 }
 
 static void
@@ -250,9 +280,11 @@ usage(void)
         "  --servers S     the first S ranks host the DSM (default 1; N - S >= 1 clients)\n"
         "  --size BYTES    bytes each server hosts (default 64m; k, m, g suffixes)\n"
         "  --blocks LIST   block sizes of block-cyclic and random-block (default 1k,4k,16k,64k,256k,1m,4m)\n"
-        "  --repeat R      files written per distribution (time steps; default 3): the best counts\n"
+        "  --repeat R      files written per distribution (time steps; default 3): the median of\n"
+        "                  those after the first counts, with their spread (also puts per size)\n"
         "  --csv FILE      rows: "
-        "experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s\n");
+        "experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s,min_MB_per_s,max_MB_per_"
+        "s\n");
 }
 
 /* the command line into b (blocks and csv as given); 1 after --help, 0 to run */
@@ -286,8 +318,8 @@ parse_options(int argc, char **argv, bench_t *b, const char **blocks, const char
                 break;
             case 'r':
                 b->repeat = atoi(optarg);
-                if (b->repeat < 1)
-                    die("--repeat must be a positive integer, got ", optarg);
+                if (b->repeat < 1 || b->repeat > MAX_REPEAT)
+                    die("--repeat must be an integer from 1 to 1000, got ", optarg);
                 break;
             case 'h':
                 if (g_rank == 0)
@@ -329,13 +361,36 @@ print_header(const bench_t *b, uint64_t L)
            b->servers, b->size, L, g_size - b->servers, lib, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
 }
 
+/* ratio a / b, 0 when b is 0 */
+static double
+ratio(double a, double b)
+{
+    return b > 0 ? a / b : 0.0;
+}
+
+/* the summary of one experiment (rank 0): the best median and the spread of its ratios */
+static void
+print_summary(const char *experiment, stat_t lin, stat_t block, const char *block_dist, double limit)
+{
+    stat_t best = lin.median >= block.median ? lin : block;
+    printf("h5dsm-bench: summary %s: best %.1f MB/s = %.3f of MPI_Put (%s); linear %.1f MB/s, best block "
+           "distribution %s %.1f MB/s = %.3f x linear\n",
+           experiment, best.median, ratio(best.median, limit),
+           lin.median >= block.median ? "linear" : block_dist, lin.median, block_dist, block.median,
+           ratio(block.median, lin.median));
+    printf("h5dsm-bench: spread %s: best %.1f - %.1f MB/s = %.3f - %.3f of MPI_Put; best block %.3f - %.3f x "
+           "linear\n",
+           experiment, best.lo, best.hi, ratio(best.lo, limit), ratio(best.hi, limit),
+           ratio(block.lo, lin.hi), ratio(block.hi, lin.lo));
+}
+
 /* the paper's two experiments (one dataset, ten datasets) on every distribution and
- * block size, and the summary line of each */
+ * block size, and the summary lines of each */
 static void
 run_experiments(const bench_t *b, int is_server, double limit)
 {
     const char *experiments[2] = {"one-dataset", "ten-datasets"};
-    double      best_lin[2] = {0, 0}, best_block[2] = {0, 0};
+    stat_t      best_lin[2] = {{0, 0, 0}, {0, 0, 0}}, best_block[2] = {{0, 0, 0}, {0, 0, 0}};
     char        best_block_dist[2][64] = {"", ""};
     for (int e = 0; e < 2; e++) {
         int ndsets  = e == 0 ? 1 : 10;
@@ -345,21 +400,15 @@ run_experiments(const bench_t *b, int is_server, double limit)
                 char dist[64];
                 snprintf(dist, sizeof dist, "%s:%" PRIu64, kind ? "random-block" : "block-cyclic",
                          b->blocks[i]);
-                double r = run_one(b, is_server, dist, ndsets, limit, experiments[e]);
-                if (r > best_block[e]) {
+                stat_t r = run_one(b, is_server, dist, ndsets, limit, experiments[e]);
+                if (r.median > best_block[e].median) {
                     best_block[e] = r;
                     snprintf(best_block_dist[e], sizeof best_block_dist[e], "%s", dist);
                 }
             }
     }
-    for (int e = 0; e < 2 && g_rank == 0; e++) {
-        double best = best_lin[e] > best_block[e] ? best_lin[e] : best_block[e];
-        printf("h5dsm-bench: summary %s: best %.1f MB/s = %.3f of MPI_Put (%s); linear %.1f MB/s, best block "
-               "distribution %s %.1f MB/s = %.3f x linear\n",
-               experiments[e], best, limit > 0 ? best / limit : 0.0,
-               best_lin[e] >= best_block[e] ? "linear" : best_block_dist[e], best_lin[e], best_block_dist[e],
-               best_block[e], best_lin[e] > 0 ? best_block[e] / best_lin[e] : 0.0);
-    }
+    for (int e = 0; e < 2 && g_rank == 0; e++)
+        print_summary(experiments[e], best_lin[e], best_block[e], best_block_dist[e], limit);
 }
 
 int
@@ -378,7 +427,9 @@ main(int argc, char **argv)
     if (g_rank == 0 && csv && !(b.csv = dsm_create_new(csv))) /* never through a planted link */
         die("cannot write the CSV file ", csv);
     if (b.csv)
-        fprintf(b.csv, "experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s\n");
+        fprintf(b.csv,
+                "experiment,distribution,message_bytes,bytes,MB_per_s,ratio,first_MB_per_s,min_MB_per_s,"
+                "max_MB_per_s\n");
 
     int      is_server = g_rank < b.servers;
     MPI_Comm side;
@@ -386,8 +437,8 @@ main(int argc, char **argv)
     uint64_t L = (uint64_t)b.servers * b.size;
     if (g_rank == 0)
         print_header(&b, L);
-    double limit = measure_limit(&b, is_server, side, L > SLACK ? L - SLACK : L);
-    run_experiments(&b, is_server, limit);
+    stat_t limit = measure_limit(&b, is_server, side, L > SLACK ? L - SLACK : L);
+    run_experiments(&b, is_server, limit.median);
     if (b.csv)
         fclose(b.csv);
     MPI_Comm_free(&side);
