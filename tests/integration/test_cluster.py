@@ -19,6 +19,7 @@ import pytest
 
 from conftest import ROOT, h5stack, in_stack
 from h5stack.base import paths
+from h5stack.machine import ceph
 from h5stack.machine import cluster as emulation
 from h5stack.stacks import plan
 
@@ -108,11 +109,15 @@ def test_a_write_through_multifile_survives_a_ceph_daemon_killed_during_it(clust
             time.sleep(0.1)
         assert job.poll() is None, f"the write ended before {daemon} was killed"
         with open(os.path.join(paths.sub("cluster", "ceph"), "run", f"{daemon}.pid")) as f:
-            os.kill(int(f.read()), 9)
+            killed = int(f.read())
+        os.kill(killed, 9)
         if daemon.startswith("mds"):
             time.sleep(2)
             proc = _start_cluster()  # the metadata server back while the job waits for it
             assert proc.returncode == 0, proc.stderr
+            again = ceph.daemon_pid(daemon)
+            assert again and again != killed, f"{daemon} was not started again ({killed} -> {again})"
+            assert job.poll() is None, "the write ended before the metadata server came back"
         out, _ = job.communicate(timeout=600)
         assert job.returncode == 0, out[-4000:]
         assert "driver multifile: ok (written and verified)" in out and ": ok: 4 ranks" in out, out[-3000:]
@@ -201,11 +206,13 @@ def test_separate_dsm_jobs_on_two_nodes_with_mpich5(cluster):
     fuzz = "h5fuzz {file} --seed 3 --grammar 3 --ops 40"
     script = f"""
         rm -rf {work}; mkdir -p {work}; cd {work}
-        srun -N1 -n2 -w node01 --mpi=pmi2 h5dsm-server --size 16m --contact dsm.contact \
+        timeout 240 srun -N1 -n2 -w node01 --mpi=pmi2 h5dsm-server --size 16m --contact dsm.contact \
             --action 'dump:{work}/d_{{step}}.h5' > server.log 2>&1 &
+        server=$!
+        trap 'kill $server 2>/dev/null' EXIT  # a server left waiting in MPI_Comm_accept
         HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG="contact={work}/dsm.contact;timeout=60" \
-            srun -N1 -n2 -w node02 --mpi=pmi2 {fuzz.format(file="mem.h5")} --driver default
-        wait
+            timeout 180 srun -N1 -n2 -w node02 --mpi=pmi2 {fuzz.format(file="mem.h5")} --driver default
+        wait $server
         cat server.log
         {fuzz.format(file="d_$(ls d_*.h5 | sed 's/d_//; s/.h5//' | sort -n | tail -1).h5")} --verify-only \
             --writer-ranks 2 --driver sec2

@@ -289,7 +289,13 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
     names, offsets = node_names(nodes), clock_offsets(nodes, clock_step)
     down = [n for n in names if not node_pid(n)]
     health = ceph.health() if fs == "cephfs" else None
-    ceph_down = health is not None and (health["mds"] != "up:active" or health["osds_up"] < ceph.OSDS)
+    # a daemon whose process is gone counts as down before the monitor says so (the
+    # metadata server stays "up:active" for its beacon grace after a crash)
+    ceph_down = health is not None and (
+        health["mds"] != "up:active"
+        or health["osds_up"] < ceph.OSDS
+        or any(not ceph.daemon_pid(name) for name in ceph.DAEMONS)
+    )
     if not down and not ceph_down and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d):
         return False
     t0 = time.monotonic()
