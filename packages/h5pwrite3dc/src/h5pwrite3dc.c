@@ -808,9 +808,12 @@ main(int argc, char **argv)
     pw_rounds rr;
     int       no_memory = pw_rounds_alloc(&rr, o.rounds) < 0;
     int       status    = 0;
+    const int limits    = o.limits; /* asked for (o.limits is cleared when one fails) */
     if (any_failed(!image || no_memory) || run_rounds(&o, info, image, &rr, &status, err, sizeof err)) {
         if (no_memory)
             fprintf(stderr, "h5pwrite3dc: rank %d: no memory for %d rounds\n", g_rank, o.rounds);
+        if (limits && !o.keep_limits) /* an earlier round's limit files */
+            pw_limits_remove(&o, g_rank);
         free(image);
         pw_rounds_free(&rr);
         MPI_Info_free(&info);
@@ -826,7 +829,7 @@ main(int argc, char **argv)
     status |= o.verify ? verify_step(&o, info, &t) : 0;
     if (o.limits && g_rank == 0)
         print_limits(&o, &rr, mb);
-    if (!o.keep_limits)
+    if (limits && !o.keep_limits) /* never files of another run when no limit ran */
         pw_limits_remove(&o, g_rank);
     if (g_rank == 0 && o.json) {
         json_results r = {&o, mpi_library, &t, mb, &rr};

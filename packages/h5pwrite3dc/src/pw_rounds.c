@@ -69,11 +69,11 @@ pw_stat
 pw_rate_stat(const double *seconds, int n, double mb)
 {
     pw_stat s;
-    double  fastest, slowest;
-    pw_range(seconds, n, &fastest, &slowest);
-    s.median = mb / pw_median(seconds, n);
-    s.lo     = mb / slowest;
-    s.hi     = mb / fastest;
+    double  rate[PW_ROUNDS_MAX];
+    for (int k = 0; k < n; k++)
+        rate[k] = mb / seconds[k];
+    s.median = pw_median(rate, n); /* of the rates: with an even n, not mb / the median time */
+    pw_range(rate, n, &s.lo, &s.hi);
     return s;
 }
 

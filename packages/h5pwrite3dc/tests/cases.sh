@@ -247,7 +247,7 @@ rounds)
     # HDF5 round is whole
     expect_error "--rounds must be a positive integer, got '0'" f.h5 8 2 --size 64 --chunk 32 --rounds 0
     expect_error "--rounds must be at most 1000, got '1001'" f.h5 8 2 --size 64 --chunk 32 --rounds 1001
-    run "$mpiexec" -n 2 "$prog" f.h5 8 2 --size 64 --chunk 32 --quiet --rounds 3 --verify --json r.json >out.txt ||
+    run "$mpiexec" -n 2 "$prog" f.h5 8 2 --size 128 --chunk 64 --quiet --rounds 3 --verify --json r.json >out.txt ||
         fail "run"
     cat out.txt
     grep -qx " rounds: 3, the kernels alternated; each figure is the median of the rounds" out.txt || fail "rounds line"
@@ -256,15 +256,15 @@ rounds)
         grep -qE "^ spread ${what//[()]/.}: [0-9.]+ - [0-9.]+ \(MB/s\)$" out.txt || fail "no spread of $what"
     done
     grep -qE "^ spread ratio rate\(write\)/mpiio: [0-9.]+ - [0-9.]+$" out.txt || fail "no spread of the ratio"
-    grep -q "^ verify: ok, 32768 pixels" out.txt || fail "the last round's file is not whole"
+    grep -q "^ verify: ok, 131072 pixels" out.txt || fail "the last round's file is not whole"
     python3 - r.json out.txt <<'PY' || fail "medians and spreads"
 import json, re, statistics, sys
 r, out = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
 near = lambda a, b: abs(a - b) <= 0.01 * max(abs(a), abs(b))  # the JSON's seconds are rounded to 1 us
 rounds = r["seconds_per_round"]
 assert r["rounds"] == 3 and all(len(rounds[k]) == 3 for k in ("write", "mpiio", "posix_fpp")), r
-mb = 8 * 64 * 64 * 8 / 1e6
-assert near(r["rate_write_mb_s"], mb / statistics.median(rounds["write"])), r
+mb = 8 * 128 * 128 * 8 / 1e6
+assert near(r["rate_write_mb_s"], statistics.median([mb / t for t in rounds["write"]])), r
 q = [m / w for m, w in zip(rounds["mpiio"], rounds["write"])]  # each round's own ratio
 assert near(r["ratios"]["write/mpiio"], statistics.median(q)), (r["ratios"], q)
 lo, hi = map(float, re.search(r"^ spread ratio rate\(write\)/mpiio: (\S+) - (\S+)$", out, re.M).groups())
@@ -277,6 +277,15 @@ PY
     # one round prints what the original prints: no rounds or spread lines
     run "$mpiexec" -n 2 "$prog" g.h5 8 2 --size 64 --chunk 32 --quiet >out.txt || fail "run"
     ! grep -qE "^ (rounds|spread)" out.txt || fail "a single run printed rounds or spreads"
+    # rounds without limits: the write's medians alone; limit files kept by another run stay
+    run "$mpiexec" -n 2 "$prog" k.h5 8 2 --size 64 --chunk 32 --quiet --keep-limits >/dev/null || fail "run --keep-limits"
+    run "$mpiexec" -n 2 "$prog" k.h5 8 2 --size 64 --chunk 32 --quiet --rounds 4 --no-limits --json n.json >out.txt ||
+        fail "run --no-limits"
+    grep -q "^ spread rate(write): " out.txt && ! grep -qE "^ (limit (mpiio|posix)|ratio) " out.txt ||
+        fail "--no-limits with rounds"
+    python3 -c "import json; r = json.load(open('n.json')); assert r['rounds'] == 4 and list(r['seconds_per_round']) == ['write'] and 'limits' not in r, r" ||
+        fail "--no-limits JSON"
+    [ -e k.h5.limit-mpiio ] && [ -e k.h5.limit-posix.1 ] || fail "a run without limits removed another run's limit files"
     ;;
 too_large)
     # sizes beyond 64 bits, the node's memory or the file system: the reason, exit 2, nothing written
