@@ -58,3 +58,12 @@ def test_error_bars_reach_from_the_median_to_the_least_and_the_most():
     by_var = {r["var"]: r for r in values}
     bars = report._error_bars([500.0, 1000.0], by_var, ["rate_write", "rate_write_posix_fpp"], spread)
     assert bars["array"] == [150.0, 0] and bars["arrayminus"] == [100.0, 0]
+
+
+def test_a_spread_of_another_run_is_not_attached_to_a_median():
+    """The newest median has no spread (a run of one round) and an older run's spread is
+    still the newest of its name: it is not drawn around the new median."""
+    old = [dict(r, time="2026-11-26T12:00:00") for r in _run("mpio", 500.0, 400.0, 600.0)]
+    new = [r for r in _run("mpio", 900.0, 0, 0) if not r["var"].endswith(("_min", "_max"))]
+    values, spread = spreads.split(report.latest(old + new))
+    assert spread == {} and {r["var"] for r in values} == {"rate_write", "rate_write_posix_fpp"}

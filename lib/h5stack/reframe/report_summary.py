@@ -4,10 +4,11 @@ fastest, and by what ratio to the limit measured in the same run.
 
 Only benchmarks that time several drivers against a limit in one run count (figures of
 different runs do not compare): each entry of BENCHMARKS names a check, its limit
-variable and the variables of the drivers it times, all in one unit. A driver is named
-the fastest only when it is so beyond the spread of the rounds (spreads.py): its least
-ratio above every other driver's most; otherwise the row says "within noise" and names
-the drivers it cannot tell apart.
+variable and the variables of the drivers it times, all in one unit. A driver's ratio is
+its median over the limit's median; its spread, the least and the most of its own runs
+over that same limit median (spreads.py). A driver is named the fastest only when its
+least is above every other driver's most; otherwise the row says "within noise" and
+names the drivers it cannot tell apart.
 """
 
 import html
@@ -104,9 +105,9 @@ def summary_html(records):
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     return (
         "<h2>Fastest drivers</h2><p>Per system and benchmark run: the driver that wrote (read) fastest and its "
-        "ratio to the limit measured in the same run (the median of its rounds; in brackets the least and the "
-        'most). Where the spreads of the rounds overlap, no driver is named: "within noise" lists those that '
-        "one run cannot tell apart.</p><table><thead><tr>"
+        "ratio to the limit measured in the same run: its median over the limit's median, in brackets its least "
+        'and its most over that same median. Where those spreads overlap, no driver is named: "within noise" '
+        "lists those that one run cannot tell apart.</p><table><thead><tr>"
         + "".join(f"<th>{h}</th>" for h in head)
         + "</tr></thead><tbody>"
         + "".join(body)

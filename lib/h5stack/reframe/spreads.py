@@ -11,22 +11,24 @@ SPREAD = re.compile(r"^(?P<var>\w+)_(?P<end>min|max)$")
 
 def key(rec, var=None):
     """What identifies a variable of one run of a check: check, where, environment,
-    parameters, name."""
+    parameters, the run's time (a median and its spread come from one run), name."""
     params = " ".join(f"{k}={v}" for k, v in sorted(rec["params"].items()))
-    return (rec["check"], rec["system"], rec["partition"], rec["environ"], params, var or rec["var"])
+    return (rec["check"], rec["system"], rec["partition"], rec["environ"], params, rec["time"], var or rec["var"])
 
 
 def split(records):
     """(values, spreads): the records but the spreads of other variables, and {key of a
-    variable: (least, most)} for those whose `_min` and `_max` are both there. A name
-    that ends in _min or _max without its base variable beside it stays a value."""
+    variable: (least, most)} for those whose `_min` and `_max` both come from its run. A
+    spread whose variable is there from another run only is left out; a name that ends in
+    _min or _max with no such variable at all stays a value."""
     names = {key(r) for r in records}
+    any_run = {k[:5] + k[6:] for k in names}
     ends, values = {}, []
     for r in records:
         m = SPREAD.match(r["var"])
-        if m and key(r, m["var"]) in names:
-            ends.setdefault(key(r, m["var"]), {})[m["end"]] = r["value"]
-        else:
+        if not m or key(r, m["var"])[:5] + (m["var"],) not in any_run:
             values.append(r)
+        elif key(r, m["var"]) in names:
+            ends.setdefault(key(r, m["var"]), {})[m["end"]] = r["value"]
     spreads = {k: (e["min"], e["max"]) for k, e in ends.items() if len(e) == 2}
     return values, spreads
