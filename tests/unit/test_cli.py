@@ -109,3 +109,18 @@ def test_a_clusters_interfaces_are_named_after_its_bridge(monkeypatch):
     monkeypatch.setattr(cluster, "BRIDGE", "a-long-bridge")
     with pytest.raises(StepError, match="too long for the interface"):
         cluster.veth_name("node01")
+
+
+def test_fuzz_with_time_alone_runs_until_the_time_is_up():
+    """--time without --seeds is not cut at the default 10 seeds; either alone, or both."""
+    import argparse
+
+    from h5stack.commands import fuzz as command
+
+    parser = argparse.ArgumentParser()
+    command.add_parser(parser.add_subparsers())
+    seeds = {
+        argv: command.options(parser.parse_args(["fuzz", *argv])).seeds
+        for argv in ((), ("--time", "60"), ("--time", "60", "--seeds", "3"))
+    }
+    assert seeds == {(): 10, ("--time", "60"): command.UNLIMITED_SEEDS, ("--time", "60", "--seeds", "3"): 3}

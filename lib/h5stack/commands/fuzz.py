@@ -6,10 +6,14 @@ from h5stack.base.ui import StepError
 from h5stack.commands import check_seconds, json_output
 
 
+#: the seeds of a run limited by --time alone: more than any time allows
+UNLIMITED_SEEDS = 1000000
+
+
 def add_parser(sub):
     p = sub.add_parser("fuzz", help="differential fuzzing of the drivers against MPI-IO (packages/h5fuzz)")
-    p.add_argument("--seeds", type=int, default=10, help="workloads to try (default 10)")
-    p.add_argument("--time", type=float, metavar="SECONDS", help="stop after this long instead")
+    p.add_argument("--seeds", type=int, help="workloads to try (default 10; with --time: as many as fit)")
+    p.add_argument("--time", type=float, metavar="SECONDS", help="stop after this long (or --seeds, if given, first)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--seed", type=int, help="this seed only (a replay); default: seeds from a random start")
     which.add_argument("--case", choices=["straddle", "metadata"], help="a fixed workload of h5fuzz instead of seeds")
@@ -64,7 +68,7 @@ def options(args):
             raise StepError(f"--{name.replace('_', '-')} must be a positive number, not {value}")
     check_seconds(args.time)
     return fuzz.Options(
-        seeds=args.seeds, seconds=args.time or 0.0, seed=args.seed, case=args.case or "",
+        seeds=args.seeds or (UNLIMITED_SEEDS if args.time else 10), seconds=args.time or 0.0, seed=args.seed, case=args.case or "",
         regressions=args.regressions, stacks=tuple(args.stack), drivers=tuple(args.driver), ranks=args.ranks,
         max_ranks=args.max_ranks, ops=args.ops, grammar=args.grammar, perturb=not args.no_perturb,
         minimise=not args.no_minimise, keep=args.keep, launcher=args.launcher,
