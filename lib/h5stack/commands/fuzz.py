@@ -5,7 +5,6 @@ packages/h5fuzz)."""
 from h5stack.base.ui import StepError
 from h5stack.commands import check_seconds, json_output
 
-
 #: the seeds of a run limited by --time alone: more than any time allows
 UNLIMITED_SEEDS = 1000000
 
