@@ -197,6 +197,31 @@ def srun_env(stack):
     return dict(env.get("env_vars", []))
 
 
+def test_a_read_on_one_node_sees_what_another_node_wrote_before_a_barrier(cluster):
+    """POSIX coherence across the nodes' CephFS clients, as Lustre and GPFS keep it: a block
+    read on node02, overwritten on node01, barrier, read again on node02 gives the new
+    bytes. Through O_DIRECT it must; through the page cache ceph-fuse (Ceph 16.2) keeps the
+    old block here, a known fault of the file system reported as an expected failure
+    (docs/regression.md) until it is gone."""
+    source = os.path.join(ROOT, "tests", "integration", "programs", "coherence.c")
+    program = os.path.join(paths.sub("scratch"), f"coherence_{os.getpid()}")
+    data = f"coherence-{os.getpid()}.bin"
+    script = f"""
+        mpicc -O2 -o {program} {source}
+        cd {CEPHFS}
+        srun --mpi=pmix -N2 -n2 --ntasks-per-node=1 {program} {data} 20 direct
+        srun --mpi=pmix -N2 -n2 --ntasks-per-node=1 {program} {data} 20 plain
+        rm -f {program} {data}
+    """
+    proc = in_stack(STACK, script, timeout=300, env=dict(cluster, **srun_env(STACK)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "coherence: direct: 0 of 20 reads after the writer's barrier were stale" in proc.stdout, proc.stdout
+    plain = re.search(r"^coherence: plain: (\d+) of 20 reads", proc.stdout, re.M)
+    assert plain, proc.stdout
+    if int(plain[1]):
+        pytest.xfail(f"ceph-fuse's page cache: {plain[1]} of 20 reads on node02 gave the old block")
+
+
 def test_separate_dsm_jobs_on_two_nodes_with_mpich5(cluster):
     """The DSM's servers and an unmodified client in separate jobs on two nodes (MPICH 5,
     ch4:ofi: MPI_Open_port and MPI_Comm_connect through the contact file; srun's pmi2):
@@ -209,7 +234,7 @@ def test_separate_dsm_jobs_on_two_nodes_with_mpich5(cluster):
         timeout 240 srun -N1 -n2 -w node01 --mpi=pmi2 h5dsm-server --size 16m --contact dsm.contact \
             --action 'dump:{work}/d_{{step}}.h5' > server.log 2>&1 &
         server=$!
-        trap 'kill $server 2>/dev/null' EXIT  # a server left waiting in MPI_Comm_accept
+        trap 'kill $server 2>/dev/null || true' EXIT  # a server left waiting in MPI_Comm_accept
         HDF5_DRIVER=dsm HDF5_DRIVER_CONFIG="contact={work}/dsm.contact;timeout=60" \
             timeout 180 srun -N1 -n2 -w node02 --mpi=pmi2 {fuzz.format(file="mem.h5")} --driver default
         wait $server
