@@ -13,8 +13,8 @@
 
 enum { PW_KERNEL_HDF5, PW_KERNEL_MPIIO, PW_KERNEL_POSIX, PW_KERNELS };
 
-/* the k-th kernel (0 .. PW_KERNELS-1) of round r: round 0 runs HDF5, MPI-IO, POSIX
- * (the single run's order), round 1 MPI-IO, POSIX, HDF5, and so on */
+/* the k-th kernel (0 .. PW_KERNELS-1) of round r (from 0): the first round runs HDF5,
+ * MPI-IO, POSIX (the single run's order), the second MPI-IO, POSIX, HDF5, and so on */
 int pw_kernel_of(int round, int k);
 
 /* the seconds of every round's kernels (the HDF5 write's three phases, the limits) */
