@@ -31,7 +31,7 @@ from reframe.core.builtins import parameter, performance_function, run_before, s
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.performance import ReferencesMixin  # noqa: E402
+from h5checks.performance import ReferencesMixin, add_spread  # noqa: E402
 from h5checks.mpi import mpi_sanity, mpmd_command  # noqa: E402
 from h5checks.nodes import MultiNodeMixin, apart_sanity, nodes_sanity  # noqa: E402
 
@@ -220,7 +220,4 @@ class dsm_bench(ReferencesMixin, dsm_base):
                                            r"linear$", "ratio"),
         }  # fmt: skip
         for var, (pattern, unit) in spreads.items():
-            for end, group in (("min", 1), ("max", 2)):
-                self.perf_variables[f"{var}_{end}"] = sn.make_performance_function(
-                    sn.extractsingle(pattern, self.stdout, group, float), unit
-                )
+            add_spread(self, var, pattern, unit)

@@ -21,7 +21,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.performance import ReferencesMixin  # noqa: E402
+from h5checks.performance import ReferencesMixin, add_spread  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.nodes import MultiNodeMixin, nodes_sanity  # noqa: E402
 
@@ -100,11 +100,12 @@ class h5perf_check(ReferencesMixin, FileSystemMixin, MultiNodeMixin, rfm.RunOnly
         self.perf_variables = {}
         for api, name in APIS.items():
             for op in ("Write", "Read"):
-                # the average of the iterations, and their spread (`_min`, `_max`)
-                for suffix, group in (("", "avg"), ("_min", "min"), ("_max", "max")):
-                    self.perf_variables[f"{name}_{op.lower()}{suffix}"] = sn.make_performance_function(
-                        sn.extractsingle(_section(api, op), self.stdout, group, float), "MB/s"
-                    )
+                # the average of the iterations, and their spread
+                var = f"{name}_{op.lower()}"
+                self.perf_variables[var] = sn.make_performance_function(
+                    sn.extractsingle(_section(api, op), self.stdout, "avg", float), "MB/s"
+                )
+                add_spread(self, var, _section(api, op), "MB/s", least="min", most="max")
         write = {name: sn.extractsingle(_section(api, "Write"), self.stdout, "avg", float) for api, name in APIS.items()}
         phdf5, mpiio, posix = write["phdf5"], write["mpiio"], write["posix"]
         self.perf_variables["ratio_phdf5_mpiio_write"] = sn.make_performance_function(phdf5 / mpiio, "ratio")

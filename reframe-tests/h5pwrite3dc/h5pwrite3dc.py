@@ -31,7 +31,7 @@ from reframe.core.builtins import parameter, performance_function, run_after, ru
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.performance import ReferencesMixin  # noqa: E402
+from h5checks.performance import ReferencesMixin, add_spread  # noqa: E402
 from h5checks.filesystems import FileSystemMixin, mpiio_hints  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
@@ -192,11 +192,7 @@ class h5pwrite3dc_bench(ReferencesMixin, H5pwrite3dcBase):
         if self.rounds < 2:
             return
         for var, (text, unit) in SPREADS.items():
-            pattern = rf"^ spread {re.escape(text)}: ([\d.]+) - ([\d.]+)"
-            for end, group in (("min", 1), ("max", 2)):
-                self.perf_variables[f"{var}_{end}"] = sn.make_performance_function(
-                    sn.extractsingle(pattern, self.stdout, group, float), unit
-                )
+            add_spread(self, var, rf"^ spread {re.escape(text)}: ([\d.]+) - ([\d.]+)", unit)
 
     @performance_function("MB/s")
     def rate_write(self):
