@@ -2,7 +2,9 @@
 """IOR (github.com/hpc/ior) on each stack and file-system kind of the partition, in the
 style of the CSCS IOR checks: one write check per API and file system, and a read check
 that depends on its write variant and reads the same files back (`-R`: IOR checks every
-byte it reads). File per process and shared file side by side:
+byte it reads). Each runs IOR's iterations (`-i`, `iterations`, default 3); the figure is
+IOR's Mean(MiB) of them, with its Min(MiB) and Max(MiB) as the spread (`<var>_min`,
+`<var>_max`). File per process and shared file side by side:
 
   posix-fpp         -a POSIX -F            one file per rank
   mpiio-shared      -a MPIIO               one shared file, independent I/O
@@ -17,7 +19,7 @@ IOR must be built against the environment's HDF5 and MPI. It is found, per envir
 in extras['ior'] (the site config; Spack views that contain `ior` set it), else through
 H5STACK_IOR, a path with `{stack}` for the environment's stack name (e.g.
 H5STACK_IOR=$HOME/ior/{stack}/bin/ior). Where none exists the checks are skipped with
-that reason. Performance variables: the Max(MiB) of IOR's summary rows, in MiB/s; references
+that reason. Performance variables: the Mean(MiB) of IOR's summary rows, in MiB/s; references
 only on the cluster templates (PLACEHOLDERS to calibrate), none locally (recorded only).
 """
 
@@ -33,7 +35,7 @@ from reframe.core.builtins import parameter, performance_function, run_after, ru
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.nodes import MultiNodeMixin, nodes_sanity  # noqa: E402
-from h5checks.performance import ReferencesMixin  # noqa: E402
+from h5checks.performance import ReferencesMixin, add_spread  # noqa: E402
 
 #: variant -> (IOR options, file name in $fsdir)
 APIS = {
@@ -49,8 +51,9 @@ CLUSTER_BW = (1000, -0.5, None)
 
 
 def summary_row(op, api):
-    """IOR 4's "Summary of all tests" row of an operation: Max(MiB) first, the API near the end."""
-    return rf"^{op}\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s.*\s{api}\s+\d+\s*$"
+    """IOR 4's "Summary of all tests" row of an operation: groups 1-3 are Max(MiB),
+    Min(MiB) and Mean(MiB) of the iterations; the API near the end."""
+    return rf"^{op}\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+[\d.]+\s.*\s{api}\s+\d+\s*$"
 
 
 def ior_of(environ):
@@ -71,6 +74,8 @@ class IorBase(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     #: IOR's -b (bytes per rank) and -t (transfer size)
     block_size = variable(str, value="64m")
     transfer_size = variable(str, value="4m")
+    #: IOR's -i: the figure is the mean of these runs, their least and most its spread
+    iterations = variable(int, value=3)
     ior = variable(str, value="")
     #: IOR's -G: the time-stamp signature in the data, the same for write and read so
     #: that the read (-R) can check every byte
@@ -94,7 +99,7 @@ class IorBase(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     def ior_command(self, *what):
         opts, name = APIS[self.api]
         self.executable = self.ior
-        self.executable_opts = [*opts, *what, "-k", "-i", "1", "-b", self.block_size, "-t", self.transfer_size,
+        self.executable_opts = [*opts, *what, "-k", "-i", str(self.iterations), "-b", self.block_size, "-t", self.transfer_size,
                                 "-G", str(self.signature), "-o", f'"$fsdir/{name}"']  # fmt: skip
         if self.api == "hdf5-multifile":
             prefix = self.current_environ.extras["multifile_prefix"]
@@ -140,7 +145,12 @@ class ior_write(ReferencesMixin, IorBase):
 
     @performance_function("MiB/s")
     def write_bw(self):
-        return sn.extractsingle(summary_row("write", APIS[self.api][0][1]), self.stdout, 1, float)
+        return sn.extractsingle(summary_row("write", APIS[self.api][0][1]), self.stdout, 3, float)
+
+    @run_before("performance")
+    def add_spreads(self):
+        """`write_bw_min`, `write_bw_max`: IOR's Min(MiB) and Max(MiB) of the iterations."""
+        add_spread(self, "write_bw", summary_row("write", APIS[self.api][0][1]), "MiB/s", least=2, most=1)
 
 
 @rfm.simple_test
@@ -184,4 +194,9 @@ class ior_read(ReferencesMixin, IorBase):
 
     @performance_function("MiB/s")
     def read_bw(self):
-        return sn.extractsingle(summary_row("read", APIS[self.api][0][1]), self.stdout, 1, float)
+        return sn.extractsingle(summary_row("read", APIS[self.api][0][1]), self.stdout, 3, float)
+
+    @run_before("performance")
+    def add_spreads(self):
+        """`read_bw_min`, `read_bw_max`: IOR's Min(MiB) and Max(MiB) of the iterations."""
+        add_spread(self, "read_bw", summary_row("read", APIS[self.api][0][1]), "MiB/s", least=2, most=1)
