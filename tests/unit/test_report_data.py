@@ -4,7 +4,7 @@ perflogs is tests/integration/test_report.py)."""
 
 import pytest
 
-from h5stack.reframe import report, report_summary, spreads
+from h5stack.reframe import report, report_layouts, report_summary, spreads
 
 
 def test_charts_put_together_only_values_of_one_scale():
@@ -67,3 +67,28 @@ def test_a_spread_of_another_run_is_not_attached_to_a_median():
     new = [r for r in _run("mpio", 900.0, 0, 0) if not r["var"].endswith(("_min", "_max"))]
     values, spread = spreads.split(report.latest(old + new))
     assert spread == {} and {r["var"] for r in values} == {"rate_write", "rate_write_posix_fpp"}
+
+
+def _layout_rec(layout, driver, var, value):
+    return {"check": "h5pwrite3dc_layouts", "system": "slurm-cluster", "partition": "cluster",
+            "environ": "openmpi-hdf5-1_14", "params": {"fs_kind": "cephfs", "driver": driver, "layout": layout},
+            "var": var, "value": value, "unit": "ratio", "time": f"2026-11-27T12:00:0{len(layout)}"}  # fmt: skip
+
+
+def test_a_check_per_layout_gets_a_chart_with_the_layouts_side_by_side():
+    recs = []
+    for layout in ("1Mx2", "4Mx1"):
+        for driver, ratio in (("mpio", 0.4), ("multifile", 0.9)):  # a median, its least and its most
+            recs += [_layout_rec(layout, driver, "ratio_write_posix_fpp", ratio),
+                     _layout_rec(layout, driver, "ratio_write_posix_fpp_min", ratio - 0.1),
+                     _layout_rec(layout, driver, "ratio_write_posix_fpp_max", ratio + 0.2)]  # fmt: skip
+    recs.append(_layout_rec("4Mx1", "mpio", "rate_write", 50.0) | {"unit": "MB/s"})  # no ratio: no chart
+    values, spread = spreads.split(recs)
+    (title, fig), *more = report_layouts.layout_figures(values, spread)
+    assert not more and title == "h5pwrite3dc_layouts on slurm-cluster:cluster: ratio_write_posix_fpp per layout"
+    bars = {t.name: t for t in fig.data}
+    assert sorted(bars) == ["driver=mpio openmpi-hdf5-1_14", "driver=multifile openmpi-hdf5-1_14"]
+    multifile = bars["driver=multifile openmpi-hdf5-1_14"]
+    assert list(multifile.x) == ["1Mx2", "4Mx1"] and list(multifile.y) == [0.9, 0.9]
+    assert list(multifile.error_y.array) == pytest.approx([0.2, 0.2])
+    assert list(multifile.error_y.arrayminus) == pytest.approx([0.1, 0.1])

@@ -11,6 +11,7 @@ variable per programming environment and parameter set: one chart per unit and s
 axes are logarithmic where a chart's values still span more than a decade), with the
 references and, for checks that measure in rounds, the spread of the rounds as error
 bars (spreads.py); the scale curves of multifile_scale (seconds against records, log-log);
+the ratios of checks measured per file-system layout, layouts side by side (report_layouts.py);
 the history of every ratio; and a table of the latest values with reference, bounds
 and result. `./h5stack run` writes it after each run; `./h5stack report` rebuilds it.
 """
@@ -25,6 +26,7 @@ from h5stack.base import paths
 from h5stack.base.ui import StepError, info
 from h5stack.reframe import spreads
 from h5stack.reframe.perflog import PERFVAR, PREFIX
+from h5stack.reframe.report_layouts import layout_figures
 from h5stack.reframe.report_summary import summary_html
 
 SCALE_SPAN = 30  # variables further apart than this factor are not drawn on one chart
@@ -108,16 +110,8 @@ def scale_groups(values):
 
 
 def _error_bars(values, by_var, names, spread):
-    """plotly's error_y of one trace: from each bar's median down to the least and up to
-    the most of its rounds (nothing where the spread was not recorded)."""
-    ends = [spread.get(spreads.key(by_var[v])) if v in by_var else None for v in names]
-    if not any(ends):
-        return None
-    return {
-        "type": "data", "symmetric": False,
-        "array": [e[1] - y if e else 0 for e, y in zip(ends, values)],
-        "arrayminus": [y - e[0] if e else 0 for e, y in zip(ends, values)],
-    }  # fmt: skip
+    """The error bars of one trace: each bar's spread of the rounds (spreads.error_y)."""
+    return spreads.error_y(values, [spread.get(spreads.key(by_var[v])) if v in by_var else None for v in names])
 
 
 def _bar_figure(title, unit, recs, variables, spread=None):
@@ -203,6 +197,7 @@ def figures(records):
                         _bar_figure(f"{check} on {where} ({label})", unit, recs, set(variables), spread)))  # fmt: skip
     for (check, where), recs in sorted(curves.items()):
         out.append((f"{check} on {where}: scale curve", _curve_figure(check, where, recs)))
+    out += layout_figures(values, spread)
     history = defaultdict(list)
     for rec in spreads.split(records)[0]:
         if rec["unit"] == "ratio":

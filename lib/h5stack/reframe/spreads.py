@@ -32,3 +32,15 @@ def split(records):
             ends.setdefault(key(r, m["var"]), {})[m["end"]] = r["value"]
     spreads = {k: (e["min"], e["max"]) for k, e in ends.items() if len(e) == 2}
     return values, spreads
+
+
+def error_y(values, ends):
+    """plotly's error_y of one trace: from each value down to the least and up to the
+    most of its rounds (ends: (least, most) or None per value); None without any spread."""
+    if not any(ends):
+        return None
+    return {
+        "type": "data", "symmetric": False,
+        "array": [e[1] - y if e else 0 for e, y in zip(ends, values)],
+        "arrayminus": [y - e[0] if e else 0 for e, y in zip(ends, values)],
+    }  # fmt: skip
