@@ -32,7 +32,7 @@ from reframe.core.builtins import parameter, performance_function, run_after, ru
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.performance import ReferencesMixin, add_spread  # noqa: E402
-from h5checks.filesystems import FileSystemMixin, mpiio_hints  # noqa: E402
+from h5checks.filesystems import FileSystemMixin, mpiio_hints, size_bytes  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
@@ -62,9 +62,14 @@ class H5pwrite3dcBase(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest
         self.skip_if(self.driver == "multifile" and "multifile" not in features,
                      f"{self.current_environ.name} has no multifile driver (feature +multifile)")
 
+    def series_opts(self, *extra):
+        """h5pwrite3dc's file, images, datasets and sizes, then extra."""
+        return ['"$fsdir/series.h5"', str(self.nsets), str(self.ndsets), "--size", str(self.size),
+                "--chunk", str(self.chunk), "--quiet", "--json", "h5pwrite3dc.json", *extra]  # fmt: skip
+
     def h5pwrite3dc_opts(self, *extra):
-        opts = ['"$fsdir/series.h5"', str(self.nsets), str(self.ndsets), "--size", str(self.size),
-                "--chunk", str(self.chunk), "--quiet", "--json", "h5pwrite3dc.json", *DRIVERS[self.driver], *extra]
+        """series_opts with the driver's options, the file system's alignment and hints."""
+        opts = self.series_opts(*DRIVERS[self.driver], *extra)
         if self.fs_alignment:
             opts += ["--alignment", str(self.fs_alignment)]
         if mpiio_hints(self.fs):  # the file FileSystemMixin writes into the stage directory
@@ -217,3 +222,49 @@ class h5pwrite3dc_bench(ReferencesMixin, H5pwrite3dcBase):
     @performance_function("ratio")
     def ratio_write_posix_fpp(self):
         return sn.extractsingle(r"^ ratio rate\(write\)/posix-fpp: ([\d.]+)$", self.stdout, 1, float)
+
+
+#: CephFS layouts of h5pwrite3dc_layouts: name -> (stripe_unit, stripe_count, object_size)
+LAYOUTS = {
+    "4Mx1": ("4M", 1, "4M"),  # Ceph's default: each 4 MiB of the file one object
+    "1Mx2": ("1M", 2, "4M"),  # slurm-cluster's site config
+    "256Kx4": ("256K", 4, "4M"),
+}
+
+
+@rfm.simple_test
+class h5pwrite3dc_layouts(h5pwrite3dc_bench):
+    """What multifile exists for, on a parallel file system: the same bytes written as one
+    shared file (HDF5's MPI-IO driver collective and independent, with the layout's
+    striping hints and alignment and without them), through subfiling, through multifile,
+    each with the raw shared MPI-IO and raw file-per-process writes of the same run, per
+    CephFS layout (`layout`, applied to the job's directory with setfattr and checked with
+    getfattr). The report draws the ratios per layout and driver."""
+
+    tags = {"h5pwrite3dc", "performance", "layouts"}
+    fs_kind = parameter(["cephfs"])
+    driver = parameter(["mpio", "mpio-independent", "mpio-nohints", "subfiling", "multifile"])
+    layout = parameter(list(LAYOUTS))
+    #: 16 images of 1024 x 1024 x 8 bytes = 134 MB per kernel and round, 3 rounds
+    nsets = 16
+    rounds = 3
+
+    @run_after("setup")
+    def use_the_layout(self):
+        if not self.fs:
+            return  # skipped: no CephFS here
+        unit, count, size = LAYOUTS[self.layout]
+        self.fs = dict(self.fs, cephfs={"stripe_unit": unit, "stripe_count": count, "object_size": size},
+                       alignment=unit)  # fmt: skip
+        self.fs_alignment = 0 if self.driver == "mpio-nohints" else size_bytes(unit)
+
+    def h5pwrite3dc_opts(self, *extra):
+        if self.driver == "mpio-nohints":  # collective MPI-IO, no hints file, no alignment
+            return self.series_opts(*extra)
+        return super().h5pwrite3dc_opts(*extra)
+
+    def fs_setup_cmds(self, create=True):
+        cmds = super().fs_setup_cmds(create)
+        if self.driver == "mpio-nohints":  # ROMIO reads ROMIO_HINTS at every open: not even the limit gets them
+            cmds.append("unset ROMIO_HINTS MPICH_MPIIO_HINTS")
+        return cmds

@@ -92,3 +92,15 @@ def test_a_check_per_layout_gets_a_chart_with_the_layouts_side_by_side():
     assert list(multifile.x) == ["1Mx2", "4Mx1"] and list(multifile.y) == [0.9, 0.9]
     assert list(multifile.error_y.array) == pytest.approx([0.2, 0.2])
     assert list(multifile.error_y.arrayminus) == pytest.approx([0.1, 0.1])
+
+
+def test_the_summary_ranks_the_drivers_of_each_layout_apart():
+    recs = []
+    for layout, multifile in (("1Mx2", 900.0), ("4Mx1", 300.0)):
+        for driver, rate in (("mpio", 500.0), ("multifile", multifile)):
+            recs += [_layout_rec(layout, driver, var, value) | {"unit": "MB/s"} for var, value in
+                     (("rate_write", rate), ("rate_write_min", rate - 50), ("rate_write_max", rate + 50),
+                      ("rate_write_posix_fpp", 1000.0))]  # fmt: skip
+    rows = report_summary._rows(recs)
+    assert [(r[3], r[5]) for r in rows] == [("fs_kind=cephfs layout=1Mx2", "multifile"),
+                                            ("fs_kind=cephfs layout=4Mx1", "mpio")], rows  # fmt: skip

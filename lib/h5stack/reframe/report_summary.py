@@ -28,6 +28,7 @@ BENCHMARKS = {
         ("write", ("rate_write_posix_fpp", "raw pwrite, file per process"), {"rate_write": "(its parameter)"}),
     ],
 }  # fmt: skip
+BENCHMARKS["h5pwrite3dc_layouts"] = BENCHMARKS["h5pwrite3dc_bench"]  # a row per layout
 
 
 def _label(params):
