@@ -7,6 +7,9 @@ MPI-IO hints and H5Pset_alignment from the site config; the real type is checked
   multifile, subfiling): 2 ranks write 8 images into 2 datasets, `--verify` reads every
   pixel back through the same driver, and HDF5's h5dump checks independently who wrote
   which image (image i of a dataset holds rank i mod ranks).
+- `h5pwrite3dc_layouts`: on a CephFS, the same measurement per driver (MPI-IO collective,
+  independent and without striping hints, subfiling, multifile) and per layout of the
+  job's directory: the shared file against multifile where shared files are slow.
 - `h5pwrite3dc_bench`: performance per driver (MPI-IO collective, multifile): the
   original's rate(write) and rate(create) in MB/s and rate(write) as ratios to raw
   MPI-IO (MPI_File_write_at_all, one shared file) and raw POSIX (file per process)
@@ -236,7 +239,8 @@ LAYOUTS = {
 class h5pwrite3dc_layouts(h5pwrite3dc_bench):
     """What multifile exists for, on a parallel file system: the same bytes written as one
     shared file (HDF5's MPI-IO driver collective and independent, with the layout's
-    striping hints and alignment and without them), through subfiling, through multifile,
+    striping hints and alignment, and collective without them: h5pwrite3dc's own
+    romio_cb_write and romio_ds_write stay), through subfiling, through multifile,
     each with the raw shared MPI-IO and raw file-per-process writes of the same run, per
     CephFS layout (`layout`, applied to the job's directory with setfattr and checked with
     getfattr). The report draws the ratios per layout and driver."""
@@ -262,6 +266,22 @@ class h5pwrite3dc_layouts(h5pwrite3dc_bench):
         if self.driver == "mpio-nohints":  # collective MPI-IO, no hints file, no alignment
             return self.series_opts(*extra)
         return super().h5pwrite3dc_opts(*extra)
+
+    @sanity_function
+    def validate(self):
+        """As h5pwrite3dc_bench, and the driver and transfer asked for were used (mpio-nohints:
+        without a hints file)."""
+        driver = self.driver.split("-")[0]
+        transfer = "independent" if self.driver.endswith("independent") else "collective"
+        checks = [
+            super().validate(),
+            sn.assert_found(rf"^ driver: {driver}, transfer: {transfer}", self.stdout,
+                            msg="h5pwrite3dc did not use the driver and transfer asked for"),
+            sn.assert_found(rf"^ driver in use: {driver}$", self.stdout, msg="HDF5 used another driver"),
+        ]  # fmt: skip
+        if self.driver == "mpio-nohints":
+            checks.append(sn.assert_not_found(r"^ MPI-IO hints \(", self.stdout, msg="mpio-nohints was given hints"))
+        return sn.all(checks)
 
     def fs_setup_cmds(self, create=True):
         cmds = super().fs_setup_cmds(create)

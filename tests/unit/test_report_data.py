@@ -104,3 +104,8 @@ def test_the_summary_ranks_the_drivers_of_each_layout_apart():
     rows = report_summary._rows(recs)
     assert [(r[3], r[5]) for r in rows] == [("fs_kind=cephfs layout=1Mx2", "multifile"),
                                             ("fs_kind=cephfs layout=4Mx1", "mpio")], rows  # fmt: skip
+
+
+def test_layouts_are_drawn_from_the_finest_stripe_unit_up():
+    names = ["4Mx1", "1Mx2", "256Kx4", "1Mx4", "default"]
+    assert sorted(names, key=report_layouts.layout_order) == ["256Kx4", "1Mx2", "1Mx4", "4Mx1", "default"]

@@ -4,9 +4,19 @@ as h5pwrite3dc_layouts on CephFS): for each ratio, the layouts side by side on t
 and one bar per driver and environment, with the spread of the rounds as error bars, so
 that one chart answers "which way of writing, on which striping"."""
 
+import re
 from collections import defaultdict
 
 from h5stack.reframe import spreads
+
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def layout_order(name):
+    """Sort key of a layout's name: by stripe unit, then count ("256Kx4" before "1Mx2");
+    names of another form after those, by name."""
+    m = re.fullmatch(r"(\d+)([KMG]?)x(\d+)", name)
+    return (0, int(m[1]) * UNITS[m[2]], int(m[3]), name) if m else (1, 0, 0, name)
 
 
 def _label(params, leave_out):
@@ -38,7 +48,7 @@ def layout_figures(values, spread):
             groups[(r["check"], f"{r['system']}:{r['partition']}", r["var"])].append(r)
     out = []
     for (check, where, var), recs in sorted(groups.items()):
-        layouts = sorted({r["params"]["layout"] for r in recs})
+        layouts = sorted({r["params"]["layout"] for r in recs}, key=layout_order)
         fig = go.Figure()
         for name, ys, error in _bars(recs, layouts, spread):
             fig.add_trace(go.Bar(name=name, x=layouts, y=ys, error_y=error))

@@ -1,8 +1,9 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The spread of a performance variable measured in rounds: the checks that run their
-kernels several times record the median as `<var>` and the least and the most of the
-rounds as `<var>_min` and `<var>_max` (h5pwrite3dc_bench, multifile_bench). The report
-draws them as error bars and judges "within noise" by them (report_summary.py)."""
+kernels several times record the figure as `<var>` (a median; IOR's checks: IOR's mean)
+and the least and the most of the rounds as `<var>_min` and `<var>_max`
+(reframe-tests/lib/h5checks/performance.py, add_spread). The report draws them as error
+bars and judges "within noise" by them (report_summary.py)."""
 
 import re
 
