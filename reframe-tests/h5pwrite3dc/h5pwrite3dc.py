@@ -249,9 +249,14 @@ class h5pwrite3dc_layouts(h5pwrite3dc_bench):
     fs_kind = parameter(["cephfs"])
     driver = parameter(["mpio", "mpio-independent", "mpio-nohints", "subfiling", "multifile"])
     layout = parameter(list(LAYOUTS))
-    #: 16 images of 1024 x 1024 x 8 bytes = 134 MB per kernel and round, 3 rounds
-    nsets = 16
+    #: 4 images of 1024 x 1024 x 8 bytes = 34 MB per kernel and round, 3 rounds: HDF5's
+    #: independent writes to the shared file run at a few MB/s on the emulated CephFS
+    nsets = 4
     rounds = 3
+    #: the ratios are the finding here, on this machine recorded, not judged (the
+    #: independent shared-file writes fall far below any collapse bound); the cluster
+    #: templates keep h5pwrite3dc_bench's placeholders
+    reference_tables = {"cluster": CLUSTER}
 
     @run_after("setup")
     def use_the_layout(self):

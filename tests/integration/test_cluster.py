@@ -31,7 +31,8 @@ CLOCK_STEP = 9
 
 @pytest.fixture(scope="module")
 def cluster():
-    h5stack("cluster", "stop", check=True)
+    # a CephFS of its own: one an interrupted run left full of files would fail every test
+    h5stack("cluster", "stop", "--wipe", check=True)
     proc = h5stack("cluster", "start", "--nodes", str(NODES), "--clock-step", str(CLOCK_STEP), "--fs", "cephfs")
     # a capability of the kernel or the user, named by the command; a missing program is no
     # reason to skip: the set-up installs them (requirements/debian.txt)
