@@ -401,20 +401,28 @@ CEPHFS_CHECKS = [
 ]
 #: the shared-file-versus-multifile measurement per CephFS layout: 15 jobs with --full, one here
 LAYOUTS = "h5pwrite3dc_layouts" if FULL else "h5pwrite3dc_layouts%fs_kind=cephfs%driver=mpio-nohints%layout=256Kx4"
-#: MPICH 5 (the MPICH that runs across these nodes): on the CephFS, and the DSM's one-sided
-#: transfers between nodes
-MPICH5_CHECKS = [*CEPHFS_CHECKS[:2], "h5py_workload", "dsm_roundtrip%distribution=linear"]
+#: the stacks run with another MPI's library (--mpi-runtime): on the CephFS, and the DSM's
+#: one-sided transfers between nodes
+RUNTIME_CHECKS = [*CEPHFS_CHECKS[:2], "h5py_workload", "dsm_roundtrip%distribution=linear"]
 
 
-@pytest.mark.parametrize("stack, runtime", [(STACK, None), ("mpich-hdf5-1.14", "mpich5")], ids=["openmpi", "mpich5"])
+#: (stack, the MPI whose library it runs with): Debian's Open MPI; MPICH 5 (the MPICH that
+#: runs across these nodes); with --full also Intel MPI and Open MPI 5 (each also runs, on
+#: one node, in every CI: tests/integration/test_abi.py)
+ACROSS_NODES = [(STACK, None), ("mpich-hdf5-1.14", "mpich5")] + (
+    [("mpich-hdf5-1.14", "impi"), (STACK, "openmpi5")] if FULL else []
+)
+
+
+@pytest.mark.parametrize("stack, runtime", ACROSS_NODES, ids=[r or "openmpi" for _, r in ACROSS_NODES])
 def test_the_regression_on_cephfs_across_nodes(cluster, stack_descriptions, tmp_path, stack, runtime):
     """The checks with their files on the CephFS, ranks on two nodes: Debian's Open MPI, and
-    MPICH 5 (Debian's MPICH build with MPICH 5's library: docs/abi.md), whose MPICH runs
-    across these nodes where Debian's hangs in MPI_Finalize."""
+    Debian's builds with the library of MPICH 5 (whose MPICH runs across these nodes where
+    Debian's hangs in MPI_Finalize), and with --full of Intel MPI and Open MPI 5 (docs/abi.md)."""
     path = tmp_path / "summary.json"
     args = ["run", "--system", "slurm-cluster", "--no-setup", "--keep-slurm", "--json", str(path), "--stack", stack]
     args += ["--mpi-runtime", runtime] if runtime else []
-    proc = h5stack(*args, *(MPICH5_CHECKS if runtime else [*CEPHFS_CHECKS, LAYOUTS]), timeout=1800)
+    proc = h5stack(*args, *(RUNTIME_CHECKS if runtime else [*CEPHFS_CHECKS, LAYOUTS]), timeout=1800)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
     summary = json.load(open(path))
     cases = summary["cases"]
