@@ -79,6 +79,18 @@ class H5pwrite3dcBase(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest
             opts += ["--hints", self.hints_file]
         return opts
 
+    def driver_sanity(self):
+        """Assertions: h5pwrite3dc used the driver and transfer of the variant's name
+        (`<driver>[-<variant>]`, independent for `-independent`), and so did HDF5."""
+        driver = self.driver.split("-")[0]
+        transfer = "independent" if self.driver.endswith("independent") else "collective"
+        return [
+            sn.assert_found(rf"^ driver: {driver}, transfer: {transfer}", self.stdout,
+                            msg="h5pwrite3dc did not use the driver and transfer asked for"),
+            sn.assert_found(rf"^ driver in use: {driver}$", self.stdout,
+                            msg="HDF5 used another driver than the one asked for"),
+        ]  # fmt: skip
+
     def common_sanity(self):
         return (
             self.fs_sanity()
@@ -123,12 +135,7 @@ class h5pwrite3dc_verify(H5pwrite3dcBase):
         checks = self.common_sanity() + [
             sn.assert_found(rf"^ verify: ok, {pixels} pixels read back", self.stdout,
                             msg=f"--verify did not read back {pixels} correct pixels"),
-            sn.assert_found(rf"^ driver: {self.driver.split('-')[0]}, transfer: "
-                            rf"{'independent' if self.driver.endswith('independent') else 'collective'}",
-                            self.stdout, msg="h5pwrite3dc did not use the driver and transfer asked for"),
-            sn.assert_found(rf"^ driver in use: {self.driver.split('-')[0]}$", self.stdout,
-                            msg="HDF5 used another driver than the one asked for"),
-        ]  # fmt: skip
+        ] + self.driver_sanity()  # fmt: skip
         if self.driver == "multifile":
             checks.append(sn.assert_found(r"^after-verify: multifile directory$", self.stdout,
                                           msg="the read-only open of --verify changed the multifile directory"))
@@ -260,9 +267,7 @@ class h5pwrite3dc_layouts(h5pwrite3dc_bench):
     reference_tables = {"cluster": CLUSTER}
 
     @run_after("setup")
-    def use_the_layout(self):
-        if not self.fs:
-            return  # skipped: no CephFS here
+    def use_the_layout(self):  # after FileSystemMixin.fs_choose, which skips where no CephFS is
         unit, count, size = LAYOUTS[self.layout]
         self.fs = dict(self.fs, cephfs={"stripe_unit": unit, "stripe_count": count, "object_size": size},
                        alignment=unit)  # fmt: skip
@@ -277,14 +282,7 @@ class h5pwrite3dc_layouts(h5pwrite3dc_bench):
     def validate(self):
         """As h5pwrite3dc_bench, and the driver and transfer asked for were used (mpio-nohints:
         without a hints file)."""
-        driver = self.driver.split("-")[0]
-        transfer = "independent" if self.driver.endswith("independent") else "collective"
-        checks = [
-            super().validate(),
-            sn.assert_found(rf"^ driver: {driver}, transfer: {transfer}", self.stdout,
-                            msg="h5pwrite3dc did not use the driver and transfer asked for"),
-            sn.assert_found(rf"^ driver in use: {driver}$", self.stdout, msg="HDF5 used another driver"),
-        ]  # fmt: skip
+        checks = [super().validate(), *self.driver_sanity()]
         if self.driver == "mpio-nohints":
             checks.append(sn.assert_not_found(r"^ MPI-IO hints \(", self.stdout, msg="mpio-nohints was given hints"))
         return sn.all(checks)
