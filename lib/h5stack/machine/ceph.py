@@ -242,10 +242,20 @@ def answers(mountpoint):
 
 
 def unmount_here(mountpoint):
-    """Take this machine's client off (before its daemons stop); True if one was mounted."""
+    """Take this machine's client off (before its daemons stop) and end its process, which
+    a lazy unmount leaves running; True if one was mounted."""
     if mounted(None, mountpoint) != "fuse.ceph-fuse":
         return False
-    subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # lazily: a dead client too
+    if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:  # the client then flushes and ends
+        subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client: lazily
+    client = daemon_pid("client.host")
+    if client:  # its data flushed while the daemons still run; a client that hangs is killed
+        os.kill(client, signal.SIGTERM)
+        t0 = time.monotonic()
+        while daemon_pid("client.host") and time.monotonic() - t0 < 10:
+            time.sleep(0.2)
+        if daemon_pid("client.host"):
+            os.kill(client, signal.SIGKILL)
     return True
 
 
