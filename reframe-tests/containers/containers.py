@@ -37,7 +37,8 @@ class container_base(MultiNodeMixin, rfm.RunOnlyRegressionTest):
     valid_systems = ["+apptainer"]
     #: the host MPI of the image's flavour (the plain 1.14 stack's environment; not one run
     #: with another MPI's library: its image is its own MPI's)
-    valid_prog_environs = ["+local-stack +hdf5-1_14 -variant-multifile -mpi-runtime"]
+    #: and only where an image carries that MPI (Debian's MPICH and Open MPI, one per family)
+    valid_prog_environs = ["+local-stack +hdf5-1_14 -variant-multifile -mpi-runtime +container-image"]
     model = parameter(["inside", "hybrid"])
     #: the image's stack the programs come from (an Apptainer app of the image)
     app = variable(str, value="hdf5-1.14")

@@ -245,3 +245,19 @@ def test_run_names_the_site_config_and_the_reason_in_one_line(tmp_path, monkeypa
         regression.config_file("generic")
     message = str(err.value)
     assert message == f"{copy / 'generic' / 'reframe.py'}: defines no `site_configuration` dictionary", message
+
+
+@pytest.mark.parametrize("mpi", ["mpich", "openmpi", "mpich5", "openmpi5", "impi"])
+def test_only_an_mpi_that_an_image_carries_names_an_image(mpi):
+    """The container checks run in a stack's environment only where an image carries its
+    MPI (Debian's, one per family); for the wheels' MPIs no image is named, so no check
+    points users to `./h5stack containers build` of an MPI it cannot build."""
+    from h5stack.machine import images
+    from h5stack.reframe.environs import container_image
+
+    image = container_image(mpi)
+    if mpi in ("mpich", "openmpi"):
+        assert image and image.endswith(f"h5stack-{mpi}.sif")
+    else:
+        assert image is None
+    assert (image is not None) == (mpi in images.FLAVOURS)

@@ -40,8 +40,11 @@ def this_machine_container_platforms():
 
 
 def container_image(mpi):
-    """The image `./h5stack containers build MPI` makes (it may not exist)."""
-    return os.path.join(paths.home(), "images", f"h5stack-{mpi}.sif")
+    """The image `./h5stack containers build MPI` makes (it may not exist), or None where
+    no image carries this MPI (images install Debian's MPIs: one image per family)."""
+    from h5stack.machine import images
+
+    return os.path.join(paths.home(), "images", f"h5stack-{mpi}.sif") if mpi in images.FLAVOURS else None
 
 
 def local_stacks():
@@ -120,7 +123,8 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                 + (["multifile"] if _has_multifile(desc) else [])
                 + (["h5py"] if desc.get("python_path") else [])  # parallel h5py, mpi4py, h5vfd
                 + ([f"variant-{desc['variant']}"] if desc.get("variant") else [])
-                + (["mpi-runtime"] if desc.get("abi_runtime") else []),  # another MPI's library
+                + (["mpi-runtime"] if desc.get("abi_runtime") else [])  # another MPI's library
+                + (["container-image"] if container_image(desc["mpi"]) else []),  # an image of its MPI
                 "extras": {
                     "mpi": desc["mpi"],
                     "mpi_library_signature": desc["mpi_library_signature"],
@@ -129,9 +133,9 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                     "stack": desc["name"],
                     # the HDF5 that the stack's tools (h5dump, h5perf, ...) belong to
                     "hdf5_tools_version": _tools_version(desc),
-                    # the Apptainer image of this MPI's stacks (reframe-tests/containers)
-                    "container_image": container_image(desc["mpi"]),
                 }
+                # the Apptainer image of this MPI's stacks (reframe-tests/containers)
+                | ({"container_image": container_image(desc["mpi"])} if container_image(desc["mpi"]) else {})
                 # where H5FDmultifile.h and libh5fd_multifile are (the package; not in a twin)
                 | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {})
                 # faults of the MPI's MPI-IO accepted for now (reframe-tests/mpiio-faults: xfail)
