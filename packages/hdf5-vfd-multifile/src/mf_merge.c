@@ -589,12 +589,22 @@ mf_part_bytes(const mf_dir_t *d, unsigned part, unsigned nparts)
     return hi - lo;
 }
 
+/* bytes [pos, pos + len) of a source file that cannot be mapped (FUSE with direct I/O:
+ * ENODEV), kept for the small pieces after the one that read them: a piece each would be
+ * a read each, a round trip to the servers on such a file system */
+typedef struct {
+    unsigned char *buf;
+    uint64_t       pos, len;
+} readahead_t;
+
 /* the state of one part's reconstruction */
+
 typedef struct {
     const mf_dir_t *d;
     int             out_fd;
     int            *fds;   /* source data files, opened when first needed */
     unsigned char **maps;  /* and mapped, for small pieces */
+    readahead_t    *ahead; /* or, where a file system refuses the map, read ahead */
     unsigned char  *stage; /* small pieces gathered for one write at stage_addr */
     uint64_t        stage_addr, stage_fill;
     uint64_t        done, total;
@@ -603,6 +613,7 @@ typedef struct {
 } merger_t;
 
 #define MF_COPY_MIN (256u << 10) /* pieces this large go through copy_file_range */
+#define MF_AHEAD    MF_COPY_MIN  /* a source's bytes read at once for the smaller pieces */
 #define MF_BLOCK    4096u        /* the block a reflink shares (as the driver aligns, MF_ALIGN) */
 
 static int
@@ -669,6 +680,26 @@ copy_range(merger_t *m, int in_fd, uint64_t pos, uint64_t addr, uint64_t n, mf_e
     return 0;
 }
 
+/* n bytes (n <= MF_AHEAD) of source r at pos, through its read-ahead: read again only
+ * where the piece is not in it (without memory for it: a read of the piece alone) */
+static int
+read_ahead(merger_t *m, int r, unsigned char *to, uint64_t pos, uint64_t n)
+{
+    readahead_t *w = &m->ahead[r];
+    if (!w->buf && !(w->buf = malloc(MF_AHEAD)))
+        return mf_pread_all(m->fds[r], to, n, pos) == (long long)n ? 0 : -1;
+    if (pos < w->pos || pos + n > w->pos + w->len) {
+        uint64_t  size = m->d->ranks[r].data_size;
+        size_t    want = pos + MF_AHEAD <= size ? MF_AHEAD : (size_t)(pos + n > size ? n : size - pos);
+        long long got  = mf_pread_all(m->fds[r], w->buf, want, pos);
+        w->pos = pos, w->len = got > 0 ? (uint64_t)got : 0;
+        if (w->len < n)
+            return -1;
+    }
+    memcpy(to, w->buf + (pos - w->pos), n);
+    return 0;
+}
+
 static int
 copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t n, mf_err_t err)
 {
@@ -699,7 +730,7 @@ copy_piece(merger_t *m, int r, uint64_t pos, uint64_t addr, uint64_t n, mf_err_t
     unsigned char *to = m->stage + (addr - m->stage_addr);
     if (m->maps[r])
         memcpy(to, m->maps[r] + pos, n);
-    else if (mf_pread_all(m->fds[r], to, n, pos) != (long long)n) {
+    else if (read_ahead(m, r, to, pos, n) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot read %" PRIu64 " bytes of rank %d at %" PRIu64, m->d->path,
                  n, r, pos);
         return -1;
@@ -761,6 +792,7 @@ mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_
                     out_fd,
                     calloc(d->meta.ranks, sizeof(int)),
                     calloc(d->meta.ranks, sizeof(void *)),
+                    calloc(d->meta.ranks, sizeof(readahead_t)),
                     malloc(MF_MERGE_BUFFER),
                     0,
                     0,
@@ -769,7 +801,7 @@ mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_
                     cb,
                     arg};
     int      ret = 0;
-    if (!m.fds || !m.maps || !m.stage) {
+    if (!m.fds || !m.maps || !m.ahead || !m.stage) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", d->path);
         ret = -1;
     }
@@ -784,8 +816,10 @@ mf_merge_part(const mf_dir_t *d, int out_fd, unsigned part, unsigned nparts, mf_
             munmap(m.maps[r], d->ranks[r].data_size);
         if (m.fds[r] >= 0)
             close(m.fds[r]);
+        if (m.ahead)
+            free(m.ahead[r].buf);
     }
-    free(m.fds), free(m.maps), free(m.stage);
+    free(m.fds), free(m.maps), free(m.ahead), free(m.stage);
     return ret;
 }
 
