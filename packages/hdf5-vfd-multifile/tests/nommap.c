@@ -22,7 +22,8 @@ static ssize_t
 counted(int fd, void *buf, size_t n, off_t off, const char *name)
 {
     __atomic_add_fetch(&preads, 1, __ATOMIC_RELAXED);
-    ssize_t (*real)(int, void *, size_t, off_t) = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, name);
+    ssize_t (*real)(int, void *, size_t, off_t) =
+        (ssize_t(*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, name);
     return real(fd, buf, n, off);
 }
 
