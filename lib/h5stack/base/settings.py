@@ -38,7 +38,7 @@ SETTINGS = (
     Setting(
         "H5STACK_CLUSTER_FS",
         "local",
-        "slurm-cluster: the partition's scratch file system: local (this machine's disk, shared) or cephfs",
+        "slurm-cluster: the partition's scratch file system: local (this machine's disk, shared), cephfs or glusterfs",
     ),
     Setting(
         "H5STACK_TEST_FULL", "0", "1: `./h5stack test` runs every per-stack check on every stack (as --full)", "test"

@@ -19,11 +19,11 @@ def add_parser(sub):
     p.add_argument("--nodes", type=positive_int, default=4, help="start: how many nodes (default 4)")
     p.add_argument(
         "--fs",
-        choices=["local", "cephfs"],
-        help="start: the partition's scratch: this machine's disk, shared (local), or a CephFS that every "
-        "node mounts (default: H5STACK_CLUSTER_FS, else local)",
+        choices=["local", "cephfs", "glusterfs"],
+        help="start: the partition's scratch: this machine's disk, shared (local), or a CephFS or GlusterFS "
+        "that every node mounts (default: H5STACK_CLUSTER_FS, else local)",
     )
-    p.add_argument("--wipe", action="store_true", help="stop: also remove the CephFS's data")
+    p.add_argument("--wipe", action="store_true", help="stop: also remove the CephFS's and GlusterFS's data")
     p.add_argument(
         "--clock-step",
         type=int,
@@ -46,9 +46,10 @@ def main(args):
     elif args.action == "stop":
         cluster.stop()
         if args.wipe:
-            from h5stack.machine import ceph
+            from h5stack.machine import ceph, glusterfs
 
             ceph.wipe()
+            glusterfs.wipe()
     elif args.action == "status":
         lines, ok = cluster.status_lines()
         print("\n".join(lines))

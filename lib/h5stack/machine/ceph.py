@@ -22,7 +22,7 @@ import uuid
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info, tail
-from h5stack.machine import apt, slurm
+from h5stack.machine import apt, fusemounts, slurm
 
 TEMPLATE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster", "ceph.conf.in")
 REQUIREMENTS = os.path.join(os.path.dirname(paths.DEBIAN_REQUIREMENTS), "debian-cephfs.txt")
@@ -32,6 +32,7 @@ MON_PORT = 3300
 #: seconds a mount waits for the metadata server (mds_beacon_grace of ceph.conf.in, and more)
 MOUNT_TIMEOUT = 90
 FS_NAME = "cephfs"
+FSTYPE = "fuse.ceph-fuse"
 DAEMONS = ["mon.a", "mgr.x", "mds.a"] + [f"osd.{i}" for i in range(OSDS)]
 
 
@@ -196,11 +197,6 @@ def start(mon_addr, network, timeout=180):
     return seconds
 
 
-def _inside(node_pid):
-    """The command prefix that runs a program in a node's namespaces (this machine: none)."""
-    return ["nsenter", "-t", str(node_pid), "-m", "-n", "-p", "-u", "--"] if node_pid else []
-
-
 def mount(client, node_pid, mountpoint):
     """Mount the file system at mountpoint inside the node's namespaces (node_pid None:
     here) with ceph-fuse as client.<client>, its log and socket under the cluster's
@@ -208,8 +204,8 @@ def mount(client, node_pid, mountpoint):
     same client as here) is taken off first: every node is a client of its own."""
     os.makedirs(mountpoint, exist_ok=True)
     if node_pid:
-        subprocess.run(_inside(node_pid) + ["umount", "-l", mountpoint], capture_output=True)
-    cmd = _inside(node_pid) + ["ceph-fuse", "-c", conf(), "--id", client]
+        subprocess.run(fusemounts.inside(node_pid) + ["umount", "-l", mountpoint], capture_output=True)
+    cmd = fusemounts.inside(node_pid) + ["ceph-fuse", "-c", conf(), "--id", client]
     cmd += [f"--log_file={ceph_dir()}/log/client.{client}.log", f"--admin_socket={ceph_dir()}/run/client.{client}.asok"]
     cmd += ["-o", "allow_other", mountpoint]
     # after a restart the monitor may still name the metadata server of the last run as
@@ -224,27 +220,10 @@ def mount(client, node_pid, mountpoint):
             time.sleep(3)
 
 
-def mounted(node_pid, mountpoint):
-    """The file-system type mounted at mountpoint inside the node (node_pid None: here), or ''."""
-    proc = subprocess.run(
-        _inside(node_pid) + ["findmnt", "-n", "-o", "FSTYPE", "-M", mountpoint], capture_output=True, text=True
-    )
-    return proc.stdout.strip()
-
-
-def answers(mountpoint):
-    """Does the mount at mountpoint answer (a dead FUSE client: "Transport endpoint is not connected")?"""
-    try:
-        os.statvfs(mountpoint)
-        return True
-    except OSError:
-        return False
-
-
 def unmount_here(mountpoint):
     """Take this machine's client off (before its daemons stop) and end its process, which
     a lazy unmount leaves running; True if one was mounted."""
-    if mounted(None, mountpoint) != "fuse.ceph-fuse":
+    if fusemounts.mounted(None, mountpoint) != FSTYPE:
         return False
     if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:  # the client then flushes and ends
         subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client: lazily

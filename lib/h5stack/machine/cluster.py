@@ -12,8 +12,9 @@ its own slurmd of Debian's Slurm (site-configs/slurm-cluster/node.sh); munged an
 slurmctld run on this machine on the bridge's address. State, logs and the
 configuration (from site-configs/slurm-cluster/slurm.conf.in and mpi.conf) are under
 $H5STACK_HOME/cluster/; every Slurm command needs SLURM_CONF (`./h5stack cluster env`).
-With `--fs cephfs` (H5STACK_CLUSTER_FS) a CephFS runs beside slurmctld (machine/ceph.py)
-and every node mounts it at $H5STACK_HOME/cluster/cephfs: the partition's scratch.
+With `--fs cephfs` (H5STACK_CLUSTER_FS) a CephFS runs beside slurmctld (machine/ceph.py),
+with `--fs glusterfs` a GlusterFS (machine/glusterfs.py), and every node mounts it at
+$H5STACK_HOME/cluster/<fs>: the partition's scratch.
 """
 
 import getpass
@@ -28,7 +29,7 @@ import time
 
 from h5stack.base import paths, settings
 from h5stack.base.ui import StepError, info, tail
-from h5stack.machine import ceph, slurm
+from h5stack.machine import ceph, fusemounts, glusterfs, slurm
 
 HERE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster")
 TEMPLATE = os.path.join(HERE, "slurm.conf.in")
@@ -51,8 +52,11 @@ def veth_name(node):
 SUBNET = ipaddress.ip_network(settings.get("H5STACK_CLUSTER_SUBNET"))
 PROGRAMS = ["unshare", "nsenter", "ip"]
 #: the partition's scratch file systems (`--fs`, H5STACK_CLUSTER_FS): this machine's
-#: disk, which every node shares, or a CephFS that every node mounts (machine/ceph.py)
-FILE_SYSTEMS = ("local", "cephfs")
+#: disk, which every node shares, or a networked one that every node mounts: a CephFS
+#: (machine/ceph.py) or a GlusterFS (machine/glusterfs.py)
+FILE_SYSTEMS = ("local", "cephfs", "glusterfs")
+NETWORKED = {"cephfs": ceph, "glusterfs": glusterfs}
+FS_NAMES = {"cephfs": "CephFS", "glusterfs": "GlusterFS"}
 UP_STATES = ("idle", "mixed", "allocated", "completing")
 
 
@@ -119,9 +123,9 @@ def save_layout(nodes, offsets, fs):
     slurm.write_file(os.path.join(cluster_dir(), "layout.json"), json.dumps(layout))
 
 
-def cephfs_mountpoint():
-    """Where every node mounts the CephFS (the partition's scratch with --fs cephfs)."""
-    return os.path.join(cluster_dir(), "cephfs")
+def scratch_mountpoint(fs):
+    """Where every node mounts a networked file system (the partition's scratch with --fs fs)."""
+    return os.path.join(cluster_dir(), fs)
 
 
 def running_fs():
@@ -129,19 +133,26 @@ def running_fs():
     return (load_layout() or {}).get("fs", "local")
 
 
-def mount_cephfs(names, fresh):
-    """Mount the CephFS on each of these nodes where it is not mounted yet (on the fresh
-    ones, just started, always: what they copied from here is this machine's client),
-    then here (the harness reads what the jobs wrote)."""
+def _mount(fs, client, node_pid):
+    if fs == "cephfs":
+        ceph.mount(client, node_pid, scratch_mountpoint(fs))
+    else:
+        glusterfs.mount(client, node_pid, scratch_mountpoint(fs), bridge_address())
+
+
+def mount_scratch(fs, names, fresh):
+    """Mount the networked file system on each of these nodes where it is not mounted yet
+    (on the fresh ones, just started, always: what they copied from here is this machine's
+    client), then here (the harness reads what the jobs wrote)."""
+    fstype, here = NETWORKED[fs].FSTYPE, scratch_mountpoint(fs)
     for name in names:
         pid = node_pid(name)
-        if pid and (name in fresh or ceph.mounted(pid, cephfs_mountpoint()) != "fuse.ceph-fuse"):
-            ceph.mount(name, pid, cephfs_mountpoint())
-    here = cephfs_mountpoint()
-    if ceph.mounted(None, here) == "fuse.ceph-fuse" and not ceph.answers(here):  # its client died
-        ceph.unmount_here(here)
-    if ceph.mounted(None, here) != "fuse.ceph-fuse":
-        ceph.mount("host", None, here)
+        if pid and (name in fresh or fusemounts.mounted(pid, here) != fstype):
+            _mount(fs, name, pid)
+    if fusemounts.mounted(None, here) == fstype and not fusemounts.answers(here):  # its client died
+        NETWORKED[fs].unmount_here(here)
+    if fusemounts.mounted(None, here) != fstype:
+        _mount(fs, "host", None)
 
 
 def write_config(nodes, slurmd_timeout):
@@ -291,12 +302,12 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
     health = ceph.health() if fs == "cephfs" else None
     # a daemon whose process is gone counts as down before the monitor says so (the
     # metadata server stays "up:active" for its beacon grace after a crash)
-    ceph_down = health is not None and (
+    fs_down = (health is not None and (
         health["mds"] != "up:active"
         or health["osds_up"] < ceph.OSDS
         or any(not ceph.daemon_pid(name) for name in ceph.DAEMONS)
-    )
-    if not down and not ceph_down and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d):
+    )) or (fs == "glusterfs" and glusterfs.bricks_online() < glusterfs.BRICKS)  # fmt: skip
+    if not down and not fs_down and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d):
         return False
     t0 = time.monotonic()
     for sub in ("state", "run", "log", "nodes"):
@@ -305,6 +316,8 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
     ensure_bridge()
     if fs == "cephfs":  # its daemons on the bridge's address, before the nodes mount it
         ceph.start(bridge_address(), str(SUBNET))
+    elif fs == "glusterfs":
+        glusterfs.start(bridge_address())
     save_layout(names, offsets, fs)
     slurm.start_munge(d)
     if not slurm.pid_alive(d, "slurmctld"):
@@ -312,8 +325,8 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
     for i, (name, offset) in enumerate(zip(names, offsets), 1):
         if name in down:
             start_node(i, name, offset)
-    if fs == "cephfs":
-        mount_cephfs(names, down)
+    if fs in NETWORKED:
+        mount_scratch(fs, names, down)
     wait_up(names, timeout)
     info(
         f"cluster up in {time.monotonic() - t0:.1f} s: {', '.join(names)} "
@@ -362,9 +375,10 @@ def stop():
         stopped.append("slurmctld")
     if slurm.stop_munge(d):
         stopped.append("munged")
-    if ceph.unmount_here(cephfs_mountpoint()):  # the nodes' clients ended with them
-        stopped.append("CephFS client here")
-    stopped += [f"ceph {n}" for n in ceph.stop()]
+    for fs, module in NETWORKED.items():  # the nodes' clients ended with them
+        if module.unmount_here(scratch_mountpoint(fs)):
+            stopped.append(f"{fs} client here")
+    stopped += [f"ceph {n}" for n in ceph.stop()] + [f"glusterfs {n}" for n in glusterfs.stop()]
     if shutil.which("ip") and ip("link", "show", BRIDGE, check=False).returncode == 0:
         ip("link", "del", BRIDGE)
         stopped.append(f"bridge {BRIDGE}")
@@ -381,17 +395,21 @@ def status_lines():
     lines = [f"slurmctld: {'running' if ctld else 'stopped'}, munged: {'running' if munge else 'stopped'}"]
     states = node_states() if ctld else {}
     ok = bool(ctld and munge)
-    cephfs = layout.get("fs") == "cephfs"
+    fs = layout.get("fs", "local")
     for i, (name, offset) in enumerate(zip(layout["nodes"], layout["offsets"]), 1):
         pid, state = node_pid(name), states.get(name, "?")
         ok = ok and bool(pid) and state.rstrip("*") in UP_STATES
         line = f"{name}: {'running' if pid else 'stopped'}, {node_address(i)}, clocks +{offset} s, slurm {state}"
-        if cephfs:
-            fs_type = ceph.mounted(pid, cephfs_mountpoint()) if pid else ""
-            ok = ok and fs_type == "fuse.ceph-fuse"
-            line += f", CephFS {'mounted' if fs_type == 'fuse.ceph-fuse' else 'not mounted'}"
+        if fs in NETWORKED:
+            is_mounted = bool(pid) and fusemounts.mounted(pid, scratch_mountpoint(fs)) == NETWORKED[fs].FSTYPE
+            ok = ok and is_mounted
+            line += f", {FS_NAMES[fs]} {'mounted' if is_mounted else 'not mounted'}"
         lines.append(line)
-    if cephfs:
+    if fs == "glusterfs":
+        online = glusterfs.bricks_online()
+        ok = ok and online == glusterfs.BRICKS
+        lines.append(f"glusterfs: volume {glusterfs.VOLUME}, {online}/{glusterfs.BRICKS} bricks online")
+    if fs == "cephfs":
         h = ceph.health()
         ok = ok and h["mds"] == "up:active"
         lines.append(f"cephfs: {h['health']}, {h['osds_up']}/{ceph.OSDS} OSDs up, mds {h['mds'] or 'down'}, {h['pgs']} pgs"

@@ -179,13 +179,17 @@ def this_machine_scratch():
 
 
 def this_machine_cluster_scratch(cephfs):
-    """The scratch of slurm-cluster's partition: the CephFS that every node mounts when the
-    cluster runs with it (`./h5stack cluster start --fs cephfs`; cephfs: the site config's
-    entry for it, its name, layout and alignment), else this machine's scratch."""
+    """The scratch of slurm-cluster's partition: the networked file system that every node
+    mounts when the cluster runs with one (`./h5stack cluster start --fs cephfs|glusterfs`;
+    cephfs: the site config's entry for a CephFS, its name, layout and alignment), else
+    this machine's scratch."""
     from h5stack.machine import cluster
 
-    if cluster.running_fs() == "cephfs":
-        return dict(cephfs, path=cluster.cephfs_mountpoint(), type="fuse.ceph-fuse")
+    fs = cluster.running_fs()
+    if fs == "cephfs":
+        return dict(cephfs, path=cluster.scratch_mountpoint(fs), type=cluster.NETWORKED[fs].FSTYPE)
+    if fs == "glusterfs":  # a POSIX file system to the checks: no striping of its own
+        return {"name": fs, "path": cluster.scratch_mountpoint(fs), "type": cluster.NETWORKED[fs].FSTYPE}
     return this_machine_scratch()
 
 

@@ -1,0 +1,221 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""A small GlusterFS for the emulated cluster (`./h5stack cluster start --fs glusterfs`):
+a real networked file system whose clients see each other's writes at once, where the
+cluster's CephFS clients do not (docs/regression.md).
+
+On this machine, on the cluster's bridge address: glusterd and BRICKS bricks of one
+distributed volume (whole files spread over the bricks by a hash of their names; no
+striping) under $H5STACK_HOME/cluster/gluster/, from Debian's GlusterFS
+(requirements/debian-glusterfs.txt). Each node mounts it with its own FUSE client inside
+its namespaces. Coherence is what the configuration buys: the volume runs without the
+client-side translators that cache or delay data and metadata (VOLUME_OPTIONS) and the
+clients mount with direct I/O and no kernel attribute or entry cache (MOUNT_OPTIONS), so
+every read and stat goes to the bricks. glusterd's socket, the bricks' pid files and their
+logs stay where Debian's GlusterFS puts them (/var/run/gluster, /var/log/glusterfs).
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from xml.etree import ElementTree
+
+from h5stack.base import paths
+from h5stack.base.ui import StepError, info, tail
+from h5stack.machine import apt, fusemounts
+
+REQUIREMENTS = os.path.join(os.path.dirname(paths.DEBIAN_REQUIREMENTS), "debian-glusterfs.txt")
+PROGRAMS = ["glusterd", "gluster", "glusterfs"]
+FSTYPE = "fuse.glusterfs"
+VOLUME, BRICKS = "h5scratch", 3
+#: translators that would let a client serve old data or old sizes: all off
+VOLUME_OPTIONS = [
+    f"performance.{t}"
+    for t in ("write-behind", "stat-prefetch", "quick-read", "open-behind", "io-cache", "read-ahead", "readdir-ahead")
+]
+#: no kernel page cache (direct I/O) and no kernel attribute or entry cache
+MOUNT_OPTIONS = ["--direct-io-mode=enable", "--attribute-timeout=0", "--entry-timeout=0"]
+DEBIAN_VOLFILE = "/etc/glusterfs/glusterd.vol"
+
+
+def gluster_dir():
+    return paths.sub("cluster", "gluster")  # beside the mount point, cluster/glusterfs
+
+
+def gluster(*args, timeout=120, check=True):
+    """The gluster command (on the local glusterd); its stdout."""
+    proc = subprocess.run(["gluster", "--mode=script", *args], capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise StepError(f"`gluster {' '.join(args)}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def check_programs():
+    apt.ensure_packages(REQUIREMENTS)
+    missing = [p for p in PROGRAMS if not shutil.which(p)]
+    if missing:
+        raise StepError(f"GlusterFS: programs missing: {', '.join(missing)} (requirements/debian-glusterfs.txt)")
+
+
+def _pid_of(pattern):
+    proc = subprocess.run(["pgrep", "-f", "--", pattern], capture_output=True, text=True)
+    return [int(p) for p in proc.stdout.split()]
+
+
+def glusterd_pid():
+    """Our glusterd's pid, or None."""
+    found = _pid_of(f"^glusterd -f {os.path.join(gluster_dir(), 'glusterd.vol')}")
+    return found[0] if found else None
+
+
+def brick_pids():
+    return _pid_of(f"--brick-name {os.path.join(gluster_dir(), 'bricks')}/")
+
+
+def start_glusterd():
+    """glusterd with its state under the cluster's directory (Debian's volfile, another
+    working directory); another glusterd of this machine is an error, not a takeover."""
+    if glusterd_pid():
+        return
+    others = _pid_of("^(/usr/sbin/)?glusterd( |$)")
+    if others:
+        raise StepError(f"another glusterd runs on this machine (pid {others[0]}): stop it first")
+    d = gluster_dir()
+    for sub in ("state", "log", "run", "bricks"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    with open(DEBIAN_VOLFILE) as f:
+        text = re.sub(r"(option working-directory )\S+", rf"\g<1>{d}/state", f.read())
+    with open(os.path.join(d, "glusterd.vol"), "w") as f:
+        f.write(text)
+    log = os.path.join(d, "log", "glusterd.log")
+    cmd = ["glusterd", "-f", os.path.join(d, "glusterd.vol"), "-p", os.path.join(d, "run", "glusterd.pid"), "-l", log]
+    if subprocess.run(cmd, capture_output=True, text=True).returncode != 0:
+        raise StepError(f"glusterd did not start; its log {log}:\n{tail(log)}")
+    t0 = time.monotonic()
+    while not answers() and time.monotonic() - t0 < 30:
+        time.sleep(0.5)
+
+
+def answers():
+    """Does our glusterd answer the command line?"""
+    proc = subprocess.run(["gluster", "--mode=script", "volume", "list"], capture_output=True, timeout=30)
+    return proc.returncode == 0
+
+
+def ensure_volume(address):
+    """The volume: created on its first start (bricks on address, the bridge's), started."""
+    if VOLUME not in gluster("volume", "list"):
+        bricks = [os.path.join(gluster_dir(), "bricks", f"b{i}") for i in range(BRICKS)]
+        for b in bricks:
+            os.makedirs(b, exist_ok=True)
+        # force: the bricks are directories of the root file system
+        gluster("volume", "create", VOLUME, "transport", "tcp", *[f"{address}:{b}" for b in bricks], "force")
+        for option in VOLUME_OPTIONS:
+            gluster("volume", "set", VOLUME, option, "off")
+    if "Status: Started" not in gluster("volume", "info", VOLUME):
+        gluster("volume", "start", VOLUME)
+
+
+def bricks_online():
+    """How many of the volume's bricks are online (0 when glusterd does not answer)."""
+    if not glusterd_pid():
+        return 0
+    text = gluster("volume", "status", VOLUME, "--xml", check=False, timeout=30)
+    try:
+        nodes = ElementTree.fromstring(text).iter("node")
+    except ElementTree.ParseError:
+        return 0
+    return sum(1 for n in nodes if n.findtext("status") == "1" and n.findtext("path", "").startswith(gluster_dir()))
+
+
+def applied_options():
+    """{option: value} of VOLUME_OPTIONS as glusterd reports them (the check that they hold)."""
+    text = gluster("volume", "get", VOLUME, "all")
+    values = dict(line.split(None, 1) for line in text.splitlines() if line.strip() and len(line.split()) >= 2)
+    return {o: values.get(o, "?").strip() for o in VOLUME_OPTIONS}
+
+
+def start(address, timeout=60):
+    """Start what is not running of the file system; the seconds it took to be ready."""
+    check_programs()
+    t0 = time.monotonic()
+    start_glusterd()
+    ensure_volume(address)
+    while bricks_online() < BRICKS:
+        if time.monotonic() - t0 > timeout:
+            raise StepError(f"GlusterFS: {bricks_online()} of {BRICKS} bricks online after {timeout} s; "
+                            f"logs in /var/log/glusterfs/bricks and {gluster_dir()}/log")  # fmt: skip
+        time.sleep(0.5)
+    wrong = {o: v for o, v in applied_options().items() if v != "off"}
+    if wrong:
+        raise StepError(f"GlusterFS volume {VOLUME}: options not off: {wrong} (`gluster volume reset`?)")
+    seconds = time.monotonic() - t0
+    info(f"GlusterFS ready in {seconds:.1f} s: volume {VOLUME}, {BRICKS} bricks on {address}")
+    return seconds
+
+
+def mount(client, node_pid, mountpoint, address):
+    """Mount the volume at mountpoint inside the node's namespaces (node_pid None: here)
+    with a FUSE client of its own (its log and pid file under the cluster's directory); a
+    mount the node copied from this machine at its start is taken off first."""
+    os.makedirs(mountpoint, exist_ok=True)
+    if node_pid:
+        subprocess.run(fusemounts.inside(node_pid) + ["umount", "-l", mountpoint], capture_output=True)
+    log = os.path.join(gluster_dir(), "log", f"client.{client}.log")
+    cmd = fusemounts.inside(node_pid) + [
+        "glusterfs",
+        f"--volfile-server={address}",
+        f"--volfile-id={VOLUME}",
+        *MOUNT_OPTIONS,
+    ]
+    cmd += [f"--log-file={log}", f"--pid-file={os.path.join(gluster_dir(), 'run', f'client.{client}.pid')}"]
+    proc = subprocess.run(cmd + [mountpoint], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0 or fusemounts.mounted(node_pid, mountpoint) != FSTYPE:
+        raise StepError(f"GlusterFS client.{client}: mount at {mountpoint} failed "
+                        f"({proc.stderr.strip() or 'no mount'}); its log {log}:\n{tail(log)}")  # fmt: skip
+
+
+def unmount_here(mountpoint):
+    """Take this machine's client off (its process ends with the unmount); True if one was mounted."""
+    if fusemounts.mounted(None, mountpoint) != FSTYPE:
+        return False
+    if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client
+    pids = _pid_of(f"--pid-file={os.path.join(gluster_dir(), 'run', 'client.host.pid')}")
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    return True
+
+
+def _alive(pid):
+    """Whether the process runs (a zombie, which its parent has not reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def stop(timeout=20):
+    """Stop the bricks and glusterd (SIGTERM, then SIGKILL); the names of those that ran.
+    The volume stays started in glusterd's state: the next start brings its bricks back."""
+    bricks, daemon = brick_pids(), glusterd_pid()
+    pids = bricks + ([daemon] if daemon else [])
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    t0 = time.monotonic()
+    while any(_alive(p) for p in pids) and time.monotonic() - t0 < timeout:
+        time.sleep(0.2)
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    return (["glusterd"] if daemon else []) + ([f"{len(bricks)} bricks"] if bricks else [])
+
+
+def wipe():
+    """Remove the file system's state (its bricks' data included)."""
+    if glusterd_pid() or brick_pids():
+        raise StepError("GlusterFS is running: `./h5stack cluster stop` first")
+    shutil.rmtree(gluster_dir(), ignore_errors=True)
