@@ -12,37 +12,20 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 import pytest
 
+from clusters import CLOCK_STEP, NODES, STACK, running_cluster, srun_env, stale_reads, start
 from conftest import FULL, ROOT, h5stack, in_stack
 from h5stack.base import paths
 from h5stack.machine import ceph
 from h5stack.machine import cluster as emulation
-from h5stack.stacks import plan
-
-#: the stack of the cluster's MPI tests (Open MPI: slurm-cluster's site config says why not MPICH)
-STACK = "openmpi-hdf5-1.14"
-NODES = 3
-CLOCK_STEP = 9
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    # a CephFS of its own: one an interrupted run left full of files would fail every test
-    h5stack("cluster", "stop", "--wipe", check=True)
-    proc = h5stack("cluster", "start", "--nodes", str(NODES), "--clock-step", str(CLOCK_STEP), "--fs", "cephfs")
-    # a capability of the kernel or the user, named by the command; a missing program is no
-    # reason to skip: the set-up installs them (requirements/debian.txt)
-    missing = ("needs root", "no time namespaces", "cannot make the namespaces")
-    if proc.returncode != 0 and any(m in proc.stderr for m in missing):
-        pytest.skip(f"no emulated cluster on this machine: {proc.stderr.strip()[-500:]}")
-    assert proc.returncode == 0, proc.stderr
-    assert f"export SLURM_CONF={emulation.conf_path()}" in proc.stdout
-    yield emulation.env()
-    h5stack("cluster", "stop", check=True)
+    yield from running_cluster("cephfs")
 
 
 def on_node(node, *command):
@@ -62,7 +45,7 @@ def test_status_names_every_node_up(cluster):
     )
 
 
-CEPHFS = emulation.cephfs_mountpoint()
+CEPHFS = emulation.scratch_mountpoint("cephfs")
 
 
 def test_cephfs_is_one_file_system_for_every_node_with_the_layout_set_on_a_directory(cluster):
@@ -83,7 +66,7 @@ def test_cephfs_is_one_file_system_for_every_node_with_the_layout_set_on_a_direc
 
 
 def _start_cluster():
-    return h5stack("cluster", "start", "--nodes", str(NODES), "--clock-step", str(CLOCK_STEP), "--fs", "cephfs")
+    return start("cephfs")
 
 
 @pytest.mark.parametrize("daemon", ["osd.1", "mds.a"])
@@ -187,40 +170,16 @@ def test_mpi_finalize_waits_for_the_ranks_on_the_other_node(cluster):
     assert "finalize-waits: rank 0: marker present" in proc.stdout, proc.stdout + proc.stderr
 
 
-def srun_env(stack):
-    """The variables slurm-cluster's site config gives the stack's environment (srun's PMI,
-    Open MPI's one-sided component): the one place that says what MPI needs there."""
-    sys.path.append(os.path.join(ROOT, "site-configs"))
-    import config
-
-    site = config.load_system(os.path.join(ROOT, "site-configs", "slurm-cluster", "reframe.py"))
-    env = next(e for e in site["environments"] if e["name"] == plan.reframe_environ_name(stack))
-    return dict(env.get("env_vars", []))
-
-
 def test_a_read_on_one_node_sees_what_another_node_wrote_before_a_barrier(cluster):
     """POSIX coherence across the nodes' CephFS clients, as Lustre and GPFS keep it: a block
     read on node02, overwritten on node01, barrier, read again on node02 gives the new
     bytes. Through O_DIRECT it must; through the page cache ceph-fuse (Ceph 16.2) keeps the
     old block here, a known fault of the file system reported as an expected failure
     (docs/regression.md) until it is gone."""
-    source = os.path.join(ROOT, "tests", "integration", "programs", "coherence.c")
-    program = os.path.join(paths.sub("scratch"), f"coherence_{os.getpid()}")
-    data = f"coherence-{os.getpid()}.bin"
-    script = f"""
-        mpicc -O2 -o {program} {source}
-        cd {CEPHFS}
-        srun --mpi=pmix -N2 -n2 --ntasks-per-node=1 {program} {data} 20 direct
-        srun --mpi=pmix -N2 -n2 --ntasks-per-node=1 {program} {data} 20 plain
-        rm -f {program} {data}
-    """
-    proc = in_stack(STACK, script, timeout=300, env=dict(cluster, **srun_env(STACK)))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "coherence: direct: 0 of 20 reads after the writer's barrier were stale" in proc.stdout, proc.stdout
-    plain = re.search(r"^coherence: plain: (\d+) of 20 reads", proc.stdout, re.M)
-    assert plain, proc.stdout
-    if int(plain[1]):
-        pytest.xfail(f"ceph-fuse's page cache: {plain[1]} of 20 reads on node02 gave the old block")
+    stale = stale_reads(CEPHFS, cluster)
+    assert stale["direct"] == 0, stale
+    if stale["plain"]:
+        pytest.xfail(f"ceph-fuse's page cache: {stale['plain']} of 20 reads on node02 gave the old block")
 
 
 def test_separate_dsm_jobs_on_two_nodes_with_mpich5(cluster):
