@@ -22,7 +22,7 @@ import uuid
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info, tail
-from h5stack.machine import apt, fusemounts, slurm
+from h5stack.machine import fusemounts, slurm
 
 TEMPLATE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster", "ceph.conf.in")
 REQUIREMENTS = os.path.join(os.path.dirname(paths.DEBIAN_REQUIREMENTS), "debian-cephfs.txt")
@@ -46,17 +46,11 @@ def conf():
 
 def ceph(*args, timeout=60, check=True):
     """The ceph command on this file system's configuration; its stdout."""
-    proc = subprocess.run(["ceph", "-c", conf(), *args], capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise StepError(f"`ceph {' '.join(args)}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
-    return proc.stdout
+    return fusemounts.command(["ceph", "-c", conf(), *args], timeout, check)
 
 
 def check_programs():
-    apt.ensure_packages(REQUIREMENTS)
-    missing = [p for p in PROGRAMS if not shutil.which(p)]
-    if missing:
-        raise StepError(f"CephFS: programs missing: {', '.join(missing)} (requirements/debian-cephfs.txt)")
+    fusemounts.ensure_programs("CephFS", REQUIREMENTS, PROGRAMS)
 
 
 def daemon_pid(name):

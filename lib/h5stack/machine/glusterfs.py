@@ -24,7 +24,7 @@ from xml.etree import ElementTree
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info, tail
-from h5stack.machine import apt, fusemounts
+from h5stack.machine import fusemounts
 
 REQUIREMENTS = os.path.join(os.path.dirname(paths.DEBIAN_REQUIREMENTS), "debian-glusterfs.txt")
 PROGRAMS = ["glusterd", "gluster", "glusterfs"]
@@ -46,17 +46,11 @@ def gluster_dir():
 
 def gluster(*args, timeout=120, check=True):
     """The gluster command (on the local glusterd); its stdout."""
-    proc = subprocess.run(["gluster", "--mode=script", *args], capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise StepError(f"`gluster {' '.join(args)}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
-    return proc.stdout
+    return fusemounts.command(["gluster", "--mode=script", *args], timeout, check)
 
 
 def check_programs():
-    apt.ensure_packages(REQUIREMENTS)
-    missing = [p for p in PROGRAMS if not shutil.which(p)]
-    if missing:
-        raise StepError(f"GlusterFS: programs missing: {', '.join(missing)} (requirements/debian-glusterfs.txt)")
+    fusemounts.ensure_programs("GlusterFS", REQUIREMENTS, PROGRAMS)
 
 
 def _pid_of(pattern):
