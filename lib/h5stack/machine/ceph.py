@@ -32,6 +32,7 @@ MON_PORT = 3300
 #: seconds a mount waits for the metadata server (mds_beacon_grace of ceph.conf.in, and more)
 MOUNT_TIMEOUT = 90
 FS_NAME = "cephfs"
+MGR_POOL = "device_health_metrics"  # the manager's device-health pool (Ceph 16's name)
 FSTYPE = "fuse.ceph-fuse"
 DAEMONS = ["mon.a", "mgr.x", "mds.a"] + [f"osd.{i}" for i in range(OSDS)]
 
@@ -133,9 +134,12 @@ def ensure_fs():
     if FS_NAME in names:
         return
     pools = ceph("osd", "pool", "ls").split()
-    for pool, pgs in (("cephfs_metadata", "16"), ("cephfs_data", "32")):
+    # the manager's pool too (it makes it after its start otherwise, and the start would
+    # return while that pool's placement group is still being created)
+    for pool, pgs in (("cephfs_metadata", "16"), ("cephfs_data", "32"), (MGR_POOL, "1")):
         if pool not in pools:
             ceph("osd", "pool", "create", pool, pgs)
+    ceph("osd", "pool", "application", "enable", MGR_POOL, "mgr_devicehealth")
     ceph("fs", "new", FS_NAME, "cephfs_metadata", "cephfs_data")
 
 
