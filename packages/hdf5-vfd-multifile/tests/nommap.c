@@ -5,7 +5,8 @@
  * is the C library's. UCX replaces mmap in the libraries it hooks: run with
  * UCX_MEM_MMAP_HOOK_MODE=none so that the calls come here. With NOMMAP_COUNT=FILE the
  * process's pread calls (each a round trip to the servers on such a file system) are
- * counted and the count written to FILE at its end. For nommap.sh. */
+ * counted, and so are the refused maps: "<reads> <refused maps>" is appended to FILE at its
+end (a line per process: a launcher's daemons write theirs). For nommap.sh. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static long preads;
+static long preads, refused;
 
 static ssize_t
 counted(int fd, void *buf, size_t n, off_t off, const char *name)
@@ -45,7 +46,7 @@ report(void)
     const char *path = getenv("NOMMAP_COUNT");
     FILE       *f    = path ? fopen(path, "a") : NULL;
     if (f) {
-        fprintf(f, "%ld\n", preads);
+        fprintf(f, "%ld %ld\n", preads, refused);
         fclose(f);
     }
 }
@@ -68,6 +69,7 @@ static void *
 refuse_or_map(void *addr, size_t len, int prot, int flags, int fd, off_t off, const char *name)
 {
     if (fd >= 0 && (flags & MAP_SHARED) && under_dir(fd)) {
+        __atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
         errno = ENODEV;
         return MAP_FAILED;
     }
