@@ -60,12 +60,12 @@ def _pid_of(pattern):
 
 def glusterd_pid():
     """Our glusterd's pid, or None."""
-    found = _pid_of(f"^glusterd -f {os.path.join(gluster_dir(), 'glusterd.vol')}")
+    found = _pid_of(f"^glusterd -f {re.escape(os.path.join(gluster_dir(), 'glusterd.vol'))}")
     return found[0] if found else None
 
 
 def brick_pids():
-    return _pid_of(f"--brick-name {os.path.join(gluster_dir(), 'bricks')}/")
+    return _pid_of(f"--brick-name {re.escape(os.path.join(gluster_dir(), 'bricks'))}/")
 
 
 def start_glusterd():
@@ -79,8 +79,13 @@ def start_glusterd():
     d = gluster_dir()
     for sub in ("state", "log", "run", "bricks"):
         os.makedirs(os.path.join(d, sub), exist_ok=True)
-    with open(DEBIAN_VOLFILE) as f:
-        text = re.sub(r"(option working-directory )\S+", rf"\g<1>{d}/state", f.read())
+    try:
+        with open(DEBIAN_VOLFILE) as f:
+            text, found = re.subn(r"(option working-directory )\S+", lambda m: f"{m[1]}{d}/state", f.read())
+    except OSError as e:
+        raise StepError(f"{DEBIAN_VOLFILE}: {e.strerror} (Debian's glusterfs-server installs it)") from None
+    if found != 1:
+        raise StepError(f"{DEBIAN_VOLFILE}: no `option working-directory` line to point at {d}/state")
     with open(os.path.join(d, "glusterd.vol"), "w") as f:
         f.write(text)
     log = os.path.join(d, "log", "glusterd.log")
@@ -88,13 +93,18 @@ def start_glusterd():
     if subprocess.run(cmd, capture_output=True, text=True).returncode != 0:
         raise StepError(f"glusterd did not start; its log {log}:\n{tail(log)}")
     t0 = time.monotonic()
-    while not answers() and time.monotonic() - t0 < 30:
+    while not answers():
+        if time.monotonic() - t0 > 30:
+            raise StepError(f"glusterd does not answer after 30 s; its log {log}:\n{tail(log)}")
         time.sleep(0.5)
 
 
 def answers():
     """Does our glusterd answer the command line?"""
-    proc = subprocess.run(["gluster", "--mode=script", "volume", "list"], capture_output=True, timeout=30)
+    try:
+        proc = subprocess.run(["gluster", "--mode=script", "volume", "list"], capture_output=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return False
     return proc.returncode == 0
 
 
@@ -106,7 +116,8 @@ def ensure_volume(address):
             os.makedirs(b, exist_ok=True)
         # force: the bricks are directories of the root file system
         gluster("volume", "create", VOLUME, "transport", "tcp", *[f"{address}:{b}" for b in bricks], "force")
-        for option in VOLUME_OPTIONS:
+    for option, value in applied_options().items():  # at every start: a set cut short is completed
+        if value != "off":
             gluster("volume", "set", VOLUME, option, "off")
     if "Status: Started" not in gluster("volume", "info", VOLUME):
         gluster("volume", "start", VOLUME)
@@ -116,10 +127,11 @@ def bricks_online():
     """How many of the volume's bricks are online (0 when glusterd does not answer)."""
     if not glusterd_pid():
         return 0
-    text = gluster("volume", "status", VOLUME, "--xml", check=False, timeout=30)
     try:
-        nodes = ElementTree.fromstring(text).iter("node")
-    except ElementTree.ParseError:
+        nodes = ElementTree.fromstring(gluster("volume", "status", VOLUME, "--xml", check=False, timeout=30)).iter(
+            "node"
+        )
+    except (ElementTree.ParseError, subprocess.TimeoutExpired):
         return 0
     return sum(1 for n in nodes if n.findtext("status") == "1" and n.findtext("path", "").startswith(gluster_dir()))
 
@@ -144,7 +156,7 @@ def start(address, timeout=60):
         time.sleep(0.5)
     wrong = {o: v for o, v in applied_options().items() if v != "off"}
     if wrong:
-        raise StepError(f"GlusterFS volume {VOLUME}: options not off: {wrong} (`gluster volume reset`?)")
+        raise StepError(f"GlusterFS volume {VOLUME}: options not off: {wrong} (`./h5stack cluster stop --wipe`)")
     seconds = time.monotonic() - t0
     info(f"GlusterFS ready in {seconds:.1f} s: volume {VOLUME}, {BRICKS} bricks on {address}")
     return seconds
@@ -171,18 +183,6 @@ def mount(client, node_pid, mountpoint, address):
                         f"({proc.stderr.strip() or 'no mount'}); its log {log}:\n{tail(log)}")  # fmt: skip
 
 
-def unmount_here(mountpoint):
-    """Take this machine's client off (its process ends with the unmount); True if one was mounted."""
-    if fusemounts.mounted(None, mountpoint) != FSTYPE:
-        return False
-    if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:
-        subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client
-    pids = _pid_of(f"--pid-file={os.path.join(gluster_dir(), 'run', 'client.host.pid')}")
-    for pid in pids:
-        os.kill(pid, signal.SIGTERM)
-    return True
-
-
 def _alive(pid):
     """Whether the process runs (a zombie, which its parent has not reaped, does not)."""
     try:
@@ -192,19 +192,39 @@ def _alive(pid):
         return False
 
 
+def _end(pids, timeout):
+    """SIGTERM to each of pids, SIGKILL to those still running after timeout seconds (a
+    process that ended in between is no error)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        t0 = time.monotonic()
+        while any(_alive(p) for p in pids) and time.monotonic() - t0 < timeout:
+            time.sleep(0.2)
+        pids = [p for p in pids if _alive(p)]
+        if not pids:
+            return
+
+
+def unmount_here(mountpoint):
+    """Take this machine's client off and end its process (it ends with the unmount; one
+    that hangs is killed); True if one was mounted."""
+    if fusemounts.mounted(None, mountpoint) != FSTYPE:
+        return False
+    if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client
+    _end(_pid_of(f"--pid-file={re.escape(os.path.join(gluster_dir(), 'run', 'client.host.pid'))}"), 10)
+    return True
+
+
 def stop(timeout=20):
     """Stop the bricks and glusterd (SIGTERM, then SIGKILL); the names of those that ran.
     The volume stays started in glusterd's state: the next start brings its bricks back."""
     bricks, daemon = brick_pids(), glusterd_pid()
-    pids = bricks + ([daemon] if daemon else [])
-    for pid in pids:
-        os.kill(pid, signal.SIGTERM)
-    t0 = time.monotonic()
-    while any(_alive(p) for p in pids) and time.monotonic() - t0 < timeout:
-        time.sleep(0.2)
-    for pid in pids:
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
+    _end(bricks + ([daemon] if daemon else []), timeout)
     return (["glusterd"] if daemon else []) + ([f"{len(bricks)} bricks"] if bricks else [])
 
 

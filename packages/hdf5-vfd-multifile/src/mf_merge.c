@@ -612,9 +612,11 @@ typedef struct {
     void           *arg;
 } merger_t;
 
-#define MF_COPY_MIN (256u << 10) /* pieces this large go through copy_file_range */
-#define MF_AHEAD    MF_COPY_MIN  /* a source's bytes read at once for the smaller pieces */
-#define MF_BLOCK    4096u        /* the block a reflink shares (as the driver aligns, MF_ALIGN) */
+#define MF_COPY_MIN    (256u << 10) /* pieces this large go through copy_file_range */
+#define MF_AHEAD       MF_COPY_MIN  /* a source's bytes read at once for the smaller pieces, */
+#define MF_AHEAD_MIN   (16u << 10)  /* and no less, */
+#define MF_AHEAD_TOTAL (64u << 20)  /* while all sources' read-aheads fit in this */
+#define MF_BLOCK       4096u        /* the block a reflink shares (as the driver aligns, MF_ALIGN) */
 
 static int
 source(merger_t *m, int r, mf_err_t err)
@@ -680,17 +682,26 @@ copy_range(merger_t *m, int in_fd, uint64_t pos, uint64_t addr, uint64_t n, mf_e
     return 0;
 }
 
-/* n bytes (n <= MF_AHEAD) of source r at pos, through its read-ahead: read again only
- * where the piece is not in it (without memory for it: a read of the piece alone) */
+/* the read-ahead of each source: MF_AHEAD, less with many ranks (MF_AHEAD_TOTAL in all) */
+static size_t
+ahead_size(unsigned ranks)
+{
+    size_t each = MF_AHEAD_TOTAL / (ranks ? ranks : 1);
+    return each > MF_AHEAD ? MF_AHEAD : each < MF_AHEAD_MIN ? MF_AHEAD_MIN : each;
+}
+
+/* n bytes of source r at pos, through its read-ahead: read again only where the piece is
+ * not in it (a piece larger than the read-ahead, or without memory for it: read alone) */
 static int
 read_ahead(merger_t *m, int r, unsigned char *to, uint64_t pos, uint64_t n)
 {
-    readahead_t *w = &m->ahead[r];
-    if (!w->buf && !(w->buf = malloc(MF_AHEAD)))
+    readahead_t *w     = &m->ahead[r];
+    size_t       ahead = ahead_size(m->d->meta.ranks);
+    if (n > ahead || (!w->buf && !(w->buf = malloc(ahead))))
         return mf_pread_all(m->fds[r], to, n, pos) == (long long)n ? 0 : -1;
     if (pos < w->pos || pos + n > w->pos + w->len) {
         uint64_t  size = m->d->ranks[r].data_size;
-        size_t    want = pos + MF_AHEAD <= size ? MF_AHEAD : (size_t)(pos + n > size ? n : size - pos);
+        size_t    want = pos + ahead <= size ? ahead : (size_t)(pos + n > size ? n : size - pos);
         long long got  = mf_pread_all(m->fds[r], w->buf, want, pos);
         w->pos = pos, w->len = got > 0 ? (uint64_t)got : 0;
         if (w->len < n)

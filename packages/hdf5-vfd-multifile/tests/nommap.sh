@@ -7,7 +7,7 @@
 # read-ahead: far fewer reads than pieces (each read a round trip on such a file system).
 set -euo pipefail
 mpiexec=$1 workload=$2 h5mf=$3 nommap=$4
-work=$(mktemp -d "${TMPDIR:-/tmp}/mf-nommap.XXXXXX")
+work=$(cd "$(mktemp -d "${TMPDIR:-/tmp}/mf-nommap.XXXXXX")" && pwd -P)  # as /proc/self/fd names it
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail() { echo "FAIL: $*"; exit 1; }
@@ -24,6 +24,7 @@ extents=$("$h5mf" info par.h5 | sed -n 's/.* in \([0-9]*\) extents$/\1/p')
 read -r reads refused < <(awk '{r += $1; m += $2} END {print r + 0, m + 0}' "$work/preads")
 echo "merge without maps: $reads reads for $extents extents, $refused maps refused"
 [ "$refused" -gt 0 ] || fail "no map was refused: the merge mapped its files and this tested nothing"
+[ "$reads" -gt 0 ] || fail "no read was counted: the shim did not see the merge's reads"
 [ "$extents" -ge 100 ] || fail "the workload made only ${extents:-no} extents: nothing to tell reads from pieces"
 [ "$reads" -lt $(( extents / 4 )) ] || fail "$reads reads for $extents extents: a read per piece, not read ahead"
 "$mpiexec" -n 2 env LD_PRELOAD="$nommap" "$h5mf" merge par.h5 -q || fail "parallel h5mf merge without maps"
