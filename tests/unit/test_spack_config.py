@@ -127,6 +127,75 @@ def test_an_output_that_cannot_be_a_directory_is_one_line_naming_it(tmp_path, wh
     assert (tmp_path / "file").read_text() == ""
 
 
+FAKE_MPICC = """#!/bin/sh
+if [ "$1" = -show ]; then echo "gcc -I$(dirname "$0")/../include -L$(dirname "$0")/../lib -lmpi"; exit 0; fi
+echo "CC=$MPICH_CC CXX=$MPICH_CXX args=$*"
+"""
+
+
+@pytest.fixture
+def wheel(tmp_path):
+    """A stand-in for MPICH's wheels' prefix: compiler wrappers that print what they were
+    given, libmpi.so.12, headers, share/."""
+    prefix = tmp_path / "opt" / "mpich-key"
+    for sub in ("bin", "lib", "include", "share"):
+        (prefix / sub).mkdir(parents=True)
+    for name in (*spackconfig.MPICH_WRAPPERS, "mpiexec.hydra", "hydra_pmi_proxy"):
+        (prefix / "bin" / name).write_text(FAKE_MPICC)
+        (prefix / "bin" / name).chmod(0o755)
+    os.symlink("mpiexec.hydra", prefix / "bin" / "mpiexec")
+    for lib in ("libmpi.so.12.5.0", "libmpi_abi.so.0"):
+        (prefix / "lib" / lib).write_text(lib)
+    os.symlink("libmpi.so.12.5.0", prefix / "lib" / "libmpi.so.12")
+    (prefix / "include" / "mpi.h").write_text("")
+    return prefix
+
+
+def test_mpich_of_wheels_gets_a_prefix_spack_finds_libmpich_in(wheel, tmp_path):
+    root = tmp_path / "generic" / "mpi" / "mpich5"
+    root.parent.mkdir(parents=True)
+    spackconfig.make_wheel_mpich_prefix(str(root), str(wheel))
+    assert (root / "lib" / "libmpich.so").read_text() == "libmpi.so.12.5.0"
+    assert os.path.realpath(root / "lib" / "libmpi_abi.so.0") == str(wheel / "lib" / "libmpi_abi.so.0")
+    assert (root / "include" / "mpi.h").exists() and (root / "share").is_symlink()
+    assert os.path.realpath(root / "bin" / "mpiexec") == str(wheel / "bin" / "mpiexec.hydra")
+    assert (root / "bin" / "hydra_pmi_proxy").is_symlink()
+    assert sorted(p.name for p in root.parent.iterdir()) == ["mpich5"]  # no temporary directory left
+
+
+@pytest.mark.parametrize("wrapper", sorted(spackconfig.MPICH_WRAPPERS))
+@pytest.mark.parametrize("callers", [None, "clang"])
+def test_mpich_wrappers_search_the_prefixs_lib_first(wheel, tmp_path, wrapper, callers):
+    """Each wrapper runs the wheels' own with -L<prefix>/lib right after the compiler: the
+    wheels' compiler by default, the caller's where MPICH_CC/MPICH_CXX names one."""
+    root = tmp_path / "mpich5"
+    spackconfig.make_wheel_mpich_prefix(str(root), str(wheel))
+    variable = spackconfig.MPICH_WRAPPERS[wrapper]
+    env = {k: v for k, v in os.environ.items() if k not in ("MPICH_CC", "MPICH_CXX")}
+    if callers:
+        env[variable] = callers
+    proc = subprocess.run([root / "bin" / wrapper, "t.c", "-L/usr/lib/x86_64-linux-gnu"], env=env, capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    compiler = f"{callers or 'gcc'} -L{root}/lib"
+    other = "CXX" if variable == "MPICH_CC" else "CC"
+    assert f"{variable[6:]}={compiler} " in proc.stdout and f"{other}= " in proc.stdout, proc.stdout
+    assert proc.stdout.endswith("args=t.c -L/usr/lib/x86_64-linux-gnu\n"), proc.stdout
+
+
+def test_mpich_of_wheels_at_a_path_sh_cannot_carry_is_refused(wheel, tmp_path):
+    root = tmp_path / "a b" / "mpich5"
+    with pytest.raises(StepError, match=f"^{root}: a path with a space or quote"):
+        spackconfig.make_wheel_mpich_prefix(str(root), str(wheel))
+    assert not (tmp_path / "a b").exists()
+
+
+def test_a_wheel_without_mpichs_library_is_refused(wheel, tmp_path):
+    (wheel / "lib" / "libmpi.so.12").unlink()
+    with pytest.raises(StepError, match="no libmpi.so.12"):
+        spackconfig.make_wheel_mpich_prefix(str(tmp_path / "mpich5"), str(wheel))
+    assert list(tmp_path.glob("mpich5*")) == []
+
+
 def _umask():
     mask = os.umask(0)
     os.umask(mask)

@@ -9,7 +9,9 @@ pass to `spack -C`):
 - the versions of the external packages, read from dpkg;
 - the MPIs of wheels (stacks.yaml `spack`), installed into their keyed prefixes, as externals
   of their own (the Debian MPI of the same package beside them: environments name each by
-  version);
+  version); MPICH's through a prefix of links, mpi/<name>/ (lib/libmpich.so, which Spack's
+  recipe looks for, and compiler wrappers that link the wheels' libmpi.so.12 whatever
+  else a caller's -L names);
 - one prefix per MPI: Debian installs MPICH and Open MPI both in /usr, where `mpicc`
   is an alternatives link to one of them, so a Spack external with `prefix: /usr`
   would compile with whichever MPI the alternatives point at. Each prefix gets the
@@ -87,15 +89,19 @@ def _no_link(path, mode):
 
 
 def make_mpi_prefix(root, spec):
-    """A prefix whose bin/, include/ and lib/ are those of one Debian MPI: filled in a
-    private directory beside root (mkdtemp), then renamed to root in place of the
-    previous one; a link at root is refused, never followed."""
+    """A prefix whose bin/, include/ and lib/ are those of one Debian MPI."""
+    _replace_prefix(root, lambda tmp: _fill_mpi_prefix(tmp, spec))
+
+
+def _replace_prefix(root, fill):
+    """fill(tmp) a private directory beside root (mkdtemp), then rename it to root in place
+    of the previous one; a link at root is refused, never followed."""
     parent = own_dir(os.path.dirname(root))
     if os.path.lexists(root):
         _no_link(root, os.lstat(root).st_mode)
     tmp = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(root) + ".", suffix=".tmp")
     try:
-        _fill_mpi_prefix(tmp, spec)
+        fill(tmp)
         os.chmod(tmp, 0o777 & ~paths.umask())
         if os.path.isdir(root) and not os.path.islink(root):
             shutil.rmtree(root)
@@ -129,6 +135,72 @@ def _fill_mpi_prefix(root, spec):
                 os.symlink(os.path.join(libdirs[0], lib), os.path.join(root, "lib", lib))
     else:
         os.symlink(libdirs[0], os.path.join(root, "lib"))
+
+
+#: MPICH's compiler wrappers (the wheels') and the variable that names each one's compiler
+MPICH_WRAPPERS = {
+    "mpicc": "MPICH_CC",
+    "mpicxx": "MPICH_CXX",
+    "mpic++": "MPICH_CXX",
+    "mpicc_abi": "MPICH_CC",
+    "mpicxx_abi": "MPICH_CXX",
+}
+#: what a path may hold to be written into an sh wrapper unquoted
+SAFE_PATH = re.compile(r"[A-Za-z0-9_./+,=@%:-]+")
+
+
+def make_wheel_mpich_prefix(root, wheel_prefix):
+    """A prefix of links to the MPICH of wheels (wheel_prefix) that Spack's `mpich` recipe
+    and the programs Spack builds with it can use: lib/libmpich.so, which the recipe looks
+    for, names the wheels' libmpi.so.12; the compiler wrappers search the prefix's own lib/
+    first. MPICH's wrappers add `-lmpi` after the caller's arguments, so a caller's
+    `-L/usr/lib/x86_64-linux-gnu` (Debian's Python adds it to extensions) would bind it to
+    whichever libmpi.so Debian's alternatives name there (Open MPI's)."""
+    for path in (root, wheel_prefix):
+        if not SAFE_PATH.fullmatch(path):
+            raise StepError(
+                f"{path}: a path with a space or quote cannot be written into MPICH's wrappers: use another"
+            )
+    _replace_prefix(root, lambda tmp: _fill_wheel_mpich_prefix(tmp, root, wheel_prefix))
+
+
+def _fill_wheel_mpich_prefix(tmp, root, wheel_prefix):
+    for entry in sorted(os.listdir(wheel_prefix)):
+        if entry not in ("bin", "lib") and not entry.startswith("."):
+            os.symlink(os.path.join(wheel_prefix, entry), os.path.join(tmp, entry))
+    lib, wheel_lib = os.path.join(tmp, "lib"), os.path.join(wheel_prefix, "lib")
+    os.mkdir(lib)
+    for entry in sorted(os.listdir(wheel_lib)):
+        os.symlink(os.path.join(wheel_lib, entry), os.path.join(lib, entry))
+    if not os.path.exists(os.path.join(lib, "libmpi.so.12")):
+        raise StepError(f"{wheel_lib}: no libmpi.so.12 (not MPICH's wheels?)")
+    if not os.path.lexists(os.path.join(lib, "libmpich.so")):
+        os.symlink("libmpi.so.12", os.path.join(lib, "libmpich.so"))
+    os.mkdir(os.path.join(tmp, "bin"))
+    for entry in sorted(os.listdir(os.path.join(wheel_prefix, "bin"))):
+        target, link = os.path.join(wheel_prefix, "bin", entry), os.path.join(tmp, "bin", entry)
+        if entry in MPICH_WRAPPERS:
+            _write_mpich_wrapper(link, target, MPICH_WRAPPERS[entry], os.path.join(root, "lib"))
+        else:
+            os.symlink(target, link)
+
+
+def _write_mpich_wrapper(path, wrapper, variable, lib):
+    """An sh script that runs MPICH's compiler wrapper with `-L lib` right after the
+    compiler (MPICH_CC/MPICH_CXX: the caller's compiler, where set, is kept)."""
+    show = subprocess.run([wrapper, "-show"], capture_output=True, text=True)
+    if show.returncode != 0 or not show.stdout.split():
+        raise StepError(f"{wrapper} -show failed: {show.stderr.strip()}")
+    compiler = show.stdout.split()[0]
+    with open(path, "w") as f:
+        f.write(
+            "#!/bin/sh\n"
+            f"# {os.path.basename(wrapper)} of MPICH's wheels, this prefix's lib/ first (h5stack spack-config)\n"
+            f'{variable}="${{{variable}:-{compiler}}} -L{lib}"\n'
+            f"export {variable}\n"
+            f'exec {wrapper} "$@"\n'
+        )
+    os.chmod(path, 0o755)
 
 
 def cmake_external():
@@ -211,7 +283,10 @@ def wheel_mpi_external(out_dir, mpi_name, spec, variants, install):
     first = wheels.version_of(next(iter(mpi.wheel.lines.values())))
     version = first.split("==", 1)[1]
     prefix = mpi.wheel.prefix
-    if package.startswith("intel-oneapi-"):
+    if package == "mpich":
+        prefix = os.path.join(own_dir(os.path.join(out_dir, "mpi")), mpi_name)
+        make_wheel_mpich_prefix(prefix, mpi.wheel.prefix)
+    elif package.startswith("intel-oneapi-"):
         prefix = own_dir(os.path.join(own_dir(os.path.join(out_dir, "mpi")), mpi_name))
         major_minor = ".".join(version.split(".")[:2])
         layout = os.path.join(own_dir(os.path.join(prefix, "mpi")), major_minor)
