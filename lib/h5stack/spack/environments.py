@@ -36,11 +36,12 @@ spack:
     # the two HDF5 builds cannot share one node; everything else is shared
     unify: when_possible
   view:
-    # the plain stack (HDF5, h5mf, the plugins, h5pwrite3dc, h5dsm-*, h5py, h5vfd): what ReFrame's environment points at
+    # the plain stack (HDF5, h5mf, the plugins, h5pwrite3dc, h5dsm-*, h5py, h5vfd) and
+    # what they need to run (numpy, mpi4py): what ReFrame's environment points at
     default:
       root: view
       exclude: [hdf5+multifile]
-      link: roots
+      link: run
     # the patched HDF5 (the driver built in, H5Pset_fapl_mpiposix)
     multifile:
       root: view-multifile
