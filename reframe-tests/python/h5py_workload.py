@@ -5,8 +5,9 @@ HDF5's MPI-IO driver and through multifile (`driver="multifile"`, package h5vfd)
 directory merged with `h5vfd.merge`, equal to the MPI-IO file (h5diff silent, and byte
 for byte), and every value read back serially.
 
-Runs on every environment with parallel h5py (feature `h5py`: the local stacks) and a
-multifile driver.
+Runs on every environment with parallel h5py (feature `h5py`: the local stacks and the
+Spack views that hold h5py and h5vfd) and a multifile driver, with the environment's
+Python (extras `python`, else python3).
 """
 
 import os
@@ -38,15 +39,17 @@ class h5py_workload(MultiNodeMixin, rfm.RunOnlyRegressionTest):
     def set_commands(self):
         self.job.num_tasks = self.num_tasks
         launch = " ".join(self.job.launcher.run_command(self.job).split())
+        # the interpreter h5py was built for (a Spack view's names it; the local stacks' is python3)
+        python = self.executable = self.current_environ.extras.get("python", "python3")
         self.executable_opts = [WORKLOAD, "mf.h5", "--driver", "multifile"]
-        self.prerun_cmds = [f"{launch} python3 {WORKLOAD} ref.h5 --driver mpio", 'echo "reference-status: $?"']
+        self.prerun_cmds = [f"{launch} {python} {WORKLOAD} ref.h5 --driver mpio", 'echo "reference-status: $?"']
         self.postrun_cmds = [
             "status=$?",
             'echo "launcher-status: $status"',
-            "python3 -c 'import h5vfd; print(h5vfd.info(\"mf.h5\")); print(h5vfd.merge(\"mf.h5\", \"merged.h5\"))'",
+            f"{python} -c 'import h5vfd; print(h5vfd.info(\"mf.h5\")); print(h5vfd.merge(\"mf.h5\", \"merged.h5\"))'",
             'h5diff ref.h5 merged.h5; echo "h5diff: $?"',
             'cmp ref.h5 merged.h5 && echo "bytes: equal"',
-            f"python3 {WORKLOAD} merged.h5 --verify --writer-ranks {self.num_tasks}",
+            f"{python} {WORKLOAD} merged.h5 --verify --writer-ranks {self.num_tasks}",
             "exit $status",
         ]
 

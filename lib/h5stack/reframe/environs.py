@@ -161,12 +161,17 @@ def detect_fs_type(path):
 def this_machine_mpi_settings():
     """The MPI settings of the machine h5stack runs on, from stacks.yaml (for Spack views
     built with its MPIs): Open MPI oversubscribed, as root; the library signatures; the
-    known faults of their MPI-IO."""
-    mpis = [MPI(name, spec) for name, spec in load_config()["mpis"].items()]
-    return {
-        mpi.name: {"env": mpi.run_env(), "signature": mpi.signature, "mpiio_known_faults": mpi.mpiio_known_faults}
-        for mpi in mpis
-    }
+    known faults of their MPI-IO; their Spack specs, by which a view's MPI is known."""
+    settings = {}
+    for name, spec in load_config()["mpis"].items():
+        mpi = MPI(name, spec)
+        settings[name] = {
+            "env": mpi.run_env(),
+            "signature": mpi.signature,
+            "mpiio_known_faults": mpi.mpiio_known_faults,
+            "spack": spec.get("spack"),
+        }
+    return settings
 
 
 def this_machine_scratch():

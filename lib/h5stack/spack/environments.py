@@ -14,13 +14,11 @@ import os
 from h5stack.base import generated, paths
 from h5stack.base.ui import StepError
 from h5stack.stacks.plan import load_config, spack_mpis
-from h5stack.stacks.pybuild import pins
+from h5stack.stacks.pybuild import OWN_PYTHON, pins
 
 ENVIRONMENTS = os.path.join(paths.ROOT, "environments")
 RECIPES = os.path.join(paths.ROOT, "spack-repo", "spack_repo", "h5stack", "packages")
 HDF5 = "+mpi +hl +subfiling"
-#: the recipe of h5stack's Python package (python/)
-OWN_PYTHON = "py-h5vfd"
 
 HEADER = "# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause\n"
 

@@ -10,6 +10,7 @@ import functools
 import glob
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -36,6 +37,29 @@ def spack_mpis(config):
     """{name: Spack spec} of the MPIs of stacks.yaml (`spack`): the MPI of each stack's
     Spack environment (environments/<mpi>-hdf5-<series>)."""
     return {name: spec["spack"] for name, spec in config["mpis"].items() if spec.get("spack")}
+
+
+#: the Spack specs stacks.yaml gives its MPIs: a package, then @V, @V:, @:V or @V:W or nothing
+SPACK_MPI_SPEC = re.compile(r"([a-z0-9-]+)(?:@(\d+(?:\.\d+)*)?(:)?(\d+(?:\.\d+)*)?)?")
+
+
+def spack_package_and_range(spec):
+    """(package, low, high) of an MPI's Spack spec in stacks.yaml, the bounds as tuples of
+    ints, inclusive, None where open: `mpich@4.2:` -> ('mpich', (4, 2), None); `openmpi@5`
+    -> ('openmpi', (5,), (5,)) (5 and every 5.x, as in Spack). Other forms are refused."""
+    m = SPACK_MPI_SPEC.fullmatch(spec)
+    if not m or ("@" in spec and not (m.group(2) or m.group(4))):
+        raise StepError(f"stacks.yaml: Spack spec {spec!r}: expected package[@V | @V: | @:V | @V:W]")
+    package, low, colon, high = m.groups()
+    low, high = (tuple(int(x) for x in v.split(".")) if v else None for v in (low, high))
+    return package, low, (low if low and not colon else high)
+
+
+def version_in_range(version, low, high):
+    """Whether a version (text, e.g. 5.0.2) is within inclusive bounds (spack_package_and_range):
+    an upper bound 4.1 takes 4.1.x too."""
+    v = tuple(int(x) for x in re.findall(r"\d+", version))
+    return (low is None or v >= low) and (high is None or v[: len(high)] <= high)
 
 
 def twin_patches(twin_spec, series):

@@ -118,10 +118,14 @@ def h5py_component(mpi, hdf5, mpi4py):
     )
 
 
+#: h5stack's own Python package (python/): its component here and its Spack recipe
+OWN_PYTHON = "py-h5vfd"
+
+
 def h5vfd_component():
     """The repository's own package (python/): pure Python, one build for every stack."""
     return PipComponent(
-        name="py-h5vfd",
+        name=OWN_PYTHON,
         label="h5vfd (python/)",
         inputs={"source_tree_sha256": build.tree_sha256(paths.PYTHON_PACKAGE_DIR), "pins": pins()},
         steps=[("h5vfd", ["--no-build-isolation", "{src}"], {})],
