@@ -217,18 +217,23 @@ def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_p
     extra = ["--no-checksum"] if os.environ.get("H5STACK_SPACK_NO_CHECKSUM") == "1" else []
     proc = spack(scope, "-e", str(copy), "install", *extra, timeout=7200)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
-    for package in ("hdf5-vfd-multifile", "hdf5-vfd-dsm", "h5pwrite3dc"):
+    for package in ("hdf5-vfd-multifile", "hdf5-vfd-dsm", "h5pwrite3dc", spackenvs.OWN_PYTHON):
         proc = spack(scope, "-e", str(copy), "test", "run", package, timeout=3600, cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
         assert "1 passed" in proc.stdout, proc.stdout
-    # the harness's checks on the environment's views (plain + plugin, patched HDF5)
-    proc = h5stack("run", "--no-setup", "--spack-env", str(copy), "hdf5_tutorial_hyperslab")
+    # the harness's checks on the environment's views (plain + plugin, patched HDF5), and
+    # parallel h5py with h5vfd as users run it from the default view
+    proc = h5stack("run", "--no-setup", "--spack-env", str(copy), "hdf5_tutorial_hyperslab", "h5py_workload")
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
-    assert "32 passed, 0 skipped, 0 failed" in proc.stdout, proc.stdout[-3000:]
+    assert "33 passed, 0 skipped, 0 failed" in proc.stdout, proc.stdout[-3000:]
     environ = "spack-" + env.replace(".", "_")
-    for name in (environ, environ + "-multifile"):
-        rows = re.findall(rf"^│ hdf5_tutorial_hyperslab .*│ {re.escape(name)} +│ pass +│", proc.stdout, re.M)
-        assert len(rows) == 16, (name, proc.stdout[-6000:])
+    for check, name, jobs in (
+        ("hdf5_tutorial_hyperslab", environ, 16),
+        ("hdf5_tutorial_hyperslab", environ + "-multifile", 16),
+        ("h5py_workload", environ, 1),
+    ):
+        rows = re.findall(rf"^│ {check} .*│ {re.escape(name)} +│ pass +│", proc.stdout, re.M)
+        assert len(rows) == jobs, (check, name, proc.stdout[-6000:])
 
 
 CLUSTER_SCOPES = {
