@@ -144,6 +144,7 @@ MPICH_WRAPPERS = {
     "mpic++": "MPICH_CXX",
     "mpicc_abi": "MPICH_CC",
     "mpicxx_abi": "MPICH_CXX",
+    "mpic++_abi": "MPICH_CXX",
 }
 #: what a path may hold to be written into an sh wrapper unquoted
 SAFE_PATH = re.compile(r"[A-Za-z0-9_./+,=@%:-]+")
