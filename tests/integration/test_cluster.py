@@ -19,6 +19,7 @@ import pytest
 from clusters import CLOCK_STEP, NODES, STACK, running_cluster, srun_env, stale_reads, start
 from conftest import FULL, ROOT, h5stack, in_stack
 from h5stack.base import paths
+from h5stack.base.ui import tail
 from h5stack.machine import ceph
 from h5stack.machine import cluster as emulation
 
@@ -102,7 +103,10 @@ def test_a_write_through_multifile_survives_a_ceph_daemon_killed_during_it(clust
             again = ceph.daemon_pid(daemon)
             assert again and again != killed, f"{daemon} was not started again ({killed} -> {again})"
             assert job.poll() is None, "the write ended before the metadata server came back"
-        out, _ = job.communicate(timeout=600)
+        try:
+            out, _ = job.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the write did not end within 600 s after {daemon} was killed; Ceph then:\n{_ceph_state()}")
         assert job.returncode == 0, out[-4000:]
         assert "driver multifile: ok (written and verified)" in out and ": ok: 4 ranks" in out, out[-3000:]
         if daemon.startswith("osd"):
@@ -113,6 +117,18 @@ def test_a_write_through_multifile_survives_a_ceph_daemon_killed_during_it(clust
         _start_cluster()
     assert re.search(r"^cephfs: \S+, 3/3 OSDs up, mds up:active", h5stack("cluster", "status").stdout, re.M)
     shutil.rmtree(work)
+
+
+def _ceph_state():
+    """What Ceph says of itself (a hung write's diagnosis): health, the OSDs, the placement
+    groups that are stuck, the monitor's last lines."""
+    said = []
+    for args in (("health", "detail"), ("osd", "tree"), ("pg", "dump_stuck")):
+        try:
+            said.append(f"$ ceph {' '.join(args)}\n{ceph.ceph(*args, timeout=30)}")
+        except Exception as e:  # a diagnosis: whatever fails is said, not raised
+            said.append(f"$ ceph {' '.join(args)}: {e}")
+    return "\n".join(said + [tail(os.path.join(paths.sub("cluster", "ceph"), "log", "mon.a.log"), 40)])
 
 
 def test_each_node_is_a_machine_of_its_own(cluster):
