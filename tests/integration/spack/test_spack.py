@@ -212,6 +212,7 @@ def test_environment_concretizes(scope, env, tmp_path):
 
 
 @pytest.mark.parametrize("env", INSTALLED)
+@pytest.mark.timeout(3 * 3600)  # from an empty install tree: numpy, mpi4py, h5py and two HDF5s on few cores
 def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_path):
     copy, _ = _concretized(scope, env, tmp_path, version="main")
     extra = ["--no-checksum"] if os.environ.get("H5STACK_SPACK_NO_CHECKSUM") == "1" else []
