@@ -182,6 +182,12 @@ def test_mpich_wrappers_search_the_prefixs_lib_first(wheel, tmp_path, wrapper, c
     assert proc.stdout.endswith("args=t.c -L/usr/lib/x86_64-linux-gnu\n"), proc.stdout
 
 
+def test_a_compiler_set_when_the_prefix_is_made_is_not_the_wrappers_default(wheel, tmp_path, monkeypatch):
+    monkeypatch.setenv("MPICH_CC", "clang")
+    spackconfig.make_wheel_mpich_prefix(str(tmp_path / "mpich5"), str(wheel))
+    assert '"${MPICH_CC:-gcc} -L' in (tmp_path / "mpich5" / "bin" / "mpicc").read_text()
+
+
 def test_mpich_of_wheels_at_a_path_sh_cannot_carry_is_refused(wheel, tmp_path):
     root = tmp_path / "a b" / "mpich5"
     with pytest.raises(StepError, match=f"^{root}: a path with a space or quote"):

@@ -56,18 +56,25 @@ def _install_prefix(node, hdf5_prefix):
     HDF5's install prefix (Spack's default projection)."""
     if node.get("external"):
         return node["external"]["path"]
-    tree = os.path.dirname(hdf5_prefix)
+    found = _installed_paths(os.path.dirname(hdf5_prefix)).get(node["hash"])
+    if found:
+        return found
+    found = glob.glob(os.path.join(os.path.dirname(hdf5_prefix), f"{node['name']}-*-{node['hash']}"))
+    return found[0] if found else None
+
+
+@functools.cache
+def _installed_paths(tree):
+    """{hash: prefix} of Spack's install database (.spack-db/index.json) in tree or the
+    nearest directory above it that has one; read once per install tree."""
     while tree != os.path.dirname(tree):
         index = os.path.join(tree, ".spack-db", "index.json")
         if os.path.isfile(index):
             with open(index) as f:
-                found = json.load(f)["database"]["installs"].get(node["hash"], {}).get("path")
-            if found:
-                return found
-            break
+                installs = json.load(f)["database"]["installs"]
+            return {h: i["path"] for h, i in installs.items() if i.get("path")}
         tree = os.path.dirname(tree)
-    found = glob.glob(os.path.join(os.path.dirname(hdf5_prefix), f"{node['name']}-*-{node['hash']}"))
-    return found[0] if found else None
+    return {}
 
 
 def _machine_mpi(mpi, mpi_settings):

@@ -189,7 +189,8 @@ def _fill_wheel_mpich_prefix(tmp, root, wheel_prefix):
 def _write_mpich_wrapper(path, wrapper, variable, lib):
     """An sh script that runs MPICH's compiler wrapper with `-L lib` right after the
     compiler (MPICH_CC/MPICH_CXX: the caller's compiler, where set, is kept)."""
-    show = subprocess.run([wrapper, "-show"], capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != variable}  # the wrapper's own compiler, not the caller's
+    show = subprocess.run([wrapper, "-show"], capture_output=True, text=True, env=env)
     if show.returncode != 0 or not show.stdout.split():
         raise StepError(f"{wrapper} -show failed: {show.stderr.strip()}")
     compiler = show.stdout.split()[0]
