@@ -223,6 +223,9 @@ def unmount_here(mountpoint):
     a lazy unmount leaves running; True if one was mounted."""
     if fusemounts.mounted(None, mountpoint) != FSTYPE:
         return False
+    conn = fusemounts.connection(None, mountpoint)
+    if not fusemounts.answers(mountpoint):  # a hung client would hold the unmount too
+        fusemounts.abort(conn)
     if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:  # the client then flushes and ends
         subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client: lazily
     client = daemon_pid("client.host")
@@ -231,7 +234,8 @@ def unmount_here(mountpoint):
         t0 = time.monotonic()
         while daemon_pid("client.host") and time.monotonic() - t0 < 10:
             time.sleep(0.2)
-        if daemon_pid("client.host"):
+        if daemon_pid("client.host"):  # hung, perhaps inside the kernel: its connection aborted first
+            fusemounts.abort(conn)
             os.kill(client, signal.SIGKILL)
     return True
 

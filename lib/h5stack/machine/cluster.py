@@ -349,16 +349,31 @@ def kill_node(name):
     raise StepError(f"{name} (pid {pid}) did not end after SIGKILL")
 
 
-def stop_node(name, timeout=20):
-    pid = node_pid(name)
-    if not pid:
-        return False
-    os.kill(pid, signal.SIGTERM)  # node.sh stops slurmd, then ends
+def _ends(name, timeout):
+    """Does the node end within timeout s?"""
     t0 = time.monotonic()
     while node_pid(name) and time.monotonic() - t0 < timeout:
         time.sleep(0.1)
-    if node_pid(name):
-        os.kill(pid, signal.SIGKILL)
+    return not node_pid(name)
+
+
+def stop_node(name, timeout=20):
+    """Stop the node: node.sh stops slurmd and ends, its processes with it. A node that
+    outlives timeout s is killed, its FUSE clients' connections aborted first: a client
+    hung inside the kernel would keep the node's namespaces alive, and the next start
+    would fail on them."""
+    pid = node_pid(name)
+    if not pid:
+        return False
+    conns = [fusemounts.connection(pid, scratch_mountpoint(fs)) for fs in NETWORKED]
+    os.kill(pid, signal.SIGTERM)  # node.sh stops slurmd, then ends
+    if _ends(name, timeout):
+        return True
+    for conn in conns:
+        fusemounts.abort(conn)
+    os.kill(pid, signal.SIGKILL)
+    if not _ends(name, timeout):
+        raise StepError(f"{name} (pid {pid}) did not end after SIGKILL (`ps -o pid,stat,wchan,cmd --ppid {pid}`)")
     return True
 
 
@@ -385,6 +400,14 @@ def stop():
     info(f"stopped: {', '.join(stopped) or 'nothing was running'}")
 
 
+def _mount_state(pid, fs):
+    """The node's mount of the networked scratch: mounted, not answering, not mounted."""
+    here = scratch_mountpoint(fs)
+    if not pid or fusemounts.mounted(pid, here) != NETWORKED[fs].FSTYPE:
+        return "not mounted"
+    return "mounted" if fusemounts.answers(here, pid, timeout=10) else "mounted, not answering"
+
+
 def status_lines():
     """One line per part of the cluster; and whether all of it is up."""
     layout = load_layout()
@@ -401,9 +424,9 @@ def status_lines():
         ok = ok and bool(pid) and state.rstrip("*") in UP_STATES
         line = f"{name}: {'running' if pid else 'stopped'}, {node_address(i)}, clocks +{offset} s, slurm {state}"
         if fs in NETWORKED:
-            is_mounted = bool(pid) and fusemounts.mounted(pid, scratch_mountpoint(fs)) == NETWORKED[fs].FSTYPE
-            ok = ok and is_mounted
-            line += f", {FS_NAMES[fs]} {'mounted' if is_mounted else 'not mounted'}"
+            state = _mount_state(pid, fs)
+            ok = ok and state == "mounted"
+            line += f", {FS_NAMES[fs]} {state}"
         lines.append(line)
     if fs == "glusterfs":
         online = glusterfs.bricks_online()

@@ -192,10 +192,13 @@ def _alive(pid):
         return False
 
 
-def _end(pids, timeout):
+def _end(pids, timeout, conn=None):
     """SIGTERM to each of pids, SIGKILL to those still running after timeout seconds (a
-    process that ended in between is no error)."""
+    process that ended in between is no error); a FUSE client's connection conn is aborted
+    before the SIGKILL (a client hung inside the kernel dies only then)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
+        if sig == signal.SIGKILL:
+            fusemounts.abort(conn)
         for pid in pids:
             try:
                 os.kill(pid, sig)
@@ -214,9 +217,12 @@ def unmount_here(mountpoint):
     that hangs is killed); True if one was mounted."""
     if fusemounts.mounted(None, mountpoint) != FSTYPE:
         return False
+    conn = fusemounts.connection(None, mountpoint)
+    if not fusemounts.answers(mountpoint):  # a hung client would hold the unmount too
+        fusemounts.abort(conn)
     if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:
         subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client
-    _end(_pid_of(f"--pid-file={re.escape(os.path.join(gluster_dir(), 'run', 'client.host.pid'))}"), 10)
+    _end(_pid_of(f"--pid-file={re.escape(os.path.join(gluster_dir(), 'run', 'client.host.pid'))}"), 10, conn)
     return True
 
 
