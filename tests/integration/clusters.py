@@ -5,13 +5,16 @@ skipping where this machine cannot run it, srun's settings, and the coherence pr
 
 import os
 import re
+import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import ROOT, h5stack, in_stack
 from h5stack.base import paths
 from h5stack.machine import cluster as emulation
+from h5stack.machine import fusemounts
 from h5stack.stacks import plan
 
 #: the stack of the cluster's MPI tests (Open MPI: slurm-cluster's site config says why not MPICH)
@@ -38,6 +41,36 @@ def running_cluster(fs):
     assert f"export SLURM_CONF={emulation.conf_path()}" in proc.stdout
     yield emulation.env()
     h5stack("cluster", "stop", check=True)
+
+
+def restoring(fs, cluster_env):
+    """A test fixture's body: the running cluster's environment, and after the test the
+    cluster whole again (restored)."""
+    yield cluster_env
+    done = restored(fs, cluster_env)
+    if done:
+        print(f"after the test: {done}")
+
+
+def restored(fs, cluster_env):
+    """After a test: the jobs it left behind cancelled; a cluster that is then not whole (a
+    node down, a daemon gone, a mount that does not answer) is started afresh, its file
+    system wiped, so that one test's failure is not the next one's. What was done, or ''."""
+    done = []
+    jobs = subprocess.run(["squeue", "-h", "-o", "%i"], env=cluster_env, capture_output=True, text=True).stdout.split()
+    if jobs:
+        subprocess.run(["scancel", *jobs], env=cluster_env, capture_output=True)
+        for _ in range(60):
+            if not subprocess.run(["squeue", "-h"], env=cluster_env, capture_output=True, text=True).stdout.strip():
+                break
+            time.sleep(1)
+        done.append(f"jobs {', '.join(jobs)} cancelled")
+    status = h5stack("cluster", "status", timeout=300)
+    if status.returncode != 0 or not fusemounts.answers(emulation.scratch_mountpoint(fs)):
+        h5stack("cluster", "stop", "--wipe", check=True)
+        assert start(fs).returncode == 0
+        done.append(f"the cluster started afresh; it was:\n{status.stdout}")
+    return "; ".join(done)
 
 
 def site_config():

@@ -7,16 +7,18 @@ file system every node mounts as a client of its own, that keeps serving when an
 Needs root, network/PID/mount/time namespaces and Debian's Slurm: where one is missing the
 tests are skipped with the reason `./h5stack cluster start` gives (never passed)."""
 
+import glob
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 
 import pytest
 
-from clusters import CLOCK_STEP, NODES, STACK, running_cluster, srun_env, stale_reads, start
+from clusters import CLOCK_STEP, NODES, STACK, restoring, running_cluster, srun_env, stale_reads, start
 from conftest import FULL, ROOT, h5stack, in_stack
 from h5stack.base import paths
 from h5stack.base.ui import tail
@@ -25,8 +27,13 @@ from h5stack.machine import cluster as emulation
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def started():
     yield from running_cluster("cephfs")
+
+
+@pytest.fixture
+def cluster(started):
+    yield from restoring("cephfs", started)
 
 
 def on_node(node, *command):
@@ -85,7 +92,7 @@ def test_a_write_through_multifile_survives_a_ceph_daemon_killed_during_it(clust
     env = dict(cluster, **srun_env(STACK))
     job = subprocess.Popen(
         ["bash", "-ec", f'eval "$({ROOT}/h5stack env {STACK})"\n{script}'],
-        cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     try:
         for _ in range(600):  # the write has begun: the directory's rank files are there
@@ -106,14 +113,17 @@ def test_a_write_through_multifile_survives_a_ceph_daemon_killed_during_it(clust
         try:
             out, _ = job.communicate(timeout=600)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"the write did not end within 600 s after {daemon} was killed; Ceph then:\n{_ceph_state()}")
+            state = _ceph_state()
+            os.killpg(job.pid, signal.SIGKILL)
+            said = job.communicate()[0][-3000:]
+            pytest.fail(f"the write did not end within 600 s after {daemon} was killed; it said:\n{said}\n{state}")
         assert job.returncode == 0, out[-4000:]
         assert "driver multifile: ok (written and verified)" in out and ": ok: 4 ranks" in out, out[-3000:]
         if daemon.startswith("osd"):
             status = h5stack("cluster", "status").stdout
             assert "2/3 OSDs up" in status, status
-    finally:  # the daemon back for the tests after this one, whatever happened
-        job.kill()
+    finally:  # the daemon back for the tests after this one, whatever happened; srun with bash
+        os.killpg(job.pid, signal.SIGKILL)
         _start_cluster()
     assert re.search(r"^cephfs: \S+, 3/3 OSDs up, mds up:active", h5stack("cluster", "status").stdout, re.M)
     shutil.rmtree(work)
@@ -121,14 +131,22 @@ def test_a_write_through_multifile_survives_a_ceph_daemon_killed_during_it(clust
 
 def _ceph_state():
     """What Ceph says of itself (a hung write's diagnosis): health, the OSDs, the placement
-    groups that are stuck, the monitor's last lines."""
+    groups that are stuck, the clients evicted; each client's requests in flight to the
+    metadata server and the OSDs; the metadata server's and the monitor's last lines."""
+    run = paths.sub("cluster", "ceph", "run")
+    asks = [("health", "detail"), ("osd", "tree"), ("pg", "dump_stuck"), ("osd", "blocklist", "ls")]
+    for socket in sorted(glob.glob(os.path.join(run, "client.*.asok"))):
+        asks += [("--admin-daemon", socket, "mds_requests"), ("--admin-daemon", socket, "objecter_requests")]
     said = []
-    for args in (("health", "detail"), ("osd", "tree"), ("pg", "dump_stuck")):
+    for args in asks:
         try:
-            said.append(f"$ ceph {' '.join(args)}\n{ceph.ceph(*args, timeout=30)}")
+            said.append(f"$ ceph {' '.join(args)}\n{ceph.ceph(*args, timeout=30)[-3000:]}")
         except Exception as e:  # a diagnosis: whatever fails is said, not raised
             said.append(f"$ ceph {' '.join(args)}: {e}")
-    return "\n".join(said + [tail(os.path.join(paths.sub("cluster", "ceph"), "log", "mon.a.log"), 40)])
+    ps = subprocess.run(["ps", "-C", "h5fuzz,ceph-fuse", "-L", "-o", "pid,stat,wchan:32,comm"], capture_output=True)
+    said.append(f"$ ps -C h5fuzz,ceph-fuse -L -o pid,stat,wchan:32,comm\n{ps.stdout.decode()}")
+    logs = [os.path.join(paths.sub("cluster", "ceph"), "log", f"{d}.log") for d in ("mds.a", "mon.a")]
+    return "\n".join(said + [tail(log, 40) for log in logs])
 
 
 def test_each_node_is_a_machine_of_its_own(cluster):

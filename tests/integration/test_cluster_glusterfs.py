@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from clusters import NODES, STACK, running_cluster, site_config, stale_reads
+from clusters import NODES, STACK, restoring, running_cluster, site_config, stale_reads
 from conftest import FULL, h5stack
 from h5stack.machine import cluster as emulation
 from h5stack.machine import glusterfs
@@ -22,8 +22,13 @@ GLUSTERFS = emulation.scratch_mountpoint("glusterfs")
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def started():
     yield from running_cluster("glusterfs")
+
+
+@pytest.fixture
+def cluster(started):
+    yield from restoring("glusterfs", started)
 
 
 def test_status_names_the_volume_and_every_nodes_mount(cluster):
