@@ -141,7 +141,7 @@ def _ceph_state():
     """What Ceph says of itself (a hung write's diagnosis): health, the OSDs, the placement
     groups that are stuck, the clients evicted; each client's requests in flight to the
     metadata server and the OSDs; the metadata server's and the monitor's last lines."""
-    run = paths.sub("cluster", "ceph", "run")
+    run = os.path.join(ceph.ceph_dir(), "run")
     asks = [("health", "detail"), ("osd", "tree"), ("pg", "dump_stuck"), ("osd", "blocklist", "ls")]
     for socket in sorted(glob.glob(os.path.join(run, "client.*.asok"))):
         asks += [("--admin-daemon", socket, "mds_requests"), ("--admin-daemon", socket, "objecter_requests")]
@@ -153,7 +153,7 @@ def _ceph_state():
             said.append(f"$ ceph {' '.join(args)}: {e}")
     ps = subprocess.run(["ps", "-C", "h5fuzz,ceph-fuse", "-L", "-o", "pid,stat,wchan:32,comm"], capture_output=True)
     said.append(f"$ ps -C h5fuzz,ceph-fuse -L -o pid,stat,wchan:32,comm\n{ps.stdout.decode()}")
-    logs = [os.path.join(paths.sub("cluster", "ceph"), "log", f"{d}.log") for d in ("mds.a", "mon.a")]
+    logs = [os.path.join(ceph.ceph_dir(), "log", f"{d}.log") for d in ("mds.a", "mon.a")]
     return "\n".join(said + [tail(log, 40) for log in logs])
 
 
