@@ -691,33 +691,41 @@ transfer(H5FD_dsm_t *f, H5FD_mem_t type, bool writing, haddr_t addr, size_t size
     return complete(f, rc);
 }
 
-static herr_t
-dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
-{
-    (void)dxpl;
-    return transfer((H5FD_dsm_t *)_file, type, false, addr, size, buf);
-}
-
 /*
- * The start and the end of a collective write, on every client: each client's transfers
- * are complete at their targets (every transfer ends with its unlock), and no client goes
- * on before all are, so the call's puts land after every earlier write of any client and
- * before every later one (as MPI-IO's collective writes begin and end); the clients agree
- * on the outcome (status: this client's).
+ * The start and the end of a collective transfer, on every client: each client's
+ * transfers are complete at their targets (every transfer ends with its unlock), and no
+ * client goes on before all are. So a collective write's puts land after every earlier
+ * write of any client and before every later one, and a collective read's gets see every
+ * write a client issued before it entered and none that a client issues after its own
+ * part returned while a slower client still reads (as MPI-IO's collective calls begin and
+ * end); the clients agree on the outcome (status: this client's).
  */
 static herr_t
 sync_collective(H5FD_dsm_t *f, herr_t status)
 {
     int failed = status < 0, any = 0;
     if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS) {
-        DSM_ERROR("%s: the clients could not complete a collective write together", f->name);
+        DSM_ERROR("%s: the clients could not complete a collective transfer together", f->name);
         return -1;
     }
     if (any && status >= 0) {
-        DSM_ERROR("%s: another client's part of this collective write failed", f->name);
+        DSM_ERROR("%s: another client's part of this collective transfer failed", f->name);
         return -1;
     }
     return status;
+}
+
+/* collective for raw data only, as HDF5's MPI-IO driver reads (metadata: independently) */
+static herr_t
+dsm_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    H5FD_dsm_t *f    = (H5FD_dsm_t *)_file;
+    bool        coll = type == H5FD_MEM_DRAW && vfd_collective_call();
+    herr_t      ret  = coll ? sync_collective(f, 0) : 0;
+    (void)dxpl;
+    if (ret >= 0)
+        ret = transfer(f, type, false, addr, size, buf);
+    return coll ? sync_collective(f, ret) : ret;
 }
 
 static herr_t
@@ -753,8 +761,12 @@ static herr_t
 dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[], size_t sizes[],
                 void *bufs[])
 {
-    H5FD_dsm_t *f = (H5FD_dsm_t *)file;
-    return complete(f, vfd_each_entry(get_entry, file, dxpl, count, types, addrs, sizes, bufs));
+    H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
+    bool        coll = vfd_collective_call();
+    herr_t      ret  = coll ? sync_collective(f, 0) : 0;
+    if (ret >= 0)
+        ret = complete(f, vfd_each_entry(get_entry, file, dxpl, count, types, addrs, sizes, bufs));
+    return coll ? sync_collective(f, ret) : ret;
 }
 
 static herr_t

@@ -82,6 +82,8 @@ typedef struct {
     bool         run_open;               /* see extend_run */
     mf_extents_t map;                    /* MODE_WRITE: live map; MODE_INPLACE: dir.map */
     mf_tail_t   *tails;                  /* other ranks' files (MODE_WRITE), NULL entries closed */
+    uint64_t    *cut;    /* during a collective read: each rank's index length at its start (agree_cut) */
+    bool         cut_on; /* a collective read is under way: refresh reads up to the cut */
     /* MODE_PLAIN */
     int      plain_fd;
     int      writable;
@@ -393,6 +395,7 @@ free_file(H5FD_multifile_t *f)
                 mf_tail_close(&f->tails[r]);
         free(f->tails);
     }
+    free(f->cut);
     if (f->mode == MODE_WRITE)
         free(f->read_fds);
     if (f->rank_fds) {
@@ -671,7 +674,8 @@ alloc_tails(H5FD_multifile_t *f, mf_err_t err)
 {
     f->tails    = calloc((size_t)f->nfiles, sizeof *f->tails);
     f->read_fds = calloc((size_t)f->nfiles, sizeof *f->read_fds);
-    if (!f->tails || !f->read_fds) { /* nothing for free_file to close */
+    f->cut      = calloc((size_t)f->size, sizeof *f->cut);
+    if (!f->tails || !f->read_fds || !f->cut) { /* nothing for free_file to close */
         free(f->tails);
         f->tails = NULL;
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
@@ -1092,7 +1096,8 @@ open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
     return 0;
 }
 
-/* read what the other ranks appended to their indexes since the last look */
+/* read what the other ranks appended to their indexes since the last look (during a
+ * collective read: up to the cut agreed at its start) */
 static int
 refresh(H5FD_multifile_t *f, mf_err_t err)
 {
@@ -1106,7 +1111,8 @@ refresh(H5FD_multifile_t *f, mf_err_t err)
         rc       = open_tail(f, r, err);
         ctx.tail = &f->tails[r];
         if (rc == 0)
-            rc = mf_tail_poll(&f->tails[r], collect_record, &ctx, 0, &torn, err);
+            rc = mf_tail_poll_to(&f->tails[r], f->cut_on ? f->cut[r] : UINT64_MAX, collect_record, &ctx, 0,
+                                 &torn, err);
     }
     if (rc == 0 && add_collected(&f->map, &ctx.pieces) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
@@ -1191,6 +1197,40 @@ sync_collective(H5FD_multifile_t *f, herr_t status)
     return status;
 }
 
+/*
+ * The start of a collective read, on every rank: the ranks agree on a cut, each rank's
+ * index length as it enters, and the call reads the other ranks' records only up to it.
+ * So the call reads the file as it was when it began on every rank, as MPI-IO's
+ * collective reads do (they read the file before any rank returns): every write a rank
+ * issued before it entered is in it, and no write a rank issues after its own part of
+ * the call returned (while a slower rank still reads) is. The run is closed first, so no
+ * later write extends a record inside the cut. A rank's records beyond the cut are read
+ * by its next read; end_cut ends the call. coll: the call is collective (HDF5's MPI-IO
+ * driver reads collectively in a vector call made in collective mode, and in a plain
+ * call only for raw data).
+ */
+static herr_t
+agree_cut(H5FD_multifile_t *f, bool coll)
+{
+    if (f->mode != MODE_WRITE || f->size == 1 || !coll)
+        return 0;
+    close_run(f);
+    if (MPI_Allgather(&f->idx_pos, 1, MPI_UINT64_T, f->cut, 1, MPI_UINT64_T, f->comm) != MPI_SUCCESS) {
+        MF_ERROR("%s: the ranks could not agree on the start of a collective read", f->path);
+        return -1;
+    }
+    f->cut_on = true;
+    return 0;
+}
+
+/* the end of a collective read: reads go back to every record there is */
+static herr_t
+end_cut(H5FD_multifile_t *f, herr_t status)
+{
+    f->cut_on = false;
+    return status;
+}
+
 /* copy [addr, addr+size) out of the extent map; fds[rank] reads a rank's data */
 static int
 read_map(const mf_extents_t *map, const int *fds, haddr_t addr, size_t size, unsigned char *buf,
@@ -1269,13 +1309,16 @@ mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, v
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     MPI_Datatype      btype, ftype;
     (void)dxpl;
+    if (agree_cut(f, type == H5FD_MEM_DRAW && collective_call()) < 0)
+        return -1;
     if (vfd_call_datatypes(type, &btype, &ftype) < 0) {
         MF_ERROR("%s: cannot get the MPI datatypes of a collective read from HDF5", f->path);
-        return -1;
+        return end_cut(f, -1);
     }
     if (vfd_types_are_bytes(btype, ftype))
-        return read_ready(f, addr, size) < 0 || read_range(f, addr, size, buf) < 0 ? -1 : 0;
-    return read_ready(f, addr, 0) < 0 ? -1 : typed_transfer(f, type, false, btype, ftype, addr, size, buf);
+        return end_cut(f, read_ready(f, addr, size) < 0 || read_range(f, addr, size, buf) < 0 ? -1 : 0);
+    return end_cut(f, read_ready(f, addr, 0) < 0 ? -1
+                                                 : typed_transfer(f, type, false, btype, ftype, addr, size, buf));
 }
 
 /* before the reads of a call: the address is valid, and the other ranks' new records are known */
@@ -1577,7 +1620,10 @@ static herr_t
 mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[], size_t sizes[],
                void *bufs[])
 {
-    return vfd_each_entry(read_at, file, dxpl, count, types, addrs, sizes, bufs);
+    H5FD_multifile_t *f = (H5FD_multifile_t *)file;
+    if (agree_cut(f, collective_call()) < 0)
+        return -1;
+    return end_cut(f, vfd_each_entry(read_at, file, dxpl, count, types, addrs, sizes, bufs));
 }
 
 static herr_t

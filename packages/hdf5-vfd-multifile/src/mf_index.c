@@ -223,13 +223,19 @@ deliver(mf_tail_t *t, const unsigned char *buf, size_t n, uint64_t size, int str
 int
 mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err)
 {
+    return mf_tail_poll_to(t, UINT64_MAX, cb, arg, strict, torn, err);
+}
+
+int
+mf_tail_poll_to(mf_tail_t *t, uint64_t upto, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err)
+{
     struct stat st;
     *torn = 0;
     if (fstat(t->idx_fd, &st) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: %s", t->idx_path, strerror(errno));
         return -1;
     }
-    uint64_t size   = (uint64_t)st.st_size;
+    uint64_t size   = (uint64_t)st.st_size < upto ? (uint64_t)st.st_size : upto;
     int      header = tail_header(t, size, strict, torn, err);
     if (header <= 0)
         return header;

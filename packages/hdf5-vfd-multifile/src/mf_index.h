@@ -38,6 +38,10 @@ void mf_tail_close(mf_tail_t *t);
  * record followed by more data is corruption: error. Returns 0 or -1.
  */
 int mf_tail_poll(mf_tail_t *t, mf_record_cb cb, void *arg, int strict, int *torn, mf_err_t err);
+/* the same, reading the index only up to byte upto (a cut: records appended beyond it
+ * wait for a later poll) */
+int mf_tail_poll_to(mf_tail_t *t, uint64_t upto, mf_record_cb cb, void *arg, int strict, int *torn,
+                    mf_err_t err);
 /* the first nrec records are known already (e.g. loaded by mf_dir_load): the next
  * poll starts after them (the header is still read and checked) */
 void mf_tail_skip(mf_tail_t *t, uint64_t nrec);
