@@ -179,7 +179,8 @@ do_reads(const fz_plan_t *p, const fz_model_t *m, size_t i, size_t j, hid_t file
             break;
         }
         fz_read_region(o, op, c->rank, &first, &count);
-        if (fz_part_read(o, &m->obj[op->target], d, first, count, &w[k]) < 0)
+        int points = op->pattern == PAT_POINTS && op->shift == c->rank;
+        if (fz_part_read(o, &m->obj[op->target], d, first, count, points, &w[k]) < 0)
             rc = fail(c, "no memory for a read of %s", o->name);
         w[k].own_d = 1;
     }
@@ -474,7 +475,9 @@ step(const fz_plan_t *p, fz_model_t *m, size_t i, size_t j, fz_ctx_t *job, sessi
         rc = session_change(job, s, fz_op_ranks(p, op));
     else if (s->c.comm != MPI_COMM_NULL) {
         rc = run_op(p, m, i, j, &s->file, &s->c);
-        if (op->kind == OP_READ || op->kind == OP_REOPEN || op->kind == OP_FLUSH)
+        /* no agreement after a collective read: a rank goes on (to an independent write,
+         * say) while a slower one may still be inside the read, which must not see it */
+        if ((op->kind == OP_READ && !op->coll) || op->kind == OP_REOPEN || op->kind == OP_FLUSH)
             rc = agree(&s->c, rc);
         else if (rc < 0) /* the others go on to the next collective call and would wait there forever */
             abandon(&s->c, i);
@@ -537,7 +540,7 @@ verify_values(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, fz_ctx_t *c, u
 {
     fz_part_t w;
     long      bad = 1;
-    if (fz_part_read(o, mo, d, 0, mo->dims[0], &w) < 0)
+    if (fz_part_read(o, mo, d, 0, mo->dims[0], 0, &w) < 0)
         fprintf(stderr, "h5fuzz: no memory to read %s\n", o->name);
     else if (fz_part_transfer(&w, 0, H5P_DEFAULT) < 0)
         fprintf(stderr, "h5fuzz: H5Dread %s failed (after the session)\n", o->name);

@@ -203,8 +203,24 @@ fz_part_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, int rank, fz_pa
     return w->t < 0 || !w->v ? -1 : 0;
 }
 
+/* elements first..first+n (row-major) of a dataset of dims, selected one by one; 0 or -1 */
+static int
+select_points(hid_t fs, int nd, const uint64_t *dims, uint64_t first, uint64_t n)
+{
+    hsize_t *pts = malloc((size_t)n * (size_t)nd * sizeof *pts);
+    if (!pts)
+        return -1;
+    for (uint64_t e = 0; e < n; e++)
+        for (uint64_t k = (uint64_t)nd, at = first + e; k-- > 0; at /= dims[k])
+            pts[e * (uint64_t)nd + k] = at % dims[k];
+    herr_t rc = H5Sselect_elements(fs, H5S_SELECT_SET, (size_t)n, pts);
+    free(pts);
+    return rc < 0 ? -1 : 0;
+}
+
 int
-fz_part_read(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uint64_t first, uint64_t count, fz_part_t *w)
+fz_part_read(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uint64_t first, uint64_t count, int points,
+             fz_part_t *w)
 {
     uint64_t row                = 1;
     hsize_t  start[FZ_MAX_RANK] = {first}, cnt[FZ_MAX_RANK] = {count};
@@ -221,7 +237,11 @@ fz_part_read(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uint64_t first,
     w->fs        = H5Dget_space(d);
     hsize_t mdim = w->n ? w->n : 1;
     w->ms        = H5Screate_simple(1, &mdim, NULL);
-    if (w->n)
+    if (w->n && points) {
+        if (select_points(w->fs, mo->nd, mo->dims, w->first, w->n) < 0)
+            return -1;
+    }
+    else if (w->n)
         H5Sselect_hyperslab(w->fs, H5S_SELECT_SET, start, NULL, cnt, NULL);
     else { /* a collective read takes every rank, with nothing to read too */
         H5Sselect_none(w->fs);

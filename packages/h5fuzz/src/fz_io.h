@@ -33,9 +33,9 @@ void fz_part_init(fz_part_t *w);
  * values; 0, or -1 (the dataset could not be opened, or no memory) */
 int fz_part_write(const fz_plan_t *p, const fz_op_t *op, hid_t file, int rank, fz_part_t *w);
 /* a read of rows first..first+count of the open dataset d (elements of 1-D ones; d
- * stays open); 0 or -1 */
+ * stays open), selected as a hyperslab or (points) element by element; 0 or -1 */
 int fz_part_read(const fz_object_t *o, const fz_mobj_t *mo, hid_t d, uint64_t first, uint64_t count,
-                 fz_part_t *w);
+                 int points, fz_part_t *w);
 /* H5Dwrite or H5Dread of the part alone */
 herr_t fz_part_transfer(const fz_part_t *w, int write, hid_t dxpl);
 /* a read part against the model: the elements that differ (the first three printed);

@@ -192,6 +192,12 @@ fz_read_region(const fz_object_t *o, const fz_op_t *op, int rank, uint64_t *firs
 {
     uint64_t n = op->dim0;
     (void)o;
+    if (op->block) { /* rank `shift` its band, the others the band's first element */
+        uint64_t lo = (uint64_t)rank * op->block, len = rank == op->shift ? op->block : 1;
+        *first      = lo < n ? lo : n;
+        *count      = lo < n ? (len < n - lo ? len : n - lo) : 0;
+        return;
+    }
     uint64_t a = mix(op->salt + 2 * (uint64_t)rank) % (n + 1),
              b = mix(op->salt + 2 * (uint64_t)rank + 1) % (n + 1);
     *first     = a < b ? a : b;
@@ -811,6 +817,70 @@ fz_plan_metadata(fz_plan_t *p, int ranks)
         }
     }
     return 0;
+}
+
+/* one round of fz_plan_snapshot: dataset late (band_late elements per rank) makes the last
+ * rank late, dataset t (band elements per rank) is read and overwritten */
+static int
+snapshot_round(fz_plan_t *p, int late, uint64_t band_late, int t, uint64_t band, int round)
+{
+    int      last = p->ranks - 1;
+    uint64_t n = band * (uint64_t)p->ranks, n_late = band_late * (uint64_t)p->ranks;
+    fz_op_t *op = push(p, OP_WRITE, NULL); /* the last rank writes its band, collectively */
+    if (!op)
+        return -1;
+    *op = (fz_op_t){.kind = OP_WRITE, .target = t, .coll = 1, .pattern = PAT_BLOCKS, .dim0 = n,
+                    .skip = ~(1u << (last % 32)), .salt = 2 * (uint64_t)round + 1, .delay_rank = -1};
+    /* one H5Dread_multi: the last rank reads its band of `late` as points, then its band
+     * of t; the others one element of each */
+    if (!(op = push(p, OP_READ, NULL)))
+        return -1;
+    *op = (fz_op_t){.kind = OP_READ, .target = late, .coll = 1, .pattern = PAT_POINTS, .shift = last,
+                    .block = band_late, .dim0 = n_late, .delay_rank = -1};
+    if (!(op = push(p, OP_READ, NULL)))
+        return -1;
+    *op = (fz_op_t){.kind = OP_READ, .target = t, .coll = 1, .shift = last, .block = band, .dim0 = n,
+                    .delay_rank = -1, .join = 1};
+    if (!(op = push(p, OP_WRITE, NULL))) /* at once rank 0 overwrites the last band of t, independently */
+        return -1;
+    *op = (fz_op_t){.kind = OP_WRITE, .target = t, .pattern = PAT_BLOCKS, .shift = 1, .dim0 = n,
+                    .skip = ~1u, .salt = 2 * (uint64_t)round + 2, .delay_rank = -1};
+    return push(p, OP_FLUSH, NULL) ? 0 : -1;
+}
+
+/* a contiguous 1-D dataset of n elements, every byte defined (fill value written at creation) */
+static int
+snapshot_dataset(fz_plan_t *p, const char *name, uint64_t n)
+{
+    fz_object_t *o = &p->obj[p->nobj];
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->is_dset     = 1;
+    o->nd          = 1;
+    o->layout      = LAYOUT_CONTIGUOUS;
+    o->dims[0]     = o->maxdims[0] = o->cur0 = n;
+    o->fill_time   = FILL_ALLOC;
+    o->fill_set    = 1;
+    o->fill        = -1;
+    o->last_owners = -1;
+    fz_op_t *op    = push(p, OP_DSET, NULL);
+    if (!op)
+        return -1;
+    op->target = p->nobj++;
+    return op->target;
+}
+
+int
+fz_plan_snapshot(fz_plan_t *p, int ranks)
+{
+    uint64_t band_late = 700000, band = 64;
+    plan_init(p, 0, ranks);
+    p->grammar = 6; /* collective reads without a barrier first, joined in one call */
+    int late = snapshot_dataset(p, "/late", band_late * (uint64_t)ranks);
+    int t    = late < 0 ? -1 : snapshot_dataset(p, "/read", band * (uint64_t)ranks);
+    for (int round = 0; t >= 0 && round < 8; round++)
+        if (snapshot_round(p, late, band_late, t, band, round) < 0)
+            return -1;
+    return t < 0 ? -1 : 0;
 }
 
 void

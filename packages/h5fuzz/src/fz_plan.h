@@ -77,9 +77,13 @@ typedef struct {
     int      kind;
     int      target;     /* object index (OP_GROUP/OP_DSET: the new one; OP_ATTR: any object) */
     int      coll;       /* collective transfer */
-    int      pattern;    /* OP_WRITE: enum fz_pattern */
-    int      shift;      /* OP_WRITE: rotates which rank owns which part */
-    uint64_t block;      /* OP_WRITE PAT_CYCLIC: block length; PAT_POINTS: 1 in `block` elements */
+    int      pattern;    /* OP_WRITE: enum fz_pattern; OP_READ: PAT_POINTS, rank `shift` selects its
+                            region as points (late inside the call: HDF5 builds its datatype
+                            after the call's opening MPI_Allreduce) */
+    int      shift;      /* OP_WRITE: rotates which rank owns which part; OP_READ: see pattern */
+    uint64_t block;      /* OP_WRITE PAT_CYCLIC: block length; PAT_POINTS: 1 in `block` elements;
+                            OP_READ: >0, rank `shift` reads its band [shift*block, +block),
+                            each other rank r the first element of its band r*block */
     uint64_t dim0;       /* OP_WRITE, OP_READ: the dataset's first dimension then; OP_EXTEND: the new one */
     uint32_t skip;       /* OP_WRITE: ranks (bit r % 32) that write nothing this time */
     uint64_t salt;       /* OP_WRITE: values; OP_READ: regions */
@@ -171,7 +175,13 @@ int fz_plan_make(fz_plan_t *p, uint64_t seed, int ranks, size_t nops, int gramma
 int fz_plan_straddle(fz_plan_t *p, int ranks);
 /* the regression workload "metadata": groups and attributes rewritten many times, sync
  * points every KiB of dirty metadata, one epoch (no flush) */
-int  fz_plan_metadata(fz_plan_t *p, int ranks);
+int fz_plan_metadata(fz_plan_t *p, int ranks);
+/* the regression workload "snapshot": a collective read in which the last rank reads its
+ * band as a large point selection (so it reaches the driver late), and right after it
+ * rank 0 overwrites that band with an independent write, a flush after each round: the
+ * last rank must read the values from before the call (what MPI-IO's collective reads
+ * give), never the overwrite that rank 0 issued after its own part returned */
+int  fz_plan_snapshot(fz_plan_t *p, int ranks);
 void fz_plan_free(fz_plan_t *p);
 
 void fz_model_init(fz_model_t *m);

@@ -6,7 +6,7 @@
  *
  *   mpiexec -n N h5fuzz FILE --seed S [--ops K] [--driver D] [--config STR]
  *   mpiexec -n M h5fuzz FILE --seed S --verify-only --writer-ranks N [--driver D]
- *   mpiexec -n N h5fuzz FILE --case straddle|metadata [--driver D]
+ *   mpiexec -n N h5fuzz FILE --case straddle|metadata|snapshot [--driver D]
  *   h5fuzz --plan --seed S [--ops K] [--grammar G] --writer-ranks N   (the plan's digest)
  *
  * Exit status: 0 when every value is as the model says, 4 when not (or a read during
@@ -55,7 +55,8 @@ usage(FILE *to)
             "                    means one workload per grammar\n"
             "  --all-ranks       grammars 5 and 6: every session by all the job's ranks (the same\n"
             "                    workload without its sessions of fewer ranks: what the DSM hosts)\n"
-            "  --case C          a fixed regression workload instead of a random one: straddle, metadata\n"
+            "  --case C          a fixed regression workload instead of a random one: straddle, metadata,\n"
+            "                    snapshot\n"
             "  --driver D        mpio (default), default (HDF5_DRIVER), multifile, mpiposix, dsm, sec2\n"
             "  --config STR      the driver's configuration (multifile options, dsm configuration)\n"
             "  --writer-ranks N  ranks that wrote the file (--verify-only; default: this job's)\n"
@@ -121,8 +122,8 @@ option(int c, options_t *o)
             break;
         case 'c':
             o->casename = optarg;
-            if (strcmp(optarg, "straddle") && strcmp(optarg, "metadata"))
-                rc = wrong("--case: '%s' is not a case (straddle, metadata)", optarg);
+            if (strcmp(optarg, "straddle") && strcmp(optarg, "metadata") && strcmp(optarg, "snapshot"))
+                rc = wrong("--case: '%s' is not a case (straddle, metadata, snapshot)", optarg);
             break;
         case 'd':
             o->driver = optarg;
@@ -229,6 +230,7 @@ run(const options_t *o, fz_ctx_t *c)
     int       ranks = o->writer_ranks ? (int)o->writer_ranks : c->size;
     int made = !o->casename ? fz_plan_make(&p, o->seed, ranks, (size_t)o->ops, (int)o->grammar, plan_flags(o))
                : !strcmp(o->casename, "straddle") ? fz_plan_straddle(&p, ranks)
+               : !strcmp(o->casename, "snapshot") ? fz_plan_snapshot(&p, ranks)
                                                   : fz_plan_metadata(&p, ranks);
     if (made < 0) {
         fprintf(stderr, "h5fuzz: out of memory\n");
