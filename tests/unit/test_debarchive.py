@@ -133,3 +133,130 @@ def test_stacks_yaml_debian_entries_follow_the_archive(tmp_path, keys, monkeypat
     publish(tmp_path / "archive", keys, ["2.2.0+repack-8"])
     (tmp_path / "archive" / POOL / ORIG).unlink()  # the cache needs no archive
     assert sources.obtain("2", [entry]).sha256 == sha
+
+
+# -- binary packages: a Packages index and what a package needs to run ---------------------
+PACKAGES = """\
+Package: hdf5-tools
+Source: hdf5
+Version: 2.2.0+repack-6
+Depends: libc6 (>= 2.38), libhdf5-320 (>= 1.14.3),
+ libhdf5-hl-320 (>= 1.8.13)
+Filename: pool/main/h/hdf5/hdf5-tools_2.2.0+repack-6_amd64.deb
+Size: 359684
+SHA256: 3641de62a3098440ec0ac8d18e91e2387b4d6c0c14cf0d8726451b99198dc79e
+Description: HDF5 - Runtime tools
+ These are utilities for manipulating HDF5 files.
+
+Package: libhdf5-320
+Source: hdf5
+Version: 2.2.0+repack-6
+Depends: libc6 (>= 2.38), libsz2 (>= 1.1.7) | libaec0, zlib1g (>= 1:1.2.0)
+
+Package: libhdf5-320
+Source: hdf5
+Version: 2.2.0+repack-7
+
+Package: libhdf5-hl-320
+Source: hdf5 (2.2.0+repack-6)
+Version: 2.2.0+repack-6+b1
+Pre-Depends: libhdf5-320 (>= 2.1.0)
+
+Package: libc6
+Source: glibc
+Version: 2.43-7
+Depends: libgcc-s1, debconf (>= 0.5) | debconf-2.0
+
+Package: libgcc-s1
+Source: gcc-16
+Version: 16.2.0-4
+Depends: libc6:any (>= 2.35)
+
+Package: zlib1g
+Source: zlib
+Version: 1:1.3.dfsg+really1.3.2-4
+
+Package: libsz2
+Source: libaec
+Version: 1.1.7-1
+
+Package: cdebconf
+Version: 0.280
+Provides: debconf-2.0
+
+Package: debconf-alike
+Version: 1.0
+Provides: debconf-2.0
+"""
+
+
+def index(text=PACKAGES):
+    return debarchive.by_name(debarchive.paragraphs(text.splitlines(True), debarchive.PACKAGE_FIELDS))
+
+
+def test_a_packages_index_keeps_the_fields_closure_reads():
+    tools = index()["hdf5-tools"][0]
+    assert "Description" not in tools and tools["Size"] == "359684"
+    assert tools["Depends"] == "libc6 (>= 2.38), libhdf5-320 (>= 1.14.3),\nlibhdf5-hl-320 (>= 1.8.13)"
+
+
+def test_relations_read_alternatives_constraints_and_qualifiers():
+    assert debarchive.relations("libc6:any (>= 2.35),\ndebconf | debconf-2.0 (<< 2:1.0~rc1), zlib1g") == [
+        [("libc6", ">=", "2.35")],
+        [("debconf", None, None), ("debconf-2.0", "<<", "2:1.0~rc1")],
+        [("zlib1g", None, None)],
+    ]
+    with pytest.raises(StepError, match="cannot read the dependency 'libc6 >= 2'"):
+        debarchive.relations("libc6 >= 2")
+
+
+def test_the_closure_of_a_pinned_package_takes_what_it_needs_to_run():
+    """Depends and Pre-Depends, recursively, the pinned package first: the first alternative
+    the index has (libsz2, not libaec0), a virtual package from the first package by name
+    that provides it (cdebconf, not debconf-alike), a binNMU of the pinned source (libhdf5-hl-320 +b1), and
+    libhdf5-320 of the pinned source version although -7 is newer."""
+    found = debarchive.closure(index(), "hdf5-tools", "2.2.0+repack-6", "sid")
+    assert [(s["Package"], s["Version"]) for s in found] == [
+        ("hdf5-tools", "2.2.0+repack-6"),
+        ("libc6", "2.43-7"),
+        ("libhdf5-320", "2.2.0+repack-6"),
+        ("libhdf5-hl-320", "2.2.0+repack-6+b1"),
+        ("libgcc-s1", "16.2.0-4"),
+        ("cdebconf", "0.280"),
+        ("libsz2", "1.1.7-1"),
+        ("zlib1g", "1:1.3.dfsg+really1.3.2-4"),
+    ]
+    assert debarchive.source_of(found[3]) == ("hdf5", "2.2.0+repack-6")
+    assert debarchive.source_of(found[1]) == ("glibc", "2.43-7")
+
+
+def test_a_pinned_version_the_index_no_longer_lists_names_what_it_lists():
+    with pytest.raises(StepError, match=r"sid does not list hdf5-tools 2.2.0\+repack-5 \(it lists: 2.2.0\+repack-6\)"):
+        debarchive.closure(index(), "hdf5-tools", "2.2.0+repack-5", "sid")
+
+
+def test_a_dependency_no_version_satisfies_is_refused():
+    text = PACKAGES.replace("Depends: libc6 (>= 2.38), libhdf5-320", "Depends: libc6 (>= 2.44), libhdf5-320", 1)
+    with pytest.raises(
+        StepError, match=r"sid: hdf5-tools 2.2.0\+repack-6 needs libc6 \(>= 2.44\), .*\(it lists libc6 2.43-7\)"
+    ):
+        debarchive.closure(index(text), "hdf5-tools", "2.2.0+repack-6", "sid")
+
+
+def test_a_library_of_the_pinned_source_from_another_upload_is_refused():
+    """Only libhdf5-320 2.2.0+repack-7 is listed: not the pinned source version, refused."""
+    text = PACKAGES.replace(
+        "Version: 2.2.0+repack-6\nDepends: libc6 (>= 2.38), libsz2", "Version: 2.2.0+repack-5\nDepends: libsz2"
+    )
+    with pytest.raises(
+        StepError,
+        match=r"needs libhdf5-320 \(>= 1.14.3\).*it lists libhdf5-320 2.2.0\+repack-5, libhdf5-320 2.2.0\+repack-7",
+    ):
+        debarchive.closure(index(text), "hdf5-tools", "2.2.0+repack-6", "sid")
+
+
+def test_a_dependency_already_chosen_in_another_version_is_refused():
+    """libgcc-s1 asks for a libc6 newer than the one chosen for hdf5-tools."""
+    text = PACKAGES.replace("libc6:any (>= 2.35)", "libc6:any (>= 2.44)")
+    with pytest.raises(StepError, match=r"libgcc-s1 16.2.0-4 needs libc6 \(>= 2.44\)"):
+        debarchive.closure(index(text), "hdf5-tools", "2.2.0+repack-6", "sid")

@@ -1,5 +1,6 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""The .orig tarball of a Debian source package, verified through the archive's signed index.
+"""Files of Debian's archive, verified through its signed indexes: the .orig tarball of a
+source package, and the binary packages that one package needs to run.
 
 The chain of trust is the archive's own:
   dists/<suite>/InRelease   clearsigned by the archive's keys: checked by `gpgv` against
@@ -16,6 +17,15 @@ its .orig must still carry the caller's pinned sha256. Neither the .dsc nor the
 .debian.tar.* is fetched: the unpatched upstream tree is what gets built.
 Valid-Until is not enforced: an older index can only name another revision of the same
 pinned .orig.
+
+Binary packages follow the same chain through main/binary-<arch>/Packages.xz, whose
+stanzas give each .deb's Filename, size and sha256: `closure` resolves a package of a
+pinned version and everything its Depends and Pre-Depends name, recursively (the first
+alternative the index has, by package name, else the first a package Provides; every
+version constraint checked; the binary packages of the pinned package's own source at
+its source version, so a library of that source never comes from another upload), and
+`fetch_deb` downloads one checked against its stanza. Debian never reuses a version in
+its archive: the signed index gives one sha256 per package version.
 """
 
 import functools
@@ -89,22 +99,28 @@ def indexed_file(release, name):
     raise StepError(f"the signed Release lists no {name}")
 
 
-def stanzas(lines, package):
-    """The stanzas (field -> value, continuation lines joined by newlines) of a Sources
-    index whose Package is package."""
-    result, current, field = [], {}, None
+def paragraphs(lines, fields=None):
+    """The stanzas (field -> value, continuation lines joined by newlines) of an index
+    (Sources, Packages), one by one; with only the named fields when fields is given."""
+    current, field = {}, None
     for line in itertools.chain(lines, [""]):
         line = line.rstrip("\n")
         if not line.strip():
-            if current.get("Package") == package:
-                result.append(current)
+            if current:
+                yield current
             current, field = {}, None
-        elif line[0] in " \t" and field:
-            current[field] += "\n" + line.strip()
+        elif line[0] in " \t":
+            if field in current:
+                current[field] += "\n" + line.strip()
         elif ":" in line:
             field, value = line.split(":", 1)
-            current[field] = value.strip()
-    return result
+            if fields is None or field in fields:
+                current[field] = value.strip()
+
+
+def stanzas(lines, package):
+    """The stanzas of an index whose Package is package."""
+    return [s for s in paragraphs(lines) if s.get("Package") == package]
 
 
 def upstream_of(version):
@@ -113,17 +129,27 @@ def upstream_of(version):
     return version.rsplit("-", 1)[0] if "-" in version else version
 
 
+def satisfies(version, relation, wanted):
+    """Whether a Debian version stands in relation (<<, <=, =, >=, >>) to wanted (dpkg's
+    own comparison)."""
+    return (
+        subprocess.run(["dpkg", "--compare-versions", version, relation, wanted], capture_output=True).returncode == 0
+    )
+
+
 def _compare(a, b):
     if a == b:
         return 0
-    gt = subprocess.run(["dpkg", "--compare-versions", a, "gt", b], capture_output=True).returncode == 0
-    return 1 if gt else -1
+    return 1 if satisfies(a, ">>", b) else -1
+
+
+def _newest(found):
+    return max(found, key=functools.cmp_to_key(lambda a, b: _compare(a["Version"], b["Version"])), default=None)
 
 
 def newest_revision(found, upstream):
     """The stanza of the newest Debian version whose upstream version is upstream, or None."""
-    matching = [s for s in found if upstream_of(s.get("Version", "")) == upstream]
-    return max(matching, key=functools.cmp_to_key(lambda a, b: _compare(a["Version"], b["Version"])), default=None)
+    return _newest([s for s in found if upstream_of(s.get("Version", "")) == upstream])
 
 
 def orig_of(stanza, package, upstream):
@@ -136,16 +162,24 @@ def orig_of(stanza, package, upstream):
     raise StepError(f"{package} {stanza.get('Version')}: the index lists no {package}_{upstream}.orig.tar.*")
 
 
+def fetch_index(uri, suite, name, work, keyring=DEBIAN_KEYRING, keep=None, fields=None):
+    """The stanzas (paragraphs, with only the named fields when fields is given) of the
+    suite's index name (an .xz file the signed InRelease lists, e.g. main/source/Sources.xz)
+    that keep(stanza) accepts (default: all), downloaded into work and checked against the
+    sha256 and size InRelease gives."""
+    release = signed_release(uri, suite, keyring, work)
+    sha, size = indexed_file(release, name)
+    index = os.path.join(work, os.path.basename(name))
+    download(f"{uri}/dists/{suite}/{name}", index, sha, size)
+    with lzma.open(index, "rt", errors="replace") as f:
+        return [s for s in paragraphs(f, fields) if keep is None or keep(s)]
+
+
 def fetch_orig(uri, suite, package, upstream, pinned_sha256, dest, keyring=DEBIAN_KEYRING):
     """Fetch package's .orig of upstream version into dest from the archive at uri, through
     the suite's signed index; returns the Debian version whose stanza named it."""
     with tempfile.TemporaryDirectory(dir=os.path.dirname(dest) or ".") as work:
-        release = signed_release(uri, suite, keyring, work)
-        sha, size = indexed_file(release, SOURCES_INDEX)
-        index = os.path.join(work, "Sources.xz")
-        download(f"{uri}/dists/{suite}/{SOURCES_INDEX}", index, sha, size)
-        with lzma.open(index, "rt", errors="replace") as f:
-            found = stanzas(f, package)
+        found = fetch_index(uri, suite, SOURCES_INDEX, work, keyring, lambda s: s.get("Package") == package)
     stanza = newest_revision(found, upstream)
     if stanza is None:
         listed = ", ".join(s.get("Version", "?") for s in found) or "none"
@@ -161,3 +195,152 @@ def fetch_orig(uri, suite, package, upstream, pinned_sha256, dest, keyring=DEBIA
     except StepError as err:
         raise StepError(f"{suite} lists {package} {stanza['Version']}, but {err}") from None
     return stanza["Version"]
+
+
+# -- binary packages ------------------------------------------------------------------
+def packages_index(arch):
+    """The name of a suite's index of binary packages (main) of a Debian architecture."""
+    return f"main/binary-{arch}/Packages.xz"
+
+
+#: one alternative of a Depends-like field: name[:arch] [(relation version)]
+RELATION = re.compile(r"\s*([a-z0-9][a-z0-9+.-]+)(?::[a-z0-9-]+)?\s*(?:\(\s*(<<|<=|=|>=|>>)\s*([^)\s]+)\s*\))?\s*")
+
+
+def relations(field):
+    """[[(name, relation, version), ...], ...] of a Depends-like field: one list per
+    dependency, its alternatives in order; relation and version are None where no version
+    is asked. An architecture qualifier (`:any`) is dropped."""
+    result = []
+    for dependency in field.split(","):
+        if not dependency.strip():
+            continue
+        alternatives = []
+        for text in dependency.split("|"):
+            m = RELATION.fullmatch(text)
+            if not m:
+                raise StepError(f"cannot read the dependency {text.strip()!r}")
+            alternatives.append(m.groups())
+        result.append(alternatives)
+    return result
+
+
+def source_of(stanza):
+    """(source package, its version) of a binary package's stanza (a binNMU's Source
+    names the source version in parentheses)."""
+    name, _, version = stanza.get("Source", stanza["Package"]).partition(" (")
+    return name, version.rstrip(")") or stanza["Version"]
+
+
+def _provided(stanza):
+    """{virtual package: version or None} that a stanza's Provides names."""
+    return {name: version for alts in relations(stanza.get("Provides", "")) for name, _, version in alts}
+
+
+def _meets(stanza, name, relation, version):
+    """Does the chosen stanza satisfy `name (relation version)`, as that package or by
+    its Provides?"""
+    if stanza["Package"] == name:
+        return relation is None or satisfies(stanza["Version"], relation, version)
+    provided = _provided(stanza)
+    if name not in provided:
+        return False
+    return relation is None or (provided[name] is not None and satisfies(provided[name], relation, version))
+
+
+def _text(alternatives):
+    return " | ".join(n + (f" ({r} {v})" if r else "") for n, r, v in alternatives)
+
+
+def closure(index, package, version, suite):
+    """The stanzas of package at version and of every package it needs to run: its
+    Pre-Depends and Depends, recursively, the pinned package first. index: {name: [its
+    stanzas]} of the suite's Packages index. For each dependency the first alternative the
+    index has is taken (its newest version that satisfies the constraint), else the first
+    that a package Provides; a binary package of the pinned package's own source must be
+    of its source version. StepError when the index does not list the pinned version or
+    cannot satisfy a dependency."""
+    listed = index.get(package, [])
+    pinned = next((s for s in listed if s.get("Version") == version), None)
+    if pinned is None:
+        others = ", ".join(sorted(s.get("Version", "?") for s in listed)) or "none"
+        raise StepError(f"{suite} does not list {package} {version} (it lists: {others})")
+    own = source_of(pinned)
+    chosen, order = {package: pinned}, [pinned]
+    providers = None
+    for stanza in order:  # grows as packages are chosen
+        for field in ("Pre-Depends", "Depends"):
+            for alternatives in relations(stanza.get(field, "")):
+                if any(_meets(c, *alt) for alt in alternatives for c in chosen.values()):
+                    continue
+                pick = _pick(index, alternatives, own, chosen)
+                if pick is None:
+                    if providers is None:
+                        providers = _providers(index)
+                    pick = next(
+                        (p for n, r, v in alternatives for p in providers.get(n, []) if _meets(p, n, r, v)), None
+                    )
+                if pick is None:
+                    why = _listed(index, alternatives)
+                    raise StepError(
+                        f"{suite}: {stanza['Package']} {stanza['Version']} needs {_text(alternatives)}, "
+                        f"which the index cannot satisfy ({why})"
+                    )
+                chosen[pick["Package"]] = pick
+                order.append(pick)
+    return order
+
+
+def _pick(index, alternatives, own, chosen):
+    """The newest stanza of the first alternative, by package name, that the index lists in
+    a version that satisfies it (of the pinned source's version where it is of that
+    source), or None."""
+    for name, relation, version in alternatives:
+        if name in chosen:
+            continue
+        fits = [
+            s
+            for s in index.get(name, [])
+            if (relation is None or satisfies(s["Version"], relation, version))
+            and (source_of(s)[0] != own[0] or source_of(s) == own)
+        ]
+        if fits:
+            return _newest(fits)
+    return None
+
+
+def _providers(index):
+    """{virtual package: [stanzas that provide it, by package name]} of an index."""
+    found = {}
+    for name in sorted(index):
+        for stanza in index[name]:
+            for virtual in _provided(stanza):
+                found.setdefault(virtual, []).append(stanza)
+    return found
+
+
+def _listed(index, alternatives):
+    versions = [f"{n} {s['Version']}" for n, _, _ in alternatives for s in index.get(n, [])]
+    return "it lists " + ", ".join(versions) if versions else "it lists none of them"
+
+
+#: the fields of a Packages stanza that closure and fetch_deb read
+PACKAGE_FIELDS = ("Package", "Version", "Source", "Pre-Depends", "Depends", "Provides", "Filename", "Size", "SHA256")
+
+
+def by_name(stanzas_):
+    """{package: [its stanzas]} of a Packages index's stanzas (what closure takes)."""
+    index = {}
+    for stanza in stanzas_:
+        index.setdefault(stanza["Package"], []).append(stanza)
+    return index
+
+
+def fetch_deb(uri, stanza, dest, suite):
+    """Download the .deb of a Packages stanza into dest, checked against the sha256 and
+    size the (signed) index gives."""
+    url = f"{uri}/{urllib.parse.quote(stanza['Filename'])}"
+    try:
+        download(url, dest, stanza["SHA256"], int(stanza["Size"]))
+    except StepError as err:
+        raise StepError(f"{suite} lists {stanza['Package']} {stanza['Version']}, but {err}") from None
