@@ -35,7 +35,7 @@ def test_h5pcc_and_mpiexec_just_work(stack, stack_descriptions, tmp_path):
     assert f"hdf5-library: {desc['hdf5_version']}" in proc.stdout
     (mpi_line,) = re.findall(r"^mpi-library: (.*)$", proc.stdout, re.M)
     assert desc["mpi_library_signature"] in mpi_line
-    # the file is read back by the stack's h5dump (1.14's on a 2.x stack built from the crate)
+    # the file is read back by the stack's h5dump (Debian's 2.x one on a 2.x stack built from the crate)
     assert re.search(r"DATA \{\s*\(0\): 0, 1, 2, 3\s*\}", proc.stdout), proc.stdout
 
 
@@ -52,67 +52,118 @@ def test_stack_has_parallel_hdf5_with_subfiling(stack, stack_descriptions):
 
 @pytest.mark.parametrize("stack", STACK_NAMES)
 def test_stack_tools(stack, stack_descriptions, tmp_path):
-    """h5dump/h5diff exist and are the stack's own HDF5's; only a 2.x stack built from a
-    source without tools/ (the crate) takes them from the 1.14 stack, says so in
-    stack.json and is flagged by `./h5stack list`."""
+    """h5dump/h5diff exist and are of the stack's own HDF5 version: built with it, or, for a
+    2.x stack built from a source without tools/ (the crate), Debian's serial tools of that
+    version (stacks.yaml `debian_tools`), which stack.json and `./h5stack list` name."""
     desc = stack_descriptions[stack]
-    proc = in_stack(stack, "h5dump --version; h5diff --version; command -v mpiexec", tmp_path)
+    proc = in_stack(stack, "h5dump --version; h5diff --version; command -v h5dump mpiexec", tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1] == os.path.join(desc["stack_dir"], "bin", "mpiexec")
+    *_, h5dump, mpiexec = proc.stdout.splitlines()
+    assert mpiexec == os.path.join(desc["stack_dir"], "bin", "mpiexec")
+    assert proc.stdout.count(f"Version {desc['hdf5_version']}") == 2, proc.stdout
     listed = subprocess.run([os.path.join(ROOT, "h5stack"), "list"], capture_output=True, text=True).stdout
     (line,) = [ln for ln in listed.splitlines() if ln.split()[0] == stack]
-    if desc["tools"]["lender"] is None:
-        assert proc.stdout.count(f"Version {desc['hdf5_version']}") == 2, proc.stdout
-        assert desc["tools"]["hdf5_prefix"] == desc["hdf5_prefix"] and "WARNING" not in line
-    else:
-        assert desc["hdf5_series"] == "2" and desc["hdf5_source"].startswith("Rust crate"), desc["hdf5_source"]
-        assert desc["tools"]["lender"] == desc["mpi"] + "-hdf5-1.14" and "h5dump" in desc["tools"]["borrowed"]
-        assert "Version 1.14." in proc.stdout
-        assert "WARNING: tools of HDF5 1.14" in line and "weaker fallback" in line, line
+    assert "WARNING" not in line and desc["tools"]["hdf5_version"] == desc["hdf5_version"], line
+    if desc["tools"]["origin"] == "build":
+        assert desc["tools"]["prefix"] == desc["hdf5_prefix"]
+        assert h5dump == os.path.join(desc["hdf5_prefix"], "bin", "h5dump")
+        return
+    assert desc["hdf5_series"] == "2" and desc["hdf5_source"].startswith("Rust crate"), desc["hdf5_source"]
+    pinned, first = Stacks().series["2"]["debian_tools"], desc["tools"]["debian_packages"][0]
+    assert (first["package"], first["version"]) == (pinned["package"], pinned["version"])
+    assert {"h5dump", "h5diff", "h5ls", "h5stat", "h5repack", "h5copy", "h5jam"} <= set(desc["tools"]["programs"])
+    assert h5dump == os.path.join(desc["stack_dir"], "bin", "h5dump")  # a wrapper of the tree's launcher
+    assert {w["target"] for w in desc["wrappers"] if w["name"] == "h5dump"} == {
+        os.path.join(desc["tools"]["prefix"], "bin", "h5dump")
+    }
+    assert f"tools: HDF5 {desc['hdf5_version']}'s, Debian's {pinned['package']} {pinned['version']}" in line, line
+
+
+def write_compound_latest(stack, tmp_path, *names):
+    """Files of a compound dataset written through MPI-IO on 4 ranks with
+    H5Pset_libver_bounds(LATEST, LATEST) by the stack's HDF5 (programs/compound_latest.c)."""
+    program = os.path.join(PROGRAMS, "compound_latest.c")
+    runs = "".join(f"mpiexec -n 4 ./compound_latest {name}\n" for name in names)
+    proc = in_stack(stack, f"h5pcc {program} -o compound_latest\n{runs}", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.count("4 ranks wrote 64 records") == len(names), (
+        proc.stdout + proc.stderr
+    )
+
+
+def judged(stack, tmp_path):
+    """h5dump -H of a.h5's compound dataset and h5diff a.h5 b.h5 by the stack's tools:
+    ({tool: exit status}, what they printed)."""
+    script = 'set +e\nh5dump -H -d /d043 a.h5; echo "h5dump-status: $?"\nh5diff a.h5 b.h5; echo "h5diff-status: $?"'
+    proc = in_stack(stack, script, tmp_path)
+    status = {k: int(v) for k, v in re.findall(r"^(h5dump|h5diff)-status: (\d+)$", proc.stdout, re.M)}
+    return status, proc.stdout + proc.stderr
+
+
+def reads_the_compound(text):
+    return (
+        re.search(r'DATASET "/d043" \{\s*DATATYPE\s+H5T_COMPOUND \{', text)
+        and 'H5T_STD_I32LE "id";' in text
+        and "DATASPACE  SIMPLE { ( 64 ) / ( 64 ) }" in text
+    )
 
 
 @pytest.mark.parametrize("stack", STACK_NAMES)
-def test_the_stacks_tools_judge_a_latest_format_compound_file(stack, stack_descriptions, tmp_path):
+def test_the_stacks_tools_judge_a_latest_format_compound_file(stack, tmp_path):
     """A compound dataset written through MPI-IO with H5Pset_libver_bounds(LATEST, LATEST)
-    (tests/integration/programs/compound_latest.c): the stack's own tools read it (h5dump -H) and find
-    two such files equal (h5diff exit 0). 1.14's tools, the weaker fallback of a 2.x stack
-    built from the crate, cannot: that must show as an error (h5diff exit 2), never as
-    "no differences"."""
-    program = os.path.join(PROGRAMS, "compound_latest.c")
-    proc = in_stack(
-        stack,
-        f"h5pcc {program} -o compound_latest\n"
-        "mpiexec -n 4 ./compound_latest a.h5\nmpiexec -n 4 ./compound_latest b.h5\n"
-        'set +e\nh5dump -H -d /d043 a.h5; echo "h5dump-status: $?"\nh5diff a.h5 b.h5; echo "h5diff-status: $?"',
-        tmp_path,
-    )
-    assert proc.returncode == 0 and "4 ranks wrote 64 records" in proc.stdout, proc.stdout + proc.stderr
-    status = {k: int(v) for k, v in re.findall(r"^(h5dump|h5diff)-status: (\d+)$", proc.stdout, re.M)}
-    if stack_descriptions[stack]["tools"]["lender"] is None:
-        assert status == {"h5dump": 0, "h5diff": 0}, proc.stdout + proc.stderr
-        assert re.search(r'DATASET "/d043" \{\s*DATATYPE\s+H5T_COMPOUND \{', proc.stdout), proc.stdout
-        assert 'H5T_STD_I32LE "id";' in proc.stdout and "DATASPACE  SIMPLE { ( 64 ) / ( 64 ) }" in proc.stdout
-    else:
-        assert status["h5dump"] != 0 and status["h5diff"] == 2, proc.stdout + proc.stderr
+    (tests/integration/programs/compound_latest.c): every stack's tools, of its own HDF5
+    version (a 2.x stack built from the crate: Debian's serial 2.x tools), read it
+    (h5dump -H) and find two such files equal (h5diff exit 0)."""
+    write_compound_latest(stack, tmp_path, "a.h5", "b.h5")
+    status, text = judged(stack, tmp_path)
+    assert status == {"h5dump": 0, "h5diff": 0}, text
+    assert reads_the_compound(text), text
+
+
+@pytest.mark.parametrize("mpi", sorted({n.split("-hdf5-")[0] for n in STACK_NAMES}))
+def test_hdf5_1_14s_tools_cannot_judge_that_2x_file(mpi, stack_descriptions, tmp_path):
+    """The same 2.x file (HDF5 2.x's stack of an MPI writes it) is beyond HDF5 1.14's tools
+    (those of the 1.14 stack of that MPI): h5dump fails and h5diff exits 2 (its own error,
+    never "no differences"), while the 2.x stack's tools read it and find the files equal.
+    Why a 2.x stack needs HDF5 2.x's tools."""
+    old, new = f"{mpi}-hdf5-1.14", f"{mpi}-hdf5-2"
+    if old not in stack_descriptions or new not in stack_descriptions:
+        pytest.skip(f"{mpi}: no 1.14 and 2.x stacks among those tested")
+    assert stack_descriptions[old]["tools"]["hdf5_version"].startswith("1.14.")
+    write_compound_latest(new, tmp_path, "a.h5", "b.h5")
+    status, text = judged(old, tmp_path)
+    assert status["h5dump"] != 0 and status["h5diff"] == 2, text
+    assert not reads_the_compound(text), text
+    status, text = judged(new, tmp_path)
+    assert status == {"h5dump": 0, "h5diff": 0} and reads_the_compound(text), text
 
 
 @pytest.mark.parametrize("stack", [n for n in STACK_NAMES if not n.endswith("-multifile")])
 def test_tools_load_plugins_of_their_own_library(stack, stack_descriptions, tmp_path):
-    """HDF5_DRIVER=multifile h5dump of a multifile directory: the tool loads the plugin
-    built against its own libhdf5, so one libhdf5 is mapped in the process (on a 2.x
-    stack that borrows 1.14's tools: the lending stack's plugins, not this stack's)."""
+    """HDF5_DRIVER=multifile h5dump of a multifile directory: a tool of the stack's own
+    build loads the stack's plugin, built against the same libhdf5, so one libhdf5 is
+    mapped in the process. Debian's serial tools (a 2.x stack built from the crate) load
+    no plugin of the stack (built against its parallel libhdf5): they refuse the driver,
+    having mapped Debian's libhdf5 only, and read the directory once `h5mf merge` has
+    made it a file."""
     proc = in_stack(
         stack,
         "mpiexec -n 2 h5pwrite3dc m.h5 8 2 --size 64 --chunk 32 --quiet --no-limits --driver multifile >/dev/null\n"
         "test -d m.h5\n"
-        "HDF5_DRIVER=multifile LD_DEBUG=files h5dump -H m.h5 2>ld.txt\n"
-        "grep -o 'file=[^ ]*libhdf5\\.so\\.[0-9]*' ld.txt | sed 's|.*/||; s|file=||' | sort -u",
+        'set +e\nHDF5_DRIVER=multifile LD_DEBUG=files h5dump -H m.h5 2>ld.txt; echo "h5dump-status: $?"\nset -e\n'
+        "grep -o 'file=[^ ]*libhdf5\\(_serial\\)\\?\\.so\\.[0-9]*' ld.txt | sed 's|.*/||; s|file=||' | sort -u\n"
+        "h5mf merge -q m.h5 && h5dump -H m.h5 | grep -c 'DATASET \"data_' | sed 's/^/merged-datasets: /'",
         tmp_path,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert 'DATASET "data_0000"' in proc.stdout, proc.stdout[-2000:]
-    libraries = [line for line in proc.stdout.splitlines() if line.startswith("libhdf5.so.")]
+    libraries = [line for line in proc.stdout.splitlines() if line.startswith("libhdf5")]
     assert len(libraries) == 1, f"libhdf5 libraries mapped in one h5dump: {libraries}"
+    assert "merged-datasets: 2" in proc.stdout, proc.stdout[-2000:]
+    if stack_descriptions[stack]["tools"]["origin"] == "build":
+        assert "h5dump-status: 0" in proc.stdout and 'DATASET "data_0000"' in proc.stdout, proc.stdout[-2000:]
+        assert libraries[0].startswith("libhdf5.so."), libraries
+    else:
+        assert "h5dump-status: 0" not in proc.stdout, proc.stdout[-2000:]
+        assert libraries[0].startswith("libhdf5_serial.so."), libraries  # Debian's serial libhdf5
 
 
 def test_each_stack_uses_its_own_mpi(stack_descriptions):
@@ -173,28 +224,34 @@ def fake_source(tmp_path, name, version, tools):
     return f"{top}.tar.gz"
 
 
-def test_tools_are_built_from_a_full_source_and_borrowed_loudly_from_the_crate(tmp_path, monkeypatch, capsys):
+def test_tools_are_built_from_a_full_source_and_taken_from_debian_for_the_crate(tmp_path, monkeypatch, capsys):
     """`tools: build`: a 2.x source with tools/ builds HDF5 2.x's own h5dump/h5diff (in the
-    key) and borrows nothing; one without (the crate) falls back to 1.14's, with a warning."""
+    key); one without (the crate) takes Debian's serial 2.x tools of the version stacks.yaml
+    pins (`debian_tools`). Neither needs a 1.14 stack."""
     monkeypatch.setenv("H5STACK_HOME", str(tmp_path / "home"))
-    v114 = fake_source(tmp_path, "v114", "1.14.6", tools=True)
-    full = Stacks(tarballs={"1.14": v114, "2": fake_source(tmp_path, "full", "2.2.0", tools=True)})
-    assert full.tools_lender("2") is None
+    full = Stacks(tarballs={"2": fake_source(tmp_path, "full", "2.2.0", tools=True)})
+    assert full.debian_tools("2") is None
     assert full.needed_hdf5([full.get("mpich-hdf5-2-multifile")]) == [("2", "mpich", None), ("2", "mpich", "multifile")]
-    assert full.lenders(full.get("mpich-hdf5-2")) == []
     own = full.hdf5_component("2", full.mpis["mpich"])
     assert own.cmake_options["HDF5_BUILD_TOOLS"] == "ON" and {"bin/h5dump", "bin/h5diff"} <= set(own.required)
-    assert "WARNING" not in capsys.readouterr().err
-    crate = Stacks(tarballs={"1.14": v114, "2": fake_source(tmp_path, "crate", "2.2.0", tools=False)})
-    assert crate.tools_lender("2") == "1.14"
-    assert crate.needed_hdf5([crate.get("mpich-hdf5-2")]) == [("1.14", "mpich", None), ("2", "mpich", None)]
-    lenders = crate.lenders(crate.get("mpich-hdf5-2-multifile"))
-    assert [s.name for s in lenders] == ["mpich-hdf5-1.14", "mpich-hdf5-2"]
-    borrowing = crate.hdf5_component("2", crate.mpis["mpich"])
-    assert borrowing.cmake_options["HDF5_BUILD_TOOLS"] == "OFF" and "bin/h5dump" not in borrowing.required
-    assert borrowing.key != own.key
+    assert "Debian's" not in capsys.readouterr().err
+    crate = Stacks(tarballs={"2": fake_source(tmp_path, "crate", "2.2.0", tools=False)})
+    tools = crate.debian_tools("2")
+    pinned = crate.series["2"]["debian_tools"]
+    assert (tools.package, tools.version, tools.suite) == (pinned["package"], pinned["version"], pinned["suite"])
+    assert crate.needed_hdf5([crate.get("mpich-hdf5-2-multifile")]) == [
+        ("2", "mpich", None),
+        ("2", "mpich", "multifile"),
+    ]
+    without = crate.hdf5_component("2", crate.mpis["mpich"])
+    assert without.cmake_options["HDF5_BUILD_TOOLS"] == "OFF" and "bin/h5dump" not in without.required
+    assert without.key != own.key
     err = capsys.readouterr().err
-    assert "WARNING: HDF5 2: the user tarball" in err and "carries no tools/" in err and "weaker fallback" in err
+    assert (
+        "HDF5 2: the user tarball" in err
+        and f"carries no tools/: the stacks take HDF5's tools from {tools.label}" in err
+    )
+    assert "WARNING" not in err
 
 
 TWINS = [n for n in STACK_NAMES if n.endswith("-multifile")]

@@ -56,8 +56,8 @@ def local_stacks():
                 desc = json.load(f)
         except (OSError, ValueError):
             continue
-        if not isinstance(desc.get("tools"), dict) or "wrappers" not in desc:
-            raise SiteConfigError(f"{path}: written by an older h5stack (no structured tools): run ./h5stack setup")
+        if not isinstance(desc.get("tools"), dict) or "origin" not in desc["tools"] or "wrappers" not in desc:
+            raise SiteConfigError(f"{path}: written by an older h5stack (no tools origin): run ./h5stack setup")
         result.append(desc)
     return result
 
@@ -79,11 +79,6 @@ def _has_multifile(desc):
     return desc.get("variant") == "multifile" or any(
         p["name"] == "hdf5-vfd-multifile" for p in desc.get("packages", [])
     )
-
-
-def _tools_version(desc):
-    """The HDF5 version of a local stack's tools: its own, or the series it borrows them from."""
-    return desc["tools"]["hdf5_version"]
 
 
 def _env_vars(mpi, mpi_env_vars):
@@ -131,8 +126,11 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                     "hdf5_version": desc["hdf5_version"],
                     "hdf5_series": desc["hdf5_series"],
                     "stack": desc["name"],
-                    # the HDF5 that the stack's tools (h5dump, h5perf, ...) belong to
-                    "hdf5_tools_version": _tools_version(desc),
+                    # the HDF5 that the stack's tools (h5dump, h5diff, ...) belong to, and
+                    # where they come from: its own build ("build", with h5perf) or Debian's
+                    # serial packages ("debian", for a source without tools/: no h5perf)
+                    "hdf5_tools_version": desc["tools"]["hdf5_version"],
+                    "hdf5_tools_origin": desc["tools"]["origin"],
                 }
                 # the Apptainer image of this MPI's stacks (reframe-tests/containers)
                 | ({"container_image": container_image(desc["mpi"])} if container_image(desc["mpi"]) else {})

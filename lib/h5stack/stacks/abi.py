@@ -11,7 +11,7 @@ directory $H5STACK_HOME/abi/<stack>-on-<mpi>/ puts the other MPI in front of the
   everything in that library's directory (what it finds through $ORIGIN: its libfabric,
   UCX, ...): a library opened through a link takes the link's directory as $ORIGIN;
 - bin/: the other MPI's commands (its mpiexec starts the ranks) and the stack's
-  borrowed programs;
+  wrappers of other programs (HDF5's tools from Debian's packages, a twin's h5mf);
 - plugins: the stack's;
 - stack.json and env.sh: the stack's description with the other MPI's name, settings
   and library signature, so the checks' `mpi-library:` lines prove which library ran.
@@ -89,7 +89,7 @@ def _fill(tmp, desc, stack, runtime):
     os.symlink(target, link)
     os.makedirs(os.path.join(tmp, "bin"))
     wrappers = [write_wrapper(os.path.join(tmp, "bin", n), runtime.command(n)) for n in runtime.commands]
-    for w in desc["wrappers"]:  # the stack's borrowed programs (h5dump of another series, h5mf)
+    for w in desc["wrappers"]:  # the stack's other programs (Debian's h5dump of a 2.x stack, a twin's h5mf)
         if w["name"] not in runtime.commands:
             wrappers.append(write_wrapper(os.path.join(tmp, "bin", w["name"]), w["target"], w["env"], w["lender"]))
     os.symlink(os.path.join(desc["stack_dir"], "plugins"), os.path.join(tmp, "plugins"))

@@ -18,7 +18,7 @@ import yaml
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info
-from h5stack.stacks import build, pybuild, sources, stackdir
+from h5stack.stacks import build, debtools, pybuild, sources, stackdir
 from h5stack.stacks.mpi import MPI
 
 
@@ -108,8 +108,15 @@ class Stack:
         if reason:
             return False, f"HDF5 install damaged: {reason}"
         detail = f"HDF5 {desc['hdf5_version']}, {desc['mpi_description']} {desc['mpi_version']}"
-        if desc["tools"].get("lender"):
-            detail += f"; WARNING: tools of HDF5 {desc['tools']['hdf5_version']} ({desc['tools']['lender']}), a weaker fallback"
+        tools = desc["tools"]
+        if tools.get("origin") == "debian":
+            reason = build.verify(tools["prefix"], os.path.basename(tools["prefix"]).rsplit("-", 1)[-1])
+            if reason:
+                return False, f"its HDF5 tools are damaged: {reason}"
+            packages = tools["debian_packages"]
+            detail += (
+                f"; tools: HDF5 {tools['hdf5_version']}'s, Debian's {packages[0]['package']} {packages[0]['version']}"
+            )
         return True, detail
 
 
@@ -134,7 +141,7 @@ class Stacks:
         self.series = {str(k): v for k, v in self.config["hdf5"].items()}
         self.tarballs = tarballs or {}
         plain = [Stack(mpi, series, spec) for series, spec in self.series.items() for mpi in self.mpis.values()]
-        self._plain = {(stack.mpi.name, stack.series): stack for stack in plain}  # twins' bases, tools' lenders
+        self._plain = {(stack.mpi.name, stack.series): stack for stack in plain}  # twins' bases
         self.stacks = {stack.name: stack for stack in plain}
         for variant, twin in (self.config.get("twins") or {}).items():
             for series, spec in self.series.items():
@@ -184,22 +191,24 @@ class Stacks:
             info(f"HDF5 {series}: source is the {self._sources[series].origin}")
         return self._sources[series]
 
-    def tools_lender(self, series):
+    def debian_tools(self, series):
         """None when a series' stacks carry the HDF5 tools of their own build (stacks.yaml
-        `tools: build`, from a source with tools/), else the series whose tools they take:
-        `tools_fallback`, for a source without tools/ (the 2.x crate), said loudly."""
+        `tools: build`, from a source with tools/), else the tools they take from Debian's
+        binary packages (debtools.DebianTools): `debian_tools`, for a source without
+        tools/ (the 2.x crate)."""
         if series not in self._tools:
             spec, src = self.series[series], self.source(series)
-            lender = None
+            tools = None
             if spec.get("tools") == "build" and not src.has_tools:
-                lender = (spec.get("tools_fallback") or {}).get("from_series")
-                if lender is None:
+                if not spec.get("debian_tools"):
                     raise StepError(
-                        f"HDF5 {series}: the {src.origin} has no tools/ and stacks.yaml names no tools_fallback"
+                        f"HDF5 {series}: the {src.origin} has no tools/ and stacks.yaml names no debian_tools"
                     )
-                lender = str(lender)
-                _warn_borrowed_tools(series, src, lender)
-            self._tools[series] = lender
+                tools = debtools.DebianTools(spec["debian_tools"], f"stacks.yaml (hdf5.{series}.debian_tools)")
+                info(
+                    f"HDF5 {series}: the {src.origin} carries no tools/: the stacks take HDF5's tools from {tools.label}"
+                )
+            self._tools[series] = tools
         return self._tools[series]
 
     def hdf5_component(self, series, mpi, variant=None):
@@ -362,37 +371,19 @@ class Stacks:
         return self._python[key]
 
     # -- set-up -------------------------------------------------------------
-    def tools_lender_stack(self, stack):
-        """The stack of the same MPI whose HDF5 tools this one takes, or None."""
-        series = self.tools_lender(stack.series)
-        return self._plain[(stack.mpi.name, series)] if series else None
-
-    def lenders(self, stack):
-        """The stacks this one borrows from: the one whose HDF5 tools it takes (their
-        plugins go with them), a twin's base; lenders first."""
-        lender = self.tools_lender_stack(stack)
-        return ([lender] if lender else []) + ([stack.base] if stack.base else [])
-
     def needed_stacks(self, stacks):
-        """These stacks and those they borrow from, lenders first."""
+        """These stacks and the twins' bases, whose programs they borrow; bases first."""
         order = []
         for stack in stacks:
-            for lender in self.lenders(stack):
-                order += [s for s in self.needed_stacks([lender]) if s not in order]
+            if stack.base and stack.base not in order:
+                order.append(stack.base)
             if stack not in order:
                 order.append(stack)
         return order
 
     def needed_hdf5(self, stacks):
-        """HDF5 builds (series, mpi, variant) for these stacks, borrowed tools' first."""
-        order = []
-        for stack in self.needed_stacks(stacks):
-            lender = self.tools_lender(stack.series)
-            deps = [(lender, stack.mpi.name, None)] if lender else []
-            for item in deps + [(stack.series, stack.mpi.name, stack.variant)]:
-                if item not in order:
-                    order.append(item)
-        return order
+        """HDF5 builds (series, mpi, variant) for these stacks, bases first."""
+        return list(dict.fromkeys((s.series, s.mpi.name, s.variant) for s in self.needed_stacks(stacks)))
 
     def stack_packages(self, stack):
         """The projects of packages/ built into a stack (a twin leaves some out)."""
@@ -412,6 +403,10 @@ class Stacks:
             mpi.install()
         for series, mpi_name, variant in self.needed_hdf5(stacks):
             self.hdf5_component(series, self.mpis[mpi_name], variant).ensure(jobs)
+        for series in dict.fromkeys(s.series for s in self.needed_stacks(stacks)):
+            tools = self.debian_tools(series)
+            if tools:
+                tools.ensure()
         for stack in self.needed_stacks(stacks):
             for pkg_dir in self.stack_packages(stack):
                 self.package_component(pkg_dir, stack).ensure(jobs)
@@ -421,17 +416,6 @@ class Stacks:
 
     def write_stack_dir(self, stack):
         stackdir.write(self, stack)
-
-
-def _warn_borrowed_tools(series, src, lender):
-    for line in (
-        f"HDF5 {series}: the {src.origin} carries no tools/ (h5dump, h5diff, ...):",
-        f"  the HDF5 {series} stacks take the tools of the HDF5 {lender} stacks of the same MPI, a weaker fallback:",
-        f"  they cannot read every HDF5 {series} file (a compound dataset written with the latest format",
-        "  bounds: h5dump fails, h5diff exits 2). A full source gives the stacks their own tools:",
-        f"  Debian's source package when the archive serves it, or `./h5stack setup --tarball {series}=PATH`.",
-    ):
-        info(f"WARNING: {line}")
 
 
 def _unpack_patched(src, patches, work):

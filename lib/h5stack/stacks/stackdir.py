@@ -5,7 +5,9 @@ built components:
               `h5stack list` and the ReFrame site configs
   env.sh      the same exports as `h5stack env <stack>`
   bin/        mpicc/mpicxx/mpiexec/mpirun of the stack's MPI (Debian installs both
-              MPIs in /usr behind one alternatives link) and borrowed tools
+              MPIs in /usr behind one alternatives link), HDF5's tools from Debian's
+              packages where the stack's HDF5 source has no tools/ (debtools.py), a
+              twin's programs of its base stack
   plugins/    links to the HDF5 plugins of the stack's packages (HDF5_PLUGIN_PATH)
 """
 
@@ -19,7 +21,7 @@ import time
 from h5stack.base.ui import StepError
 from h5stack.stacks import pybuild
 
-#: HDF5's compiler wrappers and scripts of its own build, never borrowed
+#: HDF5's compiler wrappers and scripts of the stack's own build, never taken from Debian's tools
 OWN_BUILD = ("h5cc", "h5pcc", "h5hlcc", "h5redeploy", "h5c++", "h5fc")
 
 
@@ -34,7 +36,7 @@ def write(registry, stack):
     os.makedirs(os.path.join(tmp, "plugins"))
     wrappers = [write_wrapper(os.path.join(tmp, "bin", name), stack.mpi.command(name)) for name in stack.mpi.commands]
     pkgs = _link_packages(registry, stack, tmp)
-    tools, tool_wrappers = _borrow_tools(registry, stack, hdf5, tmp)
+    tools, tool_wrappers = _tools(registry, stack, hdf5, tmp)
     wrappers += tool_wrappers + _borrow_programs(registry, stack, tmp)
     description = _description(stack, hdf5, pkgs, tools, wrappers)
     description["python_path"] = _python_path(registry, stack)
@@ -68,27 +70,30 @@ def _python_path(registry, stack):
     return pybuild.site_packages(*comps)
 
 
-def _borrow_tools(registry, stack, hdf5, tmp):
-    """Wrappers of the HDF5 tools a stack takes from another series (stacks.yaml
-    `tools_fallback`, for a source without tools/): (stack.json's `tools`, the wrappers)."""
-    lender = registry.tools_lender_stack(stack)
-    if not lender:
-        return {"hdf5_version": hdf5.version, "hdf5_prefix": hdf5.prefix, "lender": None, "borrowed": []}, []
-    tools_from = registry.hdf5_component(lender.series, lender.mpi)
+def _tools(registry, stack, hdf5, tmp):
+    """A stack's HDF5 tools: (stack.json's `tools`, the wrappers in bin/). Those of its own
+    HDF5 build (in its prefix's bin/, on PATH), or, for a source without tools/, Debian's
+    (stacks.yaml `debian_tools`, debtools.py): a wrapper in bin/ for each program of that
+    tree that the stack's HDF5 does not install itself. Their launchers choose the plugins
+    they load (never the stack's plugins/, built against another libhdf5)."""
+    debian = registry.debian_tools(stack.series)
+    if not debian:
+        return {
+            "origin": "build",
+            "hdf5_version": hdf5.version,
+            "prefix": hdf5.prefix,
+            "source": hdf5.source.origin,
+        }, []
+    if debian.status() is not None:
+        raise StepError(f"{stack.name}: {debian.label} is not set up ({debian.status()})")
+    tools = debian.description()
     own = set(os.listdir(os.path.join(hdf5.prefix, "bin")))
-    # a borrowed tool runs on its own libhdf5: it must load the plugins built against
-    # that library (the lending stack's), never this stack's (two libhdf5 in one process)
-    plugins = {"HDF5_PLUGIN_PATH": os.path.join(lender.dir, "plugins")}
     wrappers = [
-        write_wrapper(
-            os.path.join(tmp, "bin", tool), os.path.join(tools_from.prefix, "bin", tool), plugins, lender.name
-        )
-        for tool in sorted(os.listdir(os.path.join(tools_from.prefix, "bin")))
-        if tool not in own and not tool.startswith(OWN_BUILD)
+        write_wrapper(os.path.join(tmp, "bin", program), os.path.join(tools["prefix"], "bin", program))
+        for program in tools["programs"]
+        if program not in own and not program.startswith(OWN_BUILD)
     ]
-    borrowed = [w["name"] for w in wrappers]
-    return {"hdf5_version": tools_from.version, "hdf5_prefix": tools_from.prefix, "lender": lender.name,
-            "borrowed": borrowed}, wrappers  # fmt: skip
+    return dict(tools, programs=[w["name"] for w in wrappers]), wrappers
 
 
 def _borrow_programs(registry, stack, tmp):
@@ -132,9 +137,10 @@ def _description(stack, hdf5, pkgs, tools, wrappers):
 
 
 def write_wrapper(path, target, env=None, lender=None):
-    """A program in a stack's bin/ that runs target (an MPI command, a borrowed tool),
-    with the variables of env set (replacing the caller's values). Returns what
-    stack.json records of it: name, target, env and the stack it is borrowed from."""
+    """A program in a stack's bin/ that runs target (an MPI command, an HDF5 tool of
+    Debian's, a twin's program of its base stack), with the variables of env set (replacing
+    the caller's values). Returns what stack.json records of it: name, target, env and the
+    stack it is borrowed from (lender: None but for a twin's programs)."""
     lines = "".join(f"{name}={shlex.quote(value)}\nexport {name}\n" for name, value in (env or {}).items())
     with open(path, "w") as f:
         f.write(f'#!/bin/sh\n{lines}exec "{target}" "$@"\n')
