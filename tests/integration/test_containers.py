@@ -2,7 +2,8 @@
 """The Apptainer images of the stacks (lib/h5stack/machine/images.py, containers/h5stack.def).
 
 Unit tests of the export (a stack merged into one relocatable tree: RUNPATHs, host
-prefixes in text files, borrowed programs) and of the image key; then, as root, the
+prefixes in text files, wrappers of programs in other exported trees; a tree of Debian's
+HDF5 tools copied as it is) and of the image key; then, as root, the
 real images that `./h5stack test` builds before the tests (cached): their labels, and
 both run models for each MPI — inside the image (its own mpiexec) and hybrid (this
 machine's mpiexec of the same MPI starts one container per rank) — checked against a
@@ -24,11 +25,14 @@ ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="images are built with 
 
 def fake_stack(tmp_path):
     """A set-up stack as stack.json describes it: an HDF5 prefix, a package prefix, and a
-    stack bin/ with an MPI wrapper and a program borrowed from another stack's HDF5."""
+    stack bin/ with an MPI wrapper, a wrapper of a tool of a tree of Debian's HDF5 tools and
+    one of a twin's program of its base stack."""
     hdf5 = tmp_path / "opt" / "hdf5-x"
     pkg = tmp_path / "opt" / "pkg-x"
-    other = tmp_path / "opt" / "hdf5-tools"
-    for d in (hdf5 / "bin", hdf5 / "lib" / "pkgconfig", pkg / "bin", pkg / "lib" / "plugin", other / "bin"):
+    tools = tmp_path / "opt" / "debian-hdf5-tools-x"
+    base = tmp_path / "opt" / "pkg-base"
+    for d in (hdf5 / "bin", hdf5 / "lib" / "pkgconfig", pkg / "bin", pkg / "lib" / "plugin", tools / "bin",
+              tools / "root" / "usr" / "bin", base / "bin"):  # fmt: skip
         d.mkdir(parents=True)
     shutil.copy("/bin/true", hdf5 / "bin" / "h5prog")  # an ELF program
     (hdf5 / "lib" / "pkgconfig" / "hdf5.pc").write_text(f"prefix={hdf5}\nlibdir=${{prefix}}/lib\n")
@@ -37,24 +41,27 @@ def fake_stack(tmp_path):
     (pkg / "bin" / "tool").write_text(f"#!/bin/sh\nexec {pkg}/bin/real\n")
     (pkg / "lib" / "libp.so").write_bytes(b"not really a library, but \0 binary")
     os.symlink("../libp.so", pkg / "lib" / "plugin" / "libp.so")
+    shutil.copy("/bin/true", tools / "root" / "usr" / "bin" / "h5dump")  # Debian's program
+    (tools / "bin" / "h5dump").write_text('#!/bin/sh\nroot=${0%/*}/../root\nexec "$root/usr/bin/h5dump" "$@"\n')
+    (tools / "bin" / "h5dump").chmod(0o755)
+    (tools / ".h5stack-manifest.json").write_text("{}")
     stack_dir = tmp_path / "stacks" / "mpich-hdf5-x"
     (stack_dir / "bin").mkdir(parents=True)
-    lender_plugins = tmp_path / "stacks" / "mpich-hdf5-tools" / "plugins"
     wrappers = [
         stackdir.write_wrapper(stack_dir / "bin" / "mpicc", "/usr/bin/mpicc.mpich"),
-        stackdir.write_wrapper(
-            stack_dir / "bin" / "h5dump", f"{other}/bin/h5dump", {"HDF5_PLUGIN_PATH": str(lender_plugins)},
-            "mpich-hdf5-tools",
-        ),
-    ]  # fmt: skip
+        stackdir.write_wrapper(stack_dir / "bin" / "h5dump", f"{tools}/bin/h5dump"),
+        stackdir.write_wrapper(stack_dir / "bin" / "h5mf", f"{base}/bin/h5mf", lender="mpich-hdf5-base"),
+    ]
     desc = {
         "name": "mpich-hdf5-x",
         "prefixes": [str(pkg), str(hdf5)],
         "stack_dir": str(stack_dir),
         "wrappers": wrappers,
+        "tools": {"origin": "debian", "prefix": str(tools)},
     }
     prefix_map = {str(hdf5): "/opt/h5stack/mpich-hdf5-x", str(pkg): "/opt/h5stack/mpich-hdf5-x",
-                  str(other): "/opt/h5stack/mpich-hdf5-tools"}  # fmt: skip
+                  str(base): "/opt/h5stack/mpich-hdf5-base",
+                  str(tools): "/opt/h5stack/debian-hdf5-tools-x"}  # fmt: skip
     return desc, prefix_map
 
 
@@ -74,7 +81,7 @@ def test_export_makes_a_relocatable_tree(tmp_path):
     out = tmp_path / "export" / "mpich-hdf5-x"
     images.export_stack(desc, str(out), prefix_map)
     # prefixes merged, the manifest of the build cache left out, links kept
-    assert sorted(os.listdir(out / "bin")) == ["h5cc", "h5dump", "h5prog", "tool"]
+    assert sorted(os.listdir(out / "bin")) == ["h5cc", "h5dump", "h5mf", "h5prog", "tool"]
     assert not (out / ".h5stack-manifest.json").exists()
     assert os.readlink(out / "lib" / "plugin" / "libp.so") == "../libp.so"
     # host prefixes in text files name the stack's place in the image
@@ -86,18 +93,31 @@ def test_export_makes_a_relocatable_tree(tmp_path):
     rpath = subprocess.run(["patchelf", "--print-rpath", str(out / "bin" / "h5prog")], capture_output=True, text=True)
     assert rpath.stdout.strip() == "$ORIGIN/../lib"
     assert subprocess.run([str(out / "bin" / "h5prog")]).returncode == 0  # still runs
-    # a program borrowed from another stack points into the image; MPI wrappers are not copied
-    assert (out / "bin" / "h5dump").read_text() == (
-        "#!/bin/sh\nHDF5_PLUGIN_PATH=/opt/h5stack/mpich-hdf5-tools/lib/plugin\nexport HDF5_PLUGIN_PATH\n"
-        'exec "/opt/h5stack/mpich-hdf5-tools/bin/h5dump" "$@"\n'
-    )  # with the plugins of the lending stack, in the image
+    # programs of other exported trees point into the image; MPI wrappers are not copied
+    assert (
+        out / "bin" / "h5dump"
+    ).read_text() == '#!/bin/sh\nexec "/opt/h5stack/debian-hdf5-tools-x/bin/h5dump" "$@"\n'
+    assert (out / "bin" / "h5mf").read_text() == '#!/bin/sh\nexec "/opt/h5stack/mpich-hdf5-base/bin/h5mf" "$@"\n'
     assert not (out / "bin" / "mpicc").exists()
 
 
-def test_export_refuses_a_program_borrowed_from_outside(tmp_path):
+def test_a_tree_of_debian_tools_is_exported_as_it_is(tmp_path):
+    """Its launchers find it from their own path and it brings its own loader: copied
+    unchanged (no RUNPATH set, no text rewritten), without the build cache's manifest."""
+    desc, _ = fake_stack(tmp_path)
+    tree = tmp_path / "opt" / "debian-hdf5-tools-x"
+    assert images.debian_tools_trees([desc, {"tools": {"origin": "build", "prefix": "/x"}}]) == [str(tree)]
+    out = images.export_tree(str(tree), str(tmp_path / "export" / tree.name))
+    assert sorted(os.listdir(out)) == ["bin", "root"]
+    for rel in ("bin/h5dump", "root/usr/bin/h5dump"):
+        assert open(os.path.join(out, rel), "rb").read() == (tree / rel).read_bytes(), rel
+    assert subprocess.run([os.path.join(out, "bin", "h5dump")]).returncode == 0  # /bin/true, from the copy
+
+
+def test_export_refuses_a_program_of_a_tree_not_exported(tmp_path):
     desc, prefix_map = fake_stack(tmp_path)
-    del prefix_map[str(tmp_path / "opt" / "hdf5-tools")]
-    with pytest.raises(images.StepError, match="h5dump wraps .* which is in no exported stack"):
+    del prefix_map[str(tmp_path / "opt" / "debian-hdf5-tools-x")]
+    with pytest.raises(images.StepError, match="h5dump wraps .* which is in no exported tree"):
         images.export_stack(desc, str(tmp_path / "export"), prefix_map, patchelf="true")
 
 
@@ -183,18 +203,17 @@ def test_image_runs_equal_to_the_stack_outside(flavour, model, tmp_path):
 
 @ROOT_ONLY
 @pytest.mark.parametrize("flavour", images.FLAVOURS)
-def test_borrowed_tools_in_the_image_load_plugins_of_their_own_library(flavour, tmp_path):
-    """In the image too, `HDF5_DRIVER=multifile h5dump` of the 2.x stack maps one libhdf5:
-    its own h5dump, or 1.14's borrowed from a crate-built stack, whose wrapper points it
-    at the 1.14 stack's plugins."""
+def test_the_2x_stacks_tools_in_the_image_are_hdf5_2s(flavour, tmp_path):
+    """In the image too, the 2.x stack's h5dump is HDF5 2.x's (its own build, or Debian's
+    serial tools in the tree copied beside the stacks, /opt/h5stack) and reads a file the
+    stack wrote there (a multifile directory merged by h5mf)."""
     script = (
         "mpiexec -n 2 h5pwrite3dc m.h5 8 2 --size 64 --chunk 32 --quiet --no-limits --driver multifile >/dev/null\n"
-        "HDF5_DRIVER=multifile LD_DEBUG=files h5dump -H m.h5 2>ld.txt\n"
-        "grep -o 'file=[^ ]*libhdf5\\.so\\.[0-9]*' ld.txt | sed 's|.*/||; s|file=||' | sort -u"
+        "h5mf merge -q m.h5\ncommand -v h5dump\nh5dump --version\n"
+        "h5dump -H m.h5 | grep -c 'DATASET \"data_' | sed 's/^/datasets: /'"
     )
     env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
     out = exec_in_image(image(flavour), ["sh", "-ec", script], app="hdf5-2", env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    assert 'DATASET "data_0000"' in out.stdout, out.stdout[-2000:]
-    libraries = [line for line in out.stdout.splitlines() if line.startswith("libhdf5.so.")]
-    assert len(libraries) == 1, f"libhdf5 libraries mapped in one h5dump in the image: {libraries}"
+    assert out.stdout.startswith("/opt/h5stack/") and "h5dump: Version 2." in out.stdout, out.stdout[-2000:]
+    assert "datasets: 2" in out.stdout, out.stdout[-2000:]

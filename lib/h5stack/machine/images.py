@@ -12,9 +12,12 @@ exported relocatable into one directory per stack, /opt/h5stack/<stack> in the i
   needed and the host's install paths mean nothing inside the image;
 - text files naming a host prefix (h5pcc, pkg-config and CMake files) name the
   stack's directory in the image instead;
-- the stack's borrowed programs (a 2.x stack built from the crate: HDF5's tools of the
-  1.14 build; patched twins: h5mf of the base stack) become wrappers of the same program
-  in the image.
+- the stack's wrappers of programs outside its prefixes (a 2.x stack built from the
+  crate: HDF5's tools from Debian's packages; patched twins: h5mf of the base stack)
+  become wrappers of the same program in the image;
+- a tree of Debian's HDF5 tools (lib/h5stack/stacks/debtools.py) is copied as it is, to
+  /opt/h5stack/<its name>: its launchers find it from their own path and it brings its
+  own loader and libraries (no RUNPATH to set).
 
 The image's base is a Debian 12 made with debootstrap (apptainer.ensure_base: offline,
 no registry) unless --base docker://... is given. Images are cached in images/ keyed by
@@ -116,10 +119,9 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
             else:
                 rewrite_text(full, replacements)
     # the stack's own wrappers: MPI commands stay as they are (the image has the same
-    # Debian MPI in /usr/bin); programs borrowed from another stack point into the image,
-    # with the lending stack's plugins (those built against the program's own libhdf5)
+    # Debian MPI in /usr/bin); programs of another exported tree point into the image
     for wrapper in desc["wrappers"]:
-        tool, target, env = wrapper["name"], wrapper["target"], dict(wrapper["env"])
+        tool, target = wrapper["name"], wrapper["target"]
         if target.startswith("/usr/"):
             continue
         for host, image in replacements:
@@ -127,11 +129,23 @@ def export_stack(desc, dest, prefix_map, patchelf="patchelf"):
                 target = image + target[len(host) :]
                 break
         else:
-            raise StepError(f"{name}: {tool} wraps {target}, which is in no exported stack")
-        if "HDF5_PLUGIN_PATH" in env:  # the lending stack's plugins/ -> its plugin directory in the image
-            lender = os.path.basename(os.path.dirname(env["HDF5_PLUGIN_PATH"]))
-            env["HDF5_PLUGIN_PATH"] = f"{IMAGE_ROOT}/{lender}/lib/plugin"
-        stackdir.write_wrapper(os.path.join(dest, "bin", tool), target, env)
+            raise StepError(f"{name}: {tool} wraps {target}, which is in no exported tree")
+        stackdir.write_wrapper(os.path.join(dest, "bin", tool), target, wrapper["env"])
+    return dest
+
+
+def debian_tools_trees(descs):
+    """The trees of Debian's HDF5 tools that these stacks (stack.json descriptions) run."""
+    return sorted({d["tools"]["prefix"] for d in descs if d["tools"].get("origin") == "debian"})
+
+
+def export_tree(tree, dest):
+    """Copy a tree of Debian's HDF5 tools to dest as it is (links kept), without the build
+    cache's manifest."""
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    shutil.copytree(tree, dest, symlinks=True)
+    os.remove(os.path.join(dest, build.MANIFEST))
     return dest
 
 
@@ -140,12 +154,17 @@ def export_flavour(registry, flavour, dest):
     and a summary of each."""
     stacks = flavour_stacks(registry, flavour)
     descs = [s.description() for s in stacks]
-    # every host prefix (HDF5's among them) -> its stack's directory in the image
+    # every host prefix (HDF5's among them) -> its stack's directory in the image; a tree
+    # of Debian's HDF5 tools -> its own directory
     prefix_map = {prefix: f"{IMAGE_ROOT}/{d['name']}" for d in descs for prefix in d["prefixes"]}
+    trees = debian_tools_trees(descs)
+    prefix_map |= {tree: f"{IMAGE_ROOT}/{os.path.basename(tree)}" for tree in trees}
     os.makedirs(dest, exist_ok=True)
     for entry in os.listdir(dest):  # the previous export
         path = os.path.join(dest, entry)
         shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+    for tree in trees:
+        export_tree(tree, os.path.join(dest, os.path.basename(tree)))
     for desc in descs:
         export_stack(desc, os.path.join(dest, desc["name"]), prefix_map)
     summary = [{k: d[k] for k in ("name", "hdf5_version", "mpi", "mpi_version", "hdf5_source")} for d in descs]
