@@ -104,9 +104,6 @@ class Outcome:
     reference: str = ""  # the command that wrote the reference
     #: HDF5 with MPI-IO cannot run the workload (exit, hang): the variant is not judged
     reference_failed: str = ""
-    #: why the result was not compared with the reference by h5diff ("": it was, or the
-    #: reference is no measure): judged against the model alone
-    model_only: str = ""
     compared: bool = False  # h5diff compared the result with the reference, and found them equal
 
 
@@ -350,8 +347,7 @@ class Runner:
                 else self._multifile(case, env, work, out)
             )
             self._judge(out, env, case, result, work)
-            out.model_only = h5diff_refusal(self.desc(case.stack), case.grammar)
-            if not (ref.fault or ref.failed or out.model_only):  # a reference that differs from the model is no measure
+            if not (ref.fault or ref.failed):  # a reference that differs from the model is no measure
                 self._compare(out, env, ref, result, work)
                 out.compared = True
             out.ok = True
@@ -572,18 +568,6 @@ class Options:
     json: str = ""  # write the run's cases and totals as JSON to this file
 
 
-def h5diff_refusal(desc, grammar):
-    """Why the stack's h5diff cannot compare a workload of this grammar with MPI-IO's ("":
-    it can). A stack that borrows the HDF5 tools of another series (the 2.x sources
-    without tools/, stacks.yaml) cannot read every file of grammar 2 on (the latest
-    format: h5diff exits 2); its cases run all the same, the reference and the variants
-    judged against the model alone (by h5fuzz, with the stack's own library)."""
-    tools = desc.get("tools") or {}
-    if tools.get("lender") and grammar >= 2:
-        return f"its h5diff is HDF5 {tools.get('hdf5_version')}'s ({tools['lender']}), which cannot read every file of grammar {grammar}"
-    return ""
-
-
 def _cases(opts, pairs, entries=None):
     """The cases of the run, lazily: every pair for each seed in turn (for each entry
     of regressions.yaml, with --regressions)."""
@@ -603,21 +587,14 @@ def _cases(opts, pairs, entries=None):
             yield Case(stack, variant, s, ranks, opts.ops, perturb=opts.perturb, grammar=opts.grammar)
 
 
-def runnable(runner, pairs, opts):
+def runnable(pairs, opts):
     """The pairs that can run the workloads of opts (applies()), the others named once
-    (none is an error); the stacks whose h5diff cannot compare the files (h5diff_refusal)
-    named once too: their cases are judged against the model alone."""
+    (none is an error)."""
     able = [p for p in pairs if applies(p[1], opts.grammar, opts.case or "")]
     if len(able) < len(pairs):
         left = ", ".join(f"{s} {v}" for s, v in pairs if (s, v) not in able)
         info(f"fuzz: case {opts.case} tests multifile's metadata stamps, which the DSM has none of: left out: {left}")
     pairs = able
-    if not opts.case:
-        grammar = 2 if opts.regressions else opts.grammar  # the regression workloads': 1 and up
-        for stack in sorted({s for s, _ in pairs}):
-            why = h5diff_refusal(runner.desc(stack), grammar)
-            if why:
-                info(f"fuzz: {stack}: {why}: workloads of grammar 2 and up are judged against the model alone")
     if not pairs:
         raise StepError(f"no variant chosen can run {'case ' + opts.case if opts.case else 'these workloads'}")
     return pairs
@@ -634,7 +611,7 @@ def run(opts):
     if opts.perturb:
         check_capabilities()
     runner = Runner(keep=opts.keep, launcher=Launcher(opts.launcher))
-    pairs = runnable(runner, selection(runner, list(opts.stacks), list(opts.drivers)), opts)
+    pairs = runnable(selection(runner, list(opts.stacks), list(opts.drivers)), opts)
     nodes = runner.launcher.preflight(stack_env(runner.desc(pairs[0][0])))
     info(f"fuzz: ranks started by {opts.launcher} on {len(nodes)} node(s): {', '.join(nodes)}")
     entries = regressions() if opts.regressions else None
@@ -656,8 +633,7 @@ def run(opts):
                 bar.console.print(text if text != FAILED else report_failure(runner, outcome, opts.minimise),
                                   markup=False)  # fmt: skip
             if outcome.ok and not os.isatty(2):
-                alone = " (against the model alone)" if outcome.model_only else ""
-                info(f"ok: {case.label()}{alone} in {outcome.seconds:.1f} s")
+                info(f"ok: {case.label()} in {outcome.seconds:.1f} s")
             bar.advance(task)
     info(tally.summary(time.monotonic() - t0))
     status = 1 if tally.failures or tally.unjudged else 0
