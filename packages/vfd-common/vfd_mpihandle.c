@@ -20,3 +20,10 @@ vfd_mpi_handle_close(MPI_File *fh)
         MPI_File_close(fh);
     *fh = MPI_FILE_NULL;
 }
+
+int
+vfd_mpi_handle_get(MPI_File *fh, void **handle)
+{
+    *handle = fh;
+    return *fh == MPI_FILE_NULL ? -1 : 0;
+}

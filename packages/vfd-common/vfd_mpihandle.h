@@ -9,8 +9,14 @@
  * A driver that is not MPI-IO therefore keeps a real MPI file handle at that place
  * (VFD_MPI_HANDLE_FIRST checks it at compile time): the flag is set and read back as
  * MPI-IO does; what the mode promises for the driver's own transfers is the driver's
- * to state. The handle is MPI-IO's view of /dev/null on MPI_COMM_SELF: no file of the
- * user's is opened twice, and no rank waits for another.
+ * to state. The handle is MPI-IO's view of /dev/null on MPI_COMM_SELF, read-only: no
+ * file of the user's is opened twice, and no rank waits for another.
+ *
+ * It is also what H5Fget_vfd_handle gives, as for MPI-IO a pointer to an MPI_File: a
+ * program may close it (HDF5's testpar/t_pflush1 does, to leave a file unclosed), set or
+ * query atomicity on it, and ask its size (0). The file's bytes are not behind it: a
+ * write through it fails (MPI_ERR_READ_ONLY), a read through it reads nothing (its
+ * status counts 0 elements). The data is reached through HDF5 only.
  */
 #ifndef VFD_MPIHANDLE_H
 #define VFD_MPIHANDLE_H
@@ -35,5 +41,8 @@ typedef struct {
  * return MPI's error (HDF5 then reports it): never a crash. Returns 0 or -1. */
 int  vfd_mpi_handle_open(MPI_File *fh);
 void vfd_mpi_handle_close(MPI_File *fh);
+/* the get_handle callback's answer: *handle = fh; 0, or -1 when there is no handle (it
+ * could not be opened, or the program closed it) */
+int vfd_mpi_handle_get(MPI_File *fh, void **handle);
 
 #endif

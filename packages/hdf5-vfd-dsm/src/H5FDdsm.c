@@ -23,6 +23,7 @@
 #include "vfd_datatype.h"
 #include "vfd_driver.h"
 #include "vfd_mpihandle.h"
+#include "vfd_selection.h"
 
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
@@ -86,6 +87,11 @@ static herr_t  dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_me
                                size_t sizes[], void *bufs[]);
 static herr_t  dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                                 size_t sizes[], const void *bufs[]);
+static herr_t  dsm_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                                  hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[]);
+static herr_t  dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                                   hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[],
+                                   const void *bufs[]);
 static herr_t  dsm_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
 static herr_t  dsm_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
 
@@ -121,8 +127,8 @@ static const H5FD_class_t H5FD_dsm_g = {
     dsm_write,             /* write                */
     dsm_read_vector,       /* read_vector          */
     dsm_write_vector,      /* write_vector         */
-    NULL,                  /* read_selection       */
-    NULL,                  /* write_selection      */
+    dsm_read_selection,    /* read_selection       */
+    dsm_write_selection,   /* write_selection      */
     NULL,                  /* flush                */
     dsm_truncate,          /* truncate             */
     NULL,                  /* lock                 */
@@ -595,18 +601,18 @@ dsm_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
     return 0;
 }
 
-/* H5Fget_vfd_handle: the file is in the servers' memory; an error, never a wrong handle
- * (an MPI-IO program would take any pointer for an MPI_File) */
+/* H5Fget_vfd_handle: as MPI-IO, a pointer to an MPI_File, the driver's handle that is
+ * not the file's bytes (vfd_mpihandle.h: writes through it fail, reads read nothing) */
 static herr_t
 dsm_get_handle(H5FD_t *file, hid_t fapl, void **handle)
 {
+    H5FD_dsm_t *f = (H5FD_dsm_t *)file;
     (void)fapl;
-    *handle = NULL;
-    DSM_ERROR(
-        "%s: no file handle to give: a DSM file lives in the memory of the server ranks, not in an MPI or "
-        "POSIX file",
-        ((H5FD_dsm_t *)file)->name);
-    return -1;
+    if (vfd_mpi_handle_get(&f->mpi_handle, handle) < 0) {
+        DSM_ERROR("%s: no MPI file handle to give (it could not be opened, or the program closed it)", f->name);
+        return -1;
+    }
+    return 0;
 }
 
 /* as HDF5's mpio driver: known at open and at each truncate, the same on every rank */
@@ -779,6 +785,34 @@ dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], h
     /* the entries are only read from: the cast serves the shared loop */
     if (ret >= 0)
         ret = complete(f, vfd_each_entry(put_entry, file, dxpl, count, types, addrs, sizes, (void **)bufs));
+    return coll ? sync_collective(f, ret) : ret;
+}
+
+/* selection transfers: collective in collective mode, as the vector callbacks */
+static herr_t
+dsm_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                   hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[])
+{
+    H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
+    bool        coll = vfd_collective_call();
+    herr_t      ret  = coll ? sync_collective(f, 0) : 0;
+    if (ret >= 0)
+        ret = complete(f, vfd_each_selection(get_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
+                                             element_sizes, bufs));
+    return coll ? sync_collective(f, ret) : ret;
+}
+
+static herr_t
+dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                    hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], const void *bufs[])
+{
+    H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
+    bool        coll = vfd_collective_call();
+    herr_t      ret  = coll ? sync_collective(f, 0) : 0;
+    /* the buffers are only read from: the cast serves the shared walk */
+    if (ret >= 0)
+        ret = complete(f, vfd_each_selection(put_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
+                                             element_sizes, (void **)bufs));
     return coll ? sync_collective(f, ret) : ret;
 }
 

@@ -8,7 +8,10 @@
  * library interposes H5Pset_fapl_mpio and H5Pget_fapl_mpio: while HDF5_DRIVER is
  * "multifile", a call for MPI-IO sets the multifile driver instead, with the same
  * communicator and info (H5Pset_mpi_params) and HDF5_DRIVER_CONFIG as its options;
- * otherwise both pass through to libhdf5. Preload it per rank, not into the launcher:
+ * otherwise it passes through to libhdf5. H5Pget_fapl_mpio on a list of any other MPI
+ * driver (one that reports H5FD_FEAT_HAS_MPI: multifile, the DSM) answers as MPI-IO
+ * would, with the list's communicator and info (copies, which the caller frees), where
+ * libhdf5 says "VFL driver is not MPI-I/O". Preload it per rank, not into the launcher:
  *
  *   mpiexec -n 4 env LD_PRELOAD=<prefix>/lib/libh5mf_preload.so HDF5_DRIVER=multifile \
  *           HDF5_PLUGIN_PATH=<prefix>/lib/plugin ior -a HDF5 ...
@@ -55,12 +58,22 @@ H5Pset_fapl_mpio(hid_t fapl, MPI_Comm comm, MPI_Info info)
     return real(fapl, comm, info);
 }
 
-/* applications read back what they set: for a list that is not MPI-IO's (the
- * substitution above), answer with its communicator and info as MPI-IO would */
+/* a list of an MPI driver that is not MPI-IO's (the substitution above, or the DSM) */
+static int
+other_mpi_driver(hid_t fapl)
+{
+    hid_t         driver = H5Pget_driver(fapl);
+    unsigned long flags  = 0;
+    return driver >= 0 && driver != H5FD_MPIO && H5FDdriver_query(driver, &flags) >= 0 &&
+           (flags & H5FD_FEAT_HAS_MPI);
+}
+
+/* applications read back what they set: for another MPI driver's list, answer with its
+ * communicator and info as MPI-IO would */
 herr_t
 H5Pget_fapl_mpio(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
 {
-    if (multifile_requested() && H5Pget_driver(fapl) != H5FD_MPIO)
+    if (other_mpi_driver(fapl))
         return H5Pget_mpi_params(fapl, comm, info);
     static get_fapl_mpio_fn real;
     if (!real && !(real = (get_fapl_mpio_fn)next_symbol("H5Pget_fapl_mpio")))

@@ -32,6 +32,7 @@
 #include "vfd_driver.h"
 #include "vfd_mpihandle.h"
 #include "vfd_path.h"
+#include "vfd_selection.h"
 
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
@@ -167,6 +168,11 @@ static herr_t mf_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_
                              size_t sizes[], void *bufs[]);
 static herr_t mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                               size_t sizes[], const void *bufs[]);
+static herr_t mf_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                                hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[]);
+static herr_t mf_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                                 hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[],
+                                 const void *bufs[]);
 static herr_t mf_flush(H5FD_t *file, hid_t dxpl, hbool_t closing);
 static herr_t mf_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
 static herr_t mf_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
@@ -204,8 +210,8 @@ static const H5FD_class_t H5FD_multifile_g = {
     mf_write,             /* write                */
     mf_read_vector,       /* read_vector          */
     mf_write_vector,      /* write_vector         */
-    NULL,                 /* read_selection       */
-    NULL,                 /* write_selection      */
+    mf_read_selection,    /* read_selection       */
+    mf_write_selection,   /* write_selection      */
     mf_flush,             /* flush                */
     mf_truncate,          /* truncate             */
     NULL,                 /* lock                 */
@@ -1522,18 +1528,18 @@ write_at(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, 
     return extended <= 0 ? extended : append_record(f, type, addr, size, buf);
 }
 
-/* H5Fget_vfd_handle: no one handle holds a multifile file; an error, never a wrong one
- * (an MPI-IO program would take any pointer for an MPI_File) */
+/* H5Fget_vfd_handle: as MPI-IO, a pointer to an MPI_File, the driver's handle that is
+ * not the file's bytes (vfd_mpihandle.h: writes through it fail, reads read nothing) */
 static herr_t
 mf_get_handle(H5FD_t *_file, hid_t fapl, void **handle)
 {
+    H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     (void)fapl;
-    *handle = NULL;
-    MF_ERROR(
-        "%s: no file handle to give: a multifile file is a directory of per-rank files, not one MPI or POSIX "
-        "file (read it through HDF5, or reconstruct it with h5mf merge first)",
-        ((H5FD_multifile_t *)_file)->path);
-    return -1;
+    if (vfd_mpi_handle_get(&f->mpi_handle, handle) < 0) {
+        MF_ERROR("%s: no MPI file handle to give (it could not be opened, or the program closed it)", f->path);
+        return -1;
+    }
+    return 0;
 }
 
 static haddr_t
@@ -1641,6 +1647,47 @@ mf_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], ha
     /* the rows of a chunk, each an entry, are one write: one data write and one record */
     if (ret >= 0)
         ret = vfd_each_run(write_entry, file, dxpl, count, types, addrs, sizes, bufs);
+    return coll ? sync_collective(f, ret) : ret;
+}
+
+/* one piece of a selection read, once read_ready said yes for the call */
+static herr_t
+read_entry(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, void *buf)
+{
+    (void)type;
+    (void)dxpl;
+    return read_range((H5FD_multifile_t *)file, addr, size, buf) < 0 ? -1 : 0;
+}
+
+/* a selection transfer: collective when HDF5's MPI-IO driver makes it collective (in
+ * collective mode, whatever the memory type), as the vector callbacks */
+static herr_t
+mf_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                  hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[])
+{
+    H5FD_multifile_t *f = (H5FD_multifile_t *)file;
+    if (agree_cut(f, collective_call()) < 0)
+        return -1;
+    herr_t ret = read_ready(f, 0, 0) < 0 ? -1 : 0;
+    if (ret >= 0)
+        ret = vfd_each_selection(read_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
+                                 element_sizes, bufs);
+    return end_cut(f, ret);
+}
+
+static herr_t
+mf_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                   hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], const void *bufs[])
+{
+    H5FD_multifile_t *f    = (H5FD_multifile_t *)file;
+    bool              coll = collective_call();
+    herr_t            ret  = coll ? sync_collective(f, 0) : 0;
+    if (ret >= 0)
+        ret = before_writes(f, type != H5FD_MEM_DRAW, dxpl);
+    /* the buffers are only read from: the cast serves the shared walk */
+    if (ret >= 0)
+        ret = vfd_each_selection(write_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
+                                 element_sizes, (void **)bufs);
     return coll ? sync_collective(f, ret) : ret;
 }
 

@@ -11,7 +11,8 @@
  *   - collective reads right after the writes (selection I/O off, and chunks that fit
  *     the chunk cache), and again after a close and a read-only open;
  *   - the API calls HDF5 routes to MPI drivers: H5Fset/get_mpi_atomicity,
- *     H5Fget_vfd_handle: the right answer or an error, never a crash.
+ *     H5Fget_vfd_handle: a pointer to an MPI_File that MPI accepts (MPI-IO's own, or a
+ *     driver's handle that is not the file's bytes: size 0, writes through it fail).
  * Usage: mpiexec -n N vfd_dropin FILE [mpio] [--variant 0|1|2]
  *   mpio: HDF5's MPI-IO driver; else the default file access list (HDF5_DRIVER).
  *   variant 1: alignment and collective metadata; 2: the latest file format.
@@ -330,7 +331,18 @@ write_multi(hid_t file, hid_t dxpl, int d0)
     }
 }
 
-/* H5Fset/get_mpi_atomicity and H5Fget_vfd_handle: the right answer or an error */
+/* is the file's driver HDF5's MPI-IO driver? */
+static int
+mpio_driver(hid_t file)
+{
+    hid_t fapl = H5Fget_access_plist(file);
+    int   mpio = fapl >= 0 && H5Pget_driver(fapl) == H5FD_MPIO;
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    return mpio;
+}
+
+/* H5Fset/get_mpi_atomicity, and H5Fget_vfd_handle giving an MPI_File as MPI-IO does */
 static void
 mpi_driver_calls(hid_t file)
 {
@@ -343,16 +355,18 @@ mpi_driver_calls(hid_t file)
     if (!flag)
         fail("H5Fget_mpi_atomicity: atomic mode off after H5Fset_mpi_atomicity(file, 1)");
     CHECK(H5Fset_mpi_atomicity(file, 0));
-    void  *handle = NULL;
-    herr_t got;
-    H5E_BEGIN_TRY
-    {
-        got = H5Fget_vfd_handle(file, H5P_DEFAULT, &handle);
+    void      *handle = NULL;
+    MPI_Offset size   = -1;
+    CHECK(H5Fget_vfd_handle(file, H5P_DEFAULT, &handle));
+    if (!handle || MPI_File_get_size(*(MPI_File *)handle, &size) != MPI_SUCCESS)
+        fail("H5Fget_vfd_handle: no MPI_File that MPI accepts");
+    else if (!mpio_driver(file)) { /* a driver's handle: not the file's bytes, never written */
+        char byte = 0;
+        if (size != 0 || MPI_File_write_at(*(MPI_File *)handle, 0, &byte, 1, MPI_BYTE, MPI_STATUS_IGNORE) ==
+                             MPI_SUCCESS)
+            fail("H5Fget_vfd_handle: the driver's handle has a size or takes a write");
     }
-    H5E_END_TRY
-    if (got >= 0 && !handle)
-        fail("H5Fget_vfd_handle succeeded without a handle");
-    checks += 3;
+    checks += 4;
 }
 
 static int
