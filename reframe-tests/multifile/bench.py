@@ -36,7 +36,7 @@ from h5checks.nodes import MultiNodeMixin  # noqa: E402
 KERNELS = [
     "posix-fpp", "mpiio-coll", "mpiio-ind", "hdf5-mpio", "hdf5-subfiling", "hdf5-multifile",
     "hdf5-multifile-plugin", "hdf5-mpio-seloff", "hdf5-multifile-seloff", "merge-serial", "copy-serial", "cp",
-    "merge-parallel", "copy-parallel", "read-merged", "read-inplace",
+    "merge-parallel", "copy-parallel", "read-merged", "read-inplace", "session-read-mpio", "session-read-multifile",
 ]  # fmt: skip
 #: ratio name in h5mf-bench's output -> performance variable
 RATIOS = {
@@ -52,6 +52,7 @@ RATIOS = {
     "merge-parallel/merge-serial": "ratio_merge_parallel_serial",
     "merge-parallel/copy-parallel": "ratio_merge_copy_parallel",
     "read-inplace/read-merged": "ratio_read_inplace_merged",
+    "multifile/hdf5-mpio (collective reads in the session)": "ratio_session_read_multifile_mpio",
 }
 #: local machines: only a collapse fails (value, lower, upper as fractions)
 LOCAL = {

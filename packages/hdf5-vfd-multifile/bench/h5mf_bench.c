@@ -28,6 +28,10 @@
  *                    (copy_file_range, as the merge and cp use), and cp: cp(1) of each rank file
  *   merge-parallel   reconstruction by all ranks       vs copy-parallel: each rank copies its file
  *   read-inplace     H5Dread of each slab from the directory vs read-merged: from the merged file
+ *   session-read-multifile, session-read-mpio   collective H5Dread of each block of the
+ *                    rank's slab while the file is still open for writing (written just
+ *                    before, untimed): multifile's collective reads as consistent
+ *                    snapshots (their agreement on a cut) against MPI-IO's
  * Each kernel's clock starts after sync(2) and a barrier, so no kernel pays for the
  * write-back of the one before it.
  * Without --fsync nothing is forced to stable storage (the page cache counts, as an
@@ -327,6 +331,45 @@ hdf5_read(const char *kernel, const char *file, const char *options)
     H5Pclose(fapl);
 }
 
+/* collective reads of the slab just written, in the same write session (the write and
+ * the open untimed: the clock covers the reads) */
+static void
+session_read(const char *kernel, const char *driver, const char *file)
+{
+    char    p[PATH_MAX];
+    hsize_t total = per_rank * (uint64_t)size, count = block, start = (hsize_t)rank * per_rank;
+    path(p, file);
+    if (rank == 0 && !strcmp(driver, "mpio") && close(mf_create_new(p)) < 0)
+        die(p);
+    hid_t fapl = fapl_for(driver, mf_options), dxpl = H5Pcreate(H5P_DATASET_XFER);
+    check_h5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    check_h5(f, "H5Fcreate");
+    hid_t fs = H5Screate_simple(1, &total, NULL), ms = H5Screate_simple(1, &count, NULL);
+    hid_t d  = H5Dcreate2(f, "data", H5T_NATIVE_UCHAR, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    check_h5(d, "H5Dcreate2");
+    for (int reading = 0; reading < 2; reading++) {
+        double t0 = reading ? start_clock() : 0;
+        for (uint64_t off = 0; off < per_rank; off += block) {
+            hsize_t at = start + off;
+            check_h5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &count, NULL), "H5Sselect_hyperslab");
+            check_h5(reading ? H5Dread(d, H5T_NATIVE_UCHAR, ms, fs, dxpl, buf)
+                             : H5Dwrite(d, H5T_NATIVE_UCHAR, ms, fs, dxpl, buf),
+                     reading ? "H5Dread" : "H5Dwrite");
+        }
+        if (reading) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            record(kernel, MPI_Wtime() - t0, total);
+        }
+    }
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    check_h5(H5Fclose(f), "H5Fclose");
+    H5Pclose(dxpl);
+    H5Pclose(fapl);
+}
+
 /* ---------------------------------------------------------------- reconstruction */
 
 static uint64_t
@@ -622,7 +665,11 @@ one_run(int rep, int subfiling)
     copy(1);
     hdf5_read("read-merged", "merged.h5", NULL);
     hdf5_read("read-inplace", "mf.h5", "read=inplace");
+    session_read("session-read-mpio", "mpio", "session-mpio.h5");
+    session_read("session-read-multifile", "multifile", "session-mf.h5");
     if (rank == 0) {
+        rm("session-mpio.h5");
+        rm("session-mf.h5");
         rm("mpio.h5");
         rm("mpio-seloff.h5");
         rm("mf-seloff.h5");
@@ -694,6 +741,8 @@ report_ratios(FILE *json, int subfiling)
     ratio(json, "merge-parallel/copy-parallel", "merge-parallel", "copy-parallel", &first);
     ratio(json, "merge-parallel/merge-serial", "merge-parallel", "merge-serial", &first);
     ratio(json, "read-inplace/read-merged", "read-inplace", "read-merged", &first);
+    ratio(json, "multifile/hdf5-mpio (collective reads in the session)", "session-read-multifile",
+          "session-read-mpio", &first);
     if (json) {
         fprintf(json, "\n  }\n}\n");
         fclose(json);
