@@ -57,7 +57,10 @@ vfd_terminate(vfd_driver_t *d)
 int
 vfd_ensure_mpi(vfd_driver_t *d)
 {
-    int initialized = 0;
+    int initialized = 0, finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return -2;
     MPI_Initialized(&initialized);
     if (!initialized) {
         int provided;

@@ -73,8 +73,21 @@ other_mpi_driver(hid_t fapl)
 herr_t
 H5Pget_fapl_mpio(hid_t fapl, MPI_Comm *comm, MPI_Info *info)
 {
-    if (other_mpi_driver(fapl))
-        return H5Pget_mpi_params(fapl, comm, info);
+    if (other_mpi_driver(fapl)) { /* either may be NULL, as for MPI-IO */
+        MPI_Comm c = MPI_COMM_NULL;
+        MPI_Info i = MPI_INFO_NULL;
+        if (H5Pget_mpi_params(fapl, &c, &i) < 0)
+            return -1;
+        if (comm)
+            *comm = c;
+        else if (c != MPI_COMM_NULL)
+            MPI_Comm_free(&c);
+        if (info)
+            *info = i;
+        else if (i != MPI_INFO_NULL)
+            MPI_Info_free(&i);
+        return 0;
+    }
     static get_fapl_mpio_fn real;
     if (!real && !(real = (get_fapl_mpio_fn)next_symbol("H5Pget_fapl_mpio")))
         return -1;

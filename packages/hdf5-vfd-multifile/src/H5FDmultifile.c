@@ -953,8 +953,12 @@ mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
         MF_ERROR("invalid file name or maximum address");
         return NULL;
     }
-    if (vfd_ensure_mpi(&mf_driver_g) < 0) {
-        MF_ERROR("%s: cannot initialise MPI", name);
+    int mpi = vfd_ensure_mpi(&mf_driver_g);
+    if (mpi < 0) {
+        MF_ERROR("%s: %s", name,
+                 mpi == -2 ? "MPI is finalised: the multifile driver (an MPI driver) cannot open a file after "
+                             "MPI_Finalize (is HDF5_DRIVER=multifile set for a serial part of the program?)"
+                           : "cannot initialise MPI");
         return NULL;
     }
     if (!(f = new_file(name, fapl_id)))
