@@ -63,10 +63,15 @@ each_piece(vfd_entry_fn io, H5FD_t *file, H5FD_mem_t type, hid_t dxpl, hid_t ms,
         seqs_advance(&m, n);
         left -= n;
     }
+    /* every public call clears HDF5's error stack: the driver's message of a failed
+     * piece is kept across the iterators' close */
+    hid_t errors = ret < 0 ? H5Eget_current_stack() : H5I_INVALID_HID;
     if (fo == 0)
         H5Ssel_iter_close(f.iter);
     if (mo == 0)
         H5Ssel_iter_close(m.iter);
+    if (errors >= 0)
+        H5Eset_current_stack(errors);
     return ret;
 }
 

@@ -832,15 +832,17 @@ snapshot_round(fz_plan_t *p, int late, uint64_t band_late, int t, uint64_t band,
     *op = (fz_op_t){.kind = OP_WRITE, .target = t, .coll = 1, .pattern = PAT_BLOCKS, .dim0 = n,
                     .skip = ~(1u << (last % 32)), .salt = 2 * (uint64_t)round + 1, .delay_rank = -1};
     /* one H5Dread_multi: the last rank reads its band of `late` as points, then its band
-     * of t; the others one element of each */
+     * of t; the others one element of each. Selection I/O off: HDF5 builds the MPI
+     * datatype of the points before it enters the driver, so the last rank enters late
+     * (with selection I/O the driver gets the selection at once and walks it itself) */
     if (!(op = push(p, OP_READ, NULL)))
         return -1;
     *op = (fz_op_t){.kind = OP_READ, .target = late, .coll = 1, .pattern = PAT_POINTS, .shift = last,
-                    .block = band_late, .dim0 = n_late, .delay_rank = -1};
+                    .block = band_late, .dim0 = n_late, .delay_rank = -1, .xfer = XFER_SELECTION_OFF};
     if (!(op = push(p, OP_READ, NULL)))
         return -1;
     *op = (fz_op_t){.kind = OP_READ, .target = t, .coll = 1, .shift = last, .block = band, .dim0 = n,
-                    .delay_rank = -1, .join = 1};
+                    .delay_rank = -1, .xfer = XFER_SELECTION_OFF, .join = 1};
     if (!(op = push(p, OP_WRITE, NULL))) /* at once rank 0 overwrites the last band of t, independently */
         return -1;
     *op = (fz_op_t){.kind = OP_WRITE, .target = t, .pattern = PAT_BLOCKS, .shift = 1, .dim0 = n,

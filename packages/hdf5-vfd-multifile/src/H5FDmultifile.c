@@ -1106,6 +1106,19 @@ open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
     return 0;
 }
 
+/* a collective read's cut names records of rank r that its index does not give (the
+ * file system shows a shorter file, or a record fails its checksum): an error, never a
+ * read without them */
+static int
+short_of_cut(const H5FD_multifile_t *f, int r, mf_err_t err)
+{
+    snprintf(err, MF_ERRMSG_SIZE,
+             "%s/%d.offset: rank %d wrote %" PRIu64 " bytes of index before this collective read, but %" PRIu64
+             " of them can be read here (a file system that shows other nodes' writes late, or a damaged record)",
+             f->path, r, r, f->cut[r], f->tails[r].consumed);
+    return -1;
+}
+
 /* read what the other ranks appended to their indexes since the last look (during a
  * collective read: up to the cut agreed at its start) */
 static int
@@ -1123,6 +1136,8 @@ refresh(H5FD_multifile_t *f, mf_err_t err)
         if (rc == 0)
             rc = mf_tail_poll_to(&f->tails[r], f->cut_on ? f->cut[r] : UINT64_MAX, collect_record, &ctx, 0,
                                  &torn, err);
+        if (rc == 0 && f->cut_on && f->tails[r].consumed < f->cut[r]) /* written, yet not all readable */
+            rc = short_of_cut(f, r, err);
     }
     if (rc == 0 && add_collected(&f->map, &ctx.pieces) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", f->path);
