@@ -706,8 +706,8 @@ transfer(H5FD_dsm_t *f, H5FD_mem_t type, bool writing, haddr_t addr, size_t size
  * client goes on before all are. So a collective write's puts land after every earlier
  * write of any client and before every later one, and a collective read's gets see every
  * write a client issued before it entered and none that a client issues after its own
- * part returned while a slower client still reads (as MPI-IO's collective calls begin and
- * end); the clients agree on the outcome (status: this client's).
+ * part returned while a slower client still reads (as HDF5's MPI-IO driver's collective
+ * calls begin and end); the clients agree on the outcome (status: this client's).
  */
 static herr_t
 sync_collective(H5FD_dsm_t *f, herr_t status)

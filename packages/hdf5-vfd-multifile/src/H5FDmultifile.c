@@ -1225,8 +1225,9 @@ sync_collective(H5FD_multifile_t *f, herr_t status)
 /*
  * The start of a collective read, on every rank: the ranks agree on a cut, each rank's
  * index length as it enters, and the call reads the other ranks' records only up to it.
- * So the call reads the file as it was when it began on every rank, as MPI-IO's
- * collective reads do (they read the file before any rank returns): every write a rank
+ * So the call reads the file as it was when it began on every rank, as HDF5's MPI-IO
+ * driver's collective reads do (they end with a collective MPI_File_set_view, which no
+ * rank leaves before every rank has read): every write a rank
  * issued before it entered is in it, and no write a rank issues after its own part of
  * the call returned (while a slower rank still reads) is. The run is closed first, so no
  * later write extends a record inside the cut. A rank's records beyond the cut are read
