@@ -80,8 +80,8 @@ vfd_each_selection(vfd_entry_fn io, H5FD_t *file, H5FD_mem_t type, hid_t dxpl, s
                    const hid_t mem_spaces[], const hid_t file_spaces[], const haddr_t offsets[],
                    const size_t element_sizes[], void *bufs[])
 {
-    size_t esize = 0;
-    void  *buf   = NULL;
+    size_t esize      = 0;
+    void  *buf        = NULL;
     bool   fixed_size = false, fixed_buf = false;
     for (size_t i = 0; i < count; i++) {
         fixed_size = fixed_size || (i > 0 && element_sizes[i] == 0);

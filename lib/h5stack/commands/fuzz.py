@@ -15,7 +15,9 @@ def add_parser(sub):
     p.add_argument("--time", type=float, metavar="SECONDS", help="stop after this long (or --seeds, if given, first)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--seed", type=int, help="this seed only (a replay); default: seeds from a random start")
-    which.add_argument("--case", choices=["straddle", "metadata", "snapshot"], help="a fixed workload of h5fuzz instead of seeds")
+    which.add_argument(
+        "--case", choices=["straddle", "metadata", "snapshot"], help="a fixed workload of h5fuzz instead of seeds"
+    )
     which.add_argument(
         "--regressions",
         action="store_true",

@@ -194,8 +194,8 @@ fz_read_region(const fz_object_t *o, const fz_op_t *op, int rank, uint64_t *firs
     (void)o;
     if (op->block) { /* rank `shift` its band, the others the band's first element */
         uint64_t lo = (uint64_t)rank * op->block, len = rank == op->shift ? op->block : 1;
-        *first      = lo < n ? lo : n;
-        *count      = lo < n ? (len < n - lo ? len : n - lo) : 0;
+        *first = lo < n ? lo : n;
+        *count = lo < n ? (len < n - lo ? len : n - lo) : 0;
         return;
     }
     uint64_t a = mix(op->salt + 2 * (uint64_t)rank) % (n + 1),
@@ -829,24 +829,50 @@ snapshot_round(fz_plan_t *p, int late, uint64_t band_late, int t, uint64_t band,
     fz_op_t *op = push(p, OP_WRITE, NULL); /* the last rank writes its band, collectively */
     if (!op)
         return -1;
-    *op = (fz_op_t){.kind = OP_WRITE, .target = t, .coll = 1, .pattern = PAT_BLOCKS, .dim0 = n,
-                    .skip = ~(1u << (last % 32)), .salt = 2 * (uint64_t)round + 1, .delay_rank = -1};
+    *op = (fz_op_t){.kind       = OP_WRITE,
+                    .target     = t,
+                    .coll       = 1,
+                    .pattern    = PAT_BLOCKS,
+                    .dim0       = n,
+                    .skip       = ~(1u << (last % 32)),
+                    .salt       = 2 * (uint64_t)round + 1,
+                    .delay_rank = -1};
     /* one H5Dread_multi: the last rank reads its band of `late` as points, then its band
      * of t; the others one element of each. Selection I/O off: HDF5 builds the MPI
      * datatype of the points before it enters the driver, so the last rank enters late
      * (with selection I/O the driver gets the selection at once and walks it itself) */
     if (!(op = push(p, OP_READ, NULL)))
         return -1;
-    *op = (fz_op_t){.kind = OP_READ, .target = late, .coll = 1, .pattern = PAT_POINTS, .shift = last,
-                    .block = band_late, .dim0 = n_late, .delay_rank = -1, .xfer = XFER_SELECTION_OFF};
+    *op = (fz_op_t){.kind       = OP_READ,
+                    .target     = late,
+                    .coll       = 1,
+                    .pattern    = PAT_POINTS,
+                    .shift      = last,
+                    .block      = band_late,
+                    .dim0       = n_late,
+                    .delay_rank = -1,
+                    .xfer       = XFER_SELECTION_OFF};
     if (!(op = push(p, OP_READ, NULL)))
         return -1;
-    *op = (fz_op_t){.kind = OP_READ, .target = t, .coll = 1, .shift = last, .block = band, .dim0 = n,
-                    .delay_rank = -1, .xfer = XFER_SELECTION_OFF, .join = 1};
+    *op = (fz_op_t){.kind       = OP_READ,
+                    .target     = t,
+                    .coll       = 1,
+                    .shift      = last,
+                    .block      = band,
+                    .dim0       = n,
+                    .delay_rank = -1,
+                    .xfer       = XFER_SELECTION_OFF,
+                    .join       = 1};
     if (!(op = push(p, OP_WRITE, NULL))) /* at once rank 0 overwrites the last band of t, independently */
         return -1;
-    *op = (fz_op_t){.kind = OP_WRITE, .target = t, .pattern = PAT_BLOCKS, .shift = 1, .dim0 = n,
-                    .skip = ~1u, .salt = 2 * (uint64_t)round + 2, .delay_rank = -1};
+    *op = (fz_op_t){.kind       = OP_WRITE,
+                    .target     = t,
+                    .pattern    = PAT_BLOCKS,
+                    .shift      = 1,
+                    .dim0       = n,
+                    .skip       = ~1u,
+                    .salt       = 2 * (uint64_t)round + 2,
+                    .delay_rank = -1};
     return push(p, OP_FLUSH, NULL) ? 0 : -1;
 }
 
@@ -856,15 +882,15 @@ snapshot_dataset(fz_plan_t *p, const char *name, uint64_t n)
 {
     fz_object_t *o = &p->obj[p->nobj];
     snprintf(o->name, sizeof o->name, "%s", name);
-    o->is_dset     = 1;
-    o->nd          = 1;
-    o->layout      = LAYOUT_CONTIGUOUS;
-    o->dims[0]     = o->maxdims[0] = o->cur0 = n;
-    o->fill_time   = FILL_ALLOC;
-    o->fill_set    = 1;
-    o->fill        = -1;
-    o->last_owners = -1;
-    fz_op_t *op    = push(p, OP_DSET, NULL);
+    o->is_dset = 1;
+    o->nd      = 1;
+    o->layout  = LAYOUT_CONTIGUOUS;
+    o->dims[0] = o->maxdims[0] = o->cur0 = n;
+    o->fill_time                         = FILL_ALLOC;
+    o->fill_set                          = 1;
+    o->fill                              = -1;
+    o->last_owners                       = -1;
+    fz_op_t *op                          = push(p, OP_DSET, NULL);
     if (!op)
         return -1;
     op->target = p->nobj++;
@@ -877,8 +903,8 @@ fz_plan_snapshot(fz_plan_t *p, int ranks)
     uint64_t band_late = 700000, band = 64;
     plan_init(p, 0, ranks);
     p->grammar = 6; /* collective reads without a barrier first, joined in one call */
-    int late = snapshot_dataset(p, "/late", band_late * (uint64_t)ranks);
-    int t    = late < 0 ? -1 : snapshot_dataset(p, "/read", band * (uint64_t)ranks);
+    int late   = snapshot_dataset(p, "/late", band_late * (uint64_t)ranks);
+    int t      = late < 0 ? -1 : snapshot_dataset(p, "/read", band * (uint64_t)ranks);
     for (int round = 0; t >= 0 && round < 8; round++)
         if (snapshot_round(p, late, band_late, t, band, round) < 0)
             return -1;

@@ -73,17 +73,17 @@ enum fz_mem_type {
  * unchanged by the later ones */
 #define FZ_GRAMMAR_LATEST 6
 
+/* An OP_READ with block > 0 reads bands: rank `shift` its band [shift*block, +block),
+ * each other rank r the first element of its band r*block; with pattern PAT_POINTS rank
+ * `shift` selects its region as points (late inside the call when HDF5 builds the MPI
+ * datatype of the points after the call's opening MPI_Allreduce) */
 typedef struct {
     int      kind;
     int      target;     /* object index (OP_GROUP/OP_DSET: the new one; OP_ATTR: any object) */
     int      coll;       /* collective transfer */
-    int      pattern;    /* OP_WRITE: enum fz_pattern; OP_READ: PAT_POINTS, rank `shift` selects its
-                            region as points (late inside the call: HDF5 builds its datatype
-                            after the call's opening MPI_Allreduce) */
-    int      shift;      /* OP_WRITE: rotates which rank owns which part; OP_READ: see pattern */
-    uint64_t block;      /* OP_WRITE PAT_CYCLIC: block length; PAT_POINTS: 1 in `block` elements;
-                            OP_READ: >0, rank `shift` reads its band [shift*block, +block),
-                            each other rank r the first element of its band r*block */
+    int      pattern;    /* OP_WRITE: enum fz_pattern; OP_READ: see below */
+    int      shift;      /* OP_WRITE: rotates which rank owns which part; OP_READ: see below */
+    uint64_t block;      /* OP_WRITE PAT_CYCLIC: block length; PAT_POINTS: 1 in `block` elements */
     uint64_t dim0;       /* OP_WRITE, OP_READ: the dataset's first dimension then; OP_EXTEND: the new one */
     uint32_t skip;       /* OP_WRITE: ranks (bit r % 32) that write nothing this time */
     uint64_t salt;       /* OP_WRITE: values; OP_READ: regions */

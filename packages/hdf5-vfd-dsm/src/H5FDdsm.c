@@ -88,12 +88,13 @@ static herr_t  dsm_read_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_me
 static herr_t  dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], haddr_t addrs[],
                                 size_t sizes[], const void *bufs[]);
 static herr_t  dsm_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
-                                  hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[]);
-static herr_t  dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
-                                   hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[],
-                                   const void *bufs[]);
-static herr_t  dsm_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
-static herr_t  dsm_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
+                                  hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[],
+                                  void *bufs[]);
+static herr_t dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                                  hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[],
+                                  const void *bufs[]);
+static herr_t dsm_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
+static herr_t dsm_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
 
 static const H5FD_class_t H5FD_dsm_g = {
     H5FD_CLASS_VERSION,    /* struct version       */
@@ -612,7 +613,8 @@ dsm_get_handle(H5FD_t *file, hid_t fapl, void **handle)
     H5FD_dsm_t *f = (H5FD_dsm_t *)file;
     (void)fapl;
     if (vfd_mpi_handle_get(&f->mpi_handle, handle) < 0) {
-        DSM_ERROR("%s: no MPI file handle to give (it could not be opened, or the program closed it)", f->name);
+        DSM_ERROR("%s: no MPI file handle to give (it could not be opened, or the program closed it)",
+                  f->name);
         return -1;
     }
     return 0;
@@ -800,8 +802,8 @@ dsm_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_
     bool        coll = vfd_collective_call();
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
     if (ret >= 0)
-        ret = complete(f, vfd_each_selection(get_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
-                                             element_sizes, bufs));
+        ret = complete(f, vfd_each_selection(get_entry, file, type, dxpl, count, mem_spaces, file_spaces,
+                                             offsets, element_sizes, bufs));
     return coll ? sync_collective(f, ret) : ret;
 }
 
@@ -814,8 +816,8 @@ dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
     /* the buffers are only read from: the cast serves the shared walk */
     if (ret >= 0)
-        ret = complete(f, vfd_each_selection(put_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
-                                             element_sizes, (void **)bufs));
+        ret = complete(f, vfd_each_selection(put_entry, file, type, dxpl, count, mem_spaces, file_spaces,
+                                             offsets, element_sizes, (void **)bufs));
     return coll ? sync_collective(f, ret) : ret;
 }
 

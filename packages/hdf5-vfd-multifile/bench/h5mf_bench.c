@@ -346,7 +346,7 @@ session_read(const char *kernel, const char *driver, const char *file)
     hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     check_h5(f, "H5Fcreate");
     hid_t fs = H5Screate_simple(1, &total, NULL), ms = H5Screate_simple(1, &count, NULL);
-    hid_t d  = H5Dcreate2(f, "data", H5T_NATIVE_UCHAR, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t d = H5Dcreate2(f, "data", H5T_NATIVE_UCHAR, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     check_h5(d, "H5Dcreate2");
     for (int reading = 0; reading < 2; reading++) {
         double t0 = reading ? start_clock() : 0;

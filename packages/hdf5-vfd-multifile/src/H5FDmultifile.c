@@ -956,9 +956,10 @@ mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
     int mpi = vfd_ensure_mpi(&mf_driver_g);
     if (mpi < 0) {
         MF_ERROR("%s: %s", name,
-                 mpi == -2 ? "MPI is finalised: the multifile driver (an MPI driver) cannot open a file after "
-                             "MPI_Finalize (is HDF5_DRIVER=multifile set for a serial part of the program?)"
-                           : "cannot initialise MPI");
+                 mpi == -2
+                     ? "MPI is finalised: the multifile driver (an MPI driver) cannot open a file after "
+                       "MPI_Finalize (is HDF5_DRIVER=multifile set for a serial part of the program?)"
+                     : "cannot initialise MPI");
         return NULL;
     }
     if (!(f = new_file(name, fapl_id)))
@@ -1112,10 +1113,11 @@ open_tail(H5FD_multifile_t *f, int r, mf_err_t err)
 static int
 short_of_cut(const H5FD_multifile_t *f, int r, mf_err_t err)
 {
-    snprintf(err, MF_ERRMSG_SIZE,
-             "%s/%d.offset: rank %d wrote %" PRIu64 " bytes of index before this collective read, but %" PRIu64
-             " of them can be read here (a file system that shows other nodes' writes late, or a damaged record)",
-             f->path, r, r, f->cut[r], f->tails[r].consumed);
+    snprintf(
+        err, MF_ERRMSG_SIZE,
+        "%s/%d.offset: rank %d wrote %" PRIu64 " bytes of index before this collective read, but %" PRIu64
+        " of them can be read here (a file system that shows other nodes' writes late, or a damaged record)",
+        f->path, r, r, f->cut[r], f->tails[r].consumed);
     return -1;
 }
 
@@ -1343,8 +1345,8 @@ mf_read(H5FD_t *_file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size, v
     }
     if (vfd_types_are_bytes(btype, ftype))
         return end_cut(f, read_ready(f, addr, size) < 0 || read_range(f, addr, size, buf) < 0 ? -1 : 0);
-    return end_cut(f, read_ready(f, addr, 0) < 0 ? -1
-                                                 : typed_transfer(f, type, false, btype, ftype, addr, size, buf));
+    return end_cut(
+        f, read_ready(f, addr, 0) < 0 ? -1 : typed_transfer(f, type, false, btype, ftype, addr, size, buf));
 }
 
 /* before the reads of a call: the address is valid, and the other ranks' new records are known */
@@ -1556,7 +1558,8 @@ mf_get_handle(H5FD_t *_file, hid_t fapl, void **handle)
     H5FD_multifile_t *f = (H5FD_multifile_t *)_file;
     (void)fapl;
     if (vfd_mpi_handle_get(&f->mpi_handle, handle) < 0) {
-        MF_ERROR("%s: no MPI file handle to give (it could not be opened, or the program closed it)", f->path);
+        MF_ERROR("%s: no MPI file handle to give (it could not be opened, or the program closed it)",
+                 f->path);
         return -1;
     }
     return 0;

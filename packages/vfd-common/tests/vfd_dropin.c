@@ -362,8 +362,8 @@ mpi_driver_calls(hid_t file)
         fail("H5Fget_vfd_handle: no MPI_File that MPI accepts");
     else if (!mpio_driver(file)) { /* a driver's handle: not the file's bytes, never written */
         char byte = 0;
-        if (size != 0 || MPI_File_write_at(*(MPI_File *)handle, 0, &byte, 1, MPI_BYTE, MPI_STATUS_IGNORE) ==
-                             MPI_SUCCESS)
+        if (size != 0 ||
+            MPI_File_write_at(*(MPI_File *)handle, 0, &byte, 1, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS)
             fail("H5Fget_vfd_handle: the driver's handle has a size or takes a write");
     }
     checks += 4;
