@@ -110,8 +110,83 @@ def test_parallel_vfd_tests_with_multifile(stack, build_dir, ranks, tmp_path):
 def test_readme_lists_every_exclusion():
     with open(os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "README.md")) as f:
         readme = f.read()
-    for name in EXCLUSIONS["serial"]:
+    parallel = EXCLUSIONS["parallel"]
+    names = [*EXCLUSIONS["serial"], *parallel["programs"], *(f"testphdf5 -o {t}" for t in parallel["testphdf5"])]
+    for name in names:
         assert f"`{name}`" in readme, f"the package README does not list the excluded test {name}"
+    for entry in [*parallel["programs"].values(), *parallel["testphdf5"].values()]:
+        assert entry["class"] in parallel["classes"] and entry["reason"], entry
+
+
+#: HDF5's parallel test programs through multifile, with the preload library that turns
+#: their H5Pset_fapl_mpio into the driver: the plugin on a plain stack, the driver built
+#: into the twin's libhdf5 (the same test programs, run on the twin's library). By
+#: default the plugin on MPICH and the twin on Open MPI, 2 ranks (one stack of each MPI
+#: family, each variant once); --full: both variants on both, 2 and 4 ranks.
+TESTPAR_RUNS = [
+    pytest.param(stack, build_dir, variant, ranks, id=f"{stack}-{variant}-{ranks}")
+    for stack, build_dir in (case.values for case in CASES)
+    for variant in ("plugin", "twin")
+    for ranks in (2, 4)
+    if FULL or (ranks == 2 and (variant == "plugin") == stack.startswith("mpich"))
+]
+
+
+def _testpar_programs(stack, build_dir, tmp_path):
+    """testpar's programs in the order of HDF5's ctest entries (MPI_TEST_<program>):
+    t_pshutdown before t_prestart, t_pflush1 before t_pflush2 (each reads what the one
+    before left)."""
+    proc = in_stack(stack, f"ctest --test-dir {build_dir} -N -R '^MPI_TEST_'", tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = re.findall(r"Test +#\d+: MPI_TEST_(t_\w+|testphdf5)$", proc.stdout, re.M)
+    return list(dict.fromkeys(found))
+
+
+def _preload(stacks, stack_descriptions, stack):
+    """The preload library of the plain stack's multifile package (the twin, which has
+    the driver built in, takes its base stack's: it calls only HDF5's public API)."""
+    base = stacks.get(stack).base or stacks.get(stack)
+    for pkg in stack_descriptions[base.name]["packages"]:
+        lib = os.path.join(pkg["prefix"], "lib", "libh5mf_preload.so")
+        if os.path.exists(lib):
+            return lib
+    raise AssertionError(f"{base.name} has no libh5mf_preload.so")
+
+
+def _run_testpar(stack, program, args, ranks, preload, work):
+    """One program through multifile in the shared directory; (passed, output)."""
+    env = f"env LD_PRELOAD={preload} HDF5_DRIVER=multifile HDF5_ALARM_SECONDS=900"
+    script = f"timeout 900 mpiexec -n {ranks} {env} {program} {args} < /dev/null"
+    proc = in_stack(stack, script, work, timeout=1000)
+    out = proc.stdout + proc.stderr
+    if os.path.basename(program) == "t_pflush1":  # always exits 1 (it leaves its files unclosed)
+        return proc.returncode == 1 and out.count("PASSED") >= 1 and "FAILED" not in out, out
+    return proc.returncode == 0, out
+
+
+@pytest.mark.parametrize("stack, build_dir, variant, ranks", TESTPAR_RUNS)
+def test_parallel_programs_through_multifile(stack, build_dir, variant, ranks, stacks, stack_descriptions,
+                                             tmp_path):  # fmt: skip
+    """HDF5's testpar programs (testphdf5 and every t_* program) through multifile, all
+    but the exclusions of exclusions.yaml (`parallel`, each with its reason and class;
+    those of `full_only` run with --full): every one that runs must pass, none may hang
+    (a program gets 900 s)."""
+    parallel = EXCLUSIONS["parallel"]
+    programs = _testpar_programs(stack, build_dir, tmp_path)
+    assert "testphdf5" in programs and len(programs) > 10, programs
+    stale = sorted(set(parallel["programs"]) - set(programs) | set(parallel["full_only"]) - set(programs))
+    assert not stale, f"exclusions.yaml names testpar programs HDF5 does not have: {stale}"
+    run_in = f"{stack}-multifile" if variant == "twin" else stack
+    preload = _preload(stacks, stack_descriptions, stack)
+    skip = " ".join(f"-x {t}" for t in parallel["testphdf5"])
+    left_out = {**parallel["programs"], **({} if FULL else parallel["full_only"])}
+    failed = []
+    for name in (p for p in programs if p not in left_out):
+        args = skip if name == "testphdf5" else ""
+        ok, out = _run_testpar(run_in, os.path.join(build_dir, "bin", name), args, ranks, preload, tmp_path)
+        if not ok:
+            failed.append(f"{name} {args}:\n{out[-3000:]}")
+    assert not failed, "\n\n".join(failed)
 
 
 @pytest.mark.parametrize("stack, build_dir", CASES)
