@@ -27,7 +27,7 @@ f.h5 --ops 100001|h5fuzz: --ops: '100001' is more than 100000
 f.h5 --ops 0x10|h5fuzz: --ops: '0x10' is not a positive integer
 f.h5 --writer-ranks -2 --verify-only|h5fuzz: --writer-ranks: '-2' is not a positive integer
 f.h5 --grammar 0|h5fuzz: --grammar: '0' is not a positive integer
-f.h5 --case nosuch|h5fuzz: --case: 'nosuch' is not a case (straddle, metadata)
+f.h5 --case nosuch|h5fuzz: --case: 'nosuch' is not a case (straddle, metadata, snapshot)
 f.h5 g.h5|h5fuzz: 'g.h5': one FILE only (the first is 'f.h5')
 --ops 5|h5fuzz: FILE missing
 EOF

@@ -802,8 +802,8 @@ dsm_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_
     bool        coll = vfd_collective_call();
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
     if (ret >= 0)
-        ret = complete(f, vfd_each_selection(get_entry, file, type, dxpl, count, mem_spaces, file_spaces,
-                                             offsets, element_sizes, bufs));
+        ret = complete(f, vfd_each_selection(get_entry, false, file, type, dxpl, count, mem_spaces,
+                                             file_spaces, offsets, element_sizes, bufs));
     return coll ? sync_collective(f, ret) : ret;
 }
 
@@ -816,8 +816,8 @@ dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
     /* the buffers are only read from: the cast serves the shared walk */
     if (ret >= 0)
-        ret = complete(f, vfd_each_selection(put_entry, file, type, dxpl, count, mem_spaces, file_spaces,
-                                             offsets, element_sizes, (void **)bufs));
+        ret = complete(f, vfd_each_selection(put_entry, true, file, type, dxpl, count, mem_spaces,
+                                             file_spaces, offsets, element_sizes, (void **)bufs));
     return coll ? sync_collective(f, ret) : ret;
 }
 

@@ -1693,7 +1693,7 @@ mf_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t
         return -1;
     herr_t ret = read_ready(f, 0, 0) < 0 ? -1 : 0;
     if (ret >= 0)
-        ret = vfd_each_selection(read_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
+        ret = vfd_each_selection(read_entry, false, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
                                  element_sizes, bufs);
     return end_cut(f, ret);
 }
@@ -1709,7 +1709,7 @@ mf_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_
         ret = before_writes(f, type != H5FD_MEM_DRAW, dxpl);
     /* the buffers are only read from: the cast serves the shared walk */
     if (ret >= 0)
-        ret = vfd_each_selection(write_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
+        ret = vfd_each_selection(write_entry, true, file, type, dxpl, count, mem_spaces, file_spaces, offsets,
                                  element_sizes, (void **)bufs);
     return coll ? sync_collective(f, ret) : ret;
 }
