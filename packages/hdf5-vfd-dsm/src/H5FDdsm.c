@@ -814,9 +814,11 @@ dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid
     H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
     bool        coll = vfd_collective_call();
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
-    /* the buffers are only read from: the cast serves the shared walk */
+    /* the buffers are only read from: the cast serves the shared walk. Entry by entry,
+     * never joined: a put reads its buffer until complete(), and a joined run's stage
+     * buffer would be reused and freed before that */
     if (ret >= 0)
-        ret = complete(f, vfd_each_selection(put_entry, true, file, type, dxpl, count, mem_spaces,
+        ret = complete(f, vfd_each_selection(put_entry, false, file, type, dxpl, count, mem_spaces,
                                              file_spaces, offsets, element_sizes, (void **)bufs));
     return coll ? sync_collective(f, ret) : ret;
 }
