@@ -793,34 +793,37 @@ dsm_write_vector(H5FD_t *file, hid_t dxpl, uint32_t count, H5FD_mem_t types[], h
     return coll ? sync_collective(f, ret) : ret;
 }
 
-/* selection transfers: collective in collective mode, as the vector callbacks */
+/* a selection transfer: collective in collective mode, as the vector callbacks. Entry by
+ * entry, never joined: a put reads its buffer until complete(), and a joined run's stage
+ * buffer would be reused and freed before that */
 static herr_t
-dsm_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
-                   hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[])
+selection(vfd_entry_fn io, H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+          hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[])
 {
     H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
     bool        coll = vfd_collective_call();
     herr_t      ret  = coll ? sync_collective(f, 0) : 0;
     if (ret >= 0)
-        ret = complete(f, vfd_each_selection(get_entry, false, file, type, dxpl, count, mem_spaces,
-                                             file_spaces, offsets, element_sizes, bufs));
+        ret = complete(f, vfd_each_selection(io, false, file, type, dxpl, count, mem_spaces, file_spaces,
+                                             offsets, element_sizes, bufs));
     return coll ? sync_collective(f, ret) : ret;
 }
 
 static herr_t
+dsm_read_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
+                   hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], void *bufs[])
+{
+    return selection(get_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets, element_sizes,
+                     bufs);
+}
+
+/* the buffers are only read from: the cast serves the shared walk */
+static herr_t
 dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, size_t count, hid_t mem_spaces[],
                     hid_t file_spaces[], haddr_t offsets[], size_t element_sizes[], const void *bufs[])
 {
-    H5FD_dsm_t *f    = (H5FD_dsm_t *)file;
-    bool        coll = vfd_collective_call();
-    herr_t      ret  = coll ? sync_collective(f, 0) : 0;
-    /* the buffers are only read from: the cast serves the shared walk. Entry by entry,
-     * never joined: a put reads its buffer until complete(), and a joined run's stage
-     * buffer would be reused and freed before that */
-    if (ret >= 0)
-        ret = complete(f, vfd_each_selection(put_entry, false, file, type, dxpl, count, mem_spaces,
-                                             file_spaces, offsets, element_sizes, (void **)bufs));
-    return coll ? sync_collective(f, ret) : ret;
+    return selection(put_entry, file, type, dxpl, count, mem_spaces, file_spaces, offsets, element_sizes,
+                     (void **)bufs);
 }
 
 static herr_t
