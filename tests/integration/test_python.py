@@ -276,7 +276,7 @@ if sys.argv[1] == "dsm":
 if sys.argv[1] == "h5vfd":
     with h5py.File("named.h5", "w", driver="multifile", comm=comm) as f:
         show("driver by name:", f)
-with h5py.File(sys.argv[1] + ".h5", "w") as f:
+with h5py.File(f"{sys.argv[1]}-{comm.rank}.h5", "w") as f:  # a default access list: each rank's own file
     show(f"driver {sys.argv[1]} HDF5_DRIVER:", f)
 with h5py.File(sys.argv[1] + "-mpio.h5", "w", driver="mpio", comm=comm) as f:
     show("driver mpio:", f)

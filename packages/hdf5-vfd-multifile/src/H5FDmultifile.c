@@ -33,6 +33,7 @@
 #include "vfd_mpihandle.h"
 #include "vfd_path.h"
 #include "vfd_selection.h"
+#include "vfd_watch.h"
 
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
@@ -60,6 +61,7 @@ typedef struct {
     MPI_Comm     comm;
     MPI_Info     info;
     int          rank, size;
+    vfd_watch_t *watch;  /* until every rank has come to the open (watch_open) */
     int          nfiles; /* MODE_WRITE: rank files in the directory (> size when fewer ranks continue it) */
     char        *path;
     mf_mode_t    mode;
@@ -364,10 +366,11 @@ mf_fapl_get(H5FD_t *_file)
     return opt;
 }
 
-/* the fapl's communicator and info, else MPI_COMM_WORLD (HDF5_DRIVER=multifile in an
- * unmodified program); both are the caller's to free */
+/* the fapl's communicator and info; an access list that names none (HDF5_DRIVER=multifile
+ * over a default list) is the calling rank's own file, or every rank's with comm=world;
+ * both are the caller's to free */
 static void
-fapl_comm(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
+fapl_comm(hid_t fapl_id, int world, MPI_Comm *comm, MPI_Info *info)
 {
     herr_t got = -1;
     *comm      = MPI_COMM_NULL;
@@ -378,7 +381,7 @@ fapl_comm(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
     }
     H5E_END_TRY
     if (got < 0 || *comm == MPI_COMM_NULL)
-        MPI_Comm_dup(MPI_COMM_WORLD, comm);
+        MPI_Comm_dup(world ? MPI_COMM_WORLD : MPI_COMM_SELF, comm);
 }
 
 static void
@@ -386,6 +389,7 @@ free_file(H5FD_multifile_t *f)
 {
     if (!f)
         return;
+    vfd_watch_stop(f->watch);
     unregister_open(f);
     if (f->data_fd >= 0)
         close(f->data_fd);
@@ -823,15 +827,51 @@ open_inplace(H5FD_multifile_t *f, mf_err_t err)
 
 /* ---------------------------------------------------------------- open / close */
 
+/* the open's wait for the other ranks of its communicator, bounded by open_wait: from
+ * before HDF5 duplicates the communicator to the end of the first collective (open_alias) */
+static void
+watch_open(H5FD_multifile_t *f)
+{
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    f->watch = vfd_watch_start(
+        f->opt.open_wait,
+        "multifile: %s: rank %d of MPI_COMM_WORLD has waited %d s in the collective open for the other "
+        "ranks of the file's communicator (H5Pset_mpi_params, H5Pset_fapl_mpio, H5Pset_fapl_multifile or "
+        "comm=world): every rank of it must open the file; a file that one rank opens alone takes an "
+        "access list without a communicator. Ending the job (open_wait=0 waits for ever)",
+        f->path, world_rank, (int)f->opt.open_wait);
+}
+
+/* the fapl's options: its driver info, then its config string (HDF5_DRIVER_CONFIG,
+ * by-name selection); -1 (error pushed) when the string is wrong */
+static int
+fapl_options(const char *name, hid_t fapl_id, mf_options_t *opt)
+{
+    mf_err_t err;
+    char     config[1024];
+    ssize_t  config_len;
+    memset(err, 0, sizeof err);
+    get_options(fapl_id, opt);
+    H5E_BEGIN_TRY
+    {
+        config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config);
+    }
+    H5E_END_TRY
+    if (config_len > 0 && mf_options_parse(opt, config, err) < 0) {
+        char msg[MF_ERRMSG_SIZE];
+        snprintf(msg, sizeof msg, "%s: driver configuration '%s': %s", name, config, err);
+        MF_ERROR("%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* a new file structure: its communicator and options from the fapl; NULL (error pushed) */
 static H5FD_multifile_t *
 new_file(const char *name, hid_t fapl_id)
 {
     H5FD_multifile_t *f;
-    mf_err_t          err;
-    char              config[1024];
-    ssize_t           config_len;
-    memset(err, 0, sizeof err);
     if (!(f = calloc(1, sizeof *f))) {
         MF_ERROR("%s: out of memory", name);
         return NULL;
@@ -842,28 +882,17 @@ new_file(const char *name, hid_t fapl_id)
     f->mpi_handle                                    = MPI_FILE_NULL;
     mf_extents_init(&f->map);
     f->path = strdup(name);
-
-    fapl_comm(fapl_id, &f->comm, &f->info);
+    if (fapl_options(name, fapl_id, &f->opt) < 0) {
+        free_file(f);
+        return NULL;
+    }
+    watch_open(f);
+    fapl_comm(fapl_id, f->opt.comm_world, &f->comm, &f->info);
     if (f->info == MPI_INFO_NULL) /* HDF5 takes a null info for an error (H5Fget_access_plist) */
         MPI_Info_create(&f->info);
     MPI_Comm_rank(f->comm, &f->rank);
     MPI_Comm_size(f->comm, &f->size);
     f->nfiles = f->size;
-
-    /* options: the fapl's driver info, then its config string (HDF5_DRIVER_CONFIG, by-name selection) */
-    get_options(fapl_id, &f->opt);
-    H5E_BEGIN_TRY
-    {
-        config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config);
-    }
-    H5E_END_TRY
-    if (config_len > 0 && mf_options_parse(&f->opt, config, err) < 0) {
-        char msg[MF_ERRMSG_SIZE];
-        snprintf(msg, sizeof msg, "%s: driver configuration '%s': %s", name, config, err);
-        MF_ERROR("%s", msg);
-        free_file(f);
-        return NULL;
-    }
     return f;
 }
 
@@ -875,6 +904,8 @@ open_alias(H5FD_multifile_t *f, const char *name)
     H5FD_multifile_t *same = stat(name, &st) == 0 ? find_open(st.st_dev, st.st_ino) : NULL;
     int               here = same != NULL, everywhere = 0;
     MPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, f->comm);
+    vfd_watch_stop(f->watch); /* every rank has come */
+    f->watch = NULL;
     if (!everywhere)
         return 0;
     f->mode = MODE_ALIAS;
@@ -1787,7 +1818,10 @@ mf_delete(const char *name, hid_t fapl_id)
         MF_ERROR("%s: cannot initialise MPI", name);
         return -1;
     }
-    fapl_comm(fapl_id, &comm, &info);
+    mf_options_t opt;
+    if (fapl_options(name, fapl_id, &opt) < 0)
+        return -1;
+    fapl_comm(fapl_id, opt.comm_world, &comm, &info);
     MPI_Comm_rank(comm, &rank);
     if (rank == 0) {
         if (lstat(name, &st) < 0) {

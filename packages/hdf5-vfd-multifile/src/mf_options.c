@@ -5,15 +5,30 @@
 #include "mf_options.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void
 mf_options_default(mf_options_t *o)
 {
-    o->magic     = MF_OPTIONS_MAGIC;
-    o->read_mode = MF_READ_INPLACE;
-    o->checksums = 1;
-    o->sync      = 0;
+    o->magic      = MF_OPTIONS_MAGIC;
+    o->read_mode  = MF_READ_INPLACE;
+    o->checksums  = 1;
+    o->sync       = 0;
+    o->comm_world = 0;
+    o->open_wait  = 600;
+}
+
+/* whole seconds, 0 to a day */
+static int
+seconds(const char *v, int32_t *out)
+{
+    char *end;
+    long  n = strtol(v, &end, 10);
+    if (!*v || *end || n < 0 || n > 86400)
+        return -1;
+    *out = (int32_t)n;
+    return 0;
 }
 
 static int
@@ -63,8 +78,15 @@ mf_options_parse(mf_options_t *o, const char *text, mf_err_t err)
             bad = on_off(val, &o->checksums);
         else if (!strcmp(tok, "sync"))
             bad = on_off(val, &o->sync);
+        else if (!strcmp(tok, "comm") && (!strcmp(val, "self") || !strcmp(val, "world")))
+            o->comm_world = !strcmp(val, "world");
+        else if (!strcmp(tok, "comm"))
+            bad = 1;
+        else if (!strcmp(tok, "open_wait"))
+            bad = seconds(val, &o->open_wait);
         else {
-            snprintf(err, MF_ERRMSG_SIZE, "unknown option '%s' (known: read, checksums, sync)", tok);
+            snprintf(err, MF_ERRMSG_SIZE,
+                     "unknown option '%s' (known: read, checksums, sync, comm, open_wait)", tok);
             return -1;
         }
         if (bad) {

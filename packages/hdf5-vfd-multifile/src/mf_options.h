@@ -9,6 +9,14 @@
  *                                 original patch's behaviour)
  *   checksums=on|off              crc32 of every write's bytes (checked on merge/verify)
  *   sync=on|off                   fdatasync the rank files at every commit (flush/close)
+ *   comm=self|world               the communicator of an access list that names none (no
+ *                                 H5Pset_mpi_params: HDF5_DRIVER=multifile over a default
+ *                                 list): the calling rank alone (the default), or
+ *                                 MPI_COMM_WORLD, for programs written to open one file
+ *                                 from every rank that way
+ *   open_wait=SECONDS             how long a rank waits in an open for the other ranks of
+ *                                 its communicator before it ends the job with the reason
+ *                                 (default 600; 0: for ever)
  * separated by ';', ',' or blanks.
  */
 #ifndef MF_OPTIONS_H
@@ -18,7 +26,7 @@
 
 #include <stdint.h>
 
-#define MF_OPTIONS_MAGIC 0x4d463031u /* "MF01" */
+#define MF_OPTIONS_MAGIC 0x4d463032u /* "MF02" */
 
 /* read modes: the values of H5FD_multifile_read_t (H5FDmultifile.h; checked there) */
 typedef enum { MF_READ_MERGE = 0, MF_READ_INPLACE = 1, MF_READ_PARALLEL = 2 } mf_read_mode_t;
@@ -28,6 +36,8 @@ typedef struct {
     int32_t  read_mode; /* an mf_read_mode_t, of fixed size: the options are the fapl's driver info */
     int32_t  checksums;
     int32_t  sync;
+    int32_t  comm_world; /* comm=world */
+    int32_t  open_wait;  /* seconds; 0: for ever */
 } mf_options_t;
 
 void mf_options_default(mf_options_t *o);

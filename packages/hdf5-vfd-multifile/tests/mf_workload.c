@@ -17,12 +17,13 @@
  * verifies only what was written before the first flush. Rank 0 first prints
  * "mpi-ranks: N" and "mpi-library: <MPI_Get_library_version, first line>".
  *
- * --driver default leaves the fapl alone (HDF5_DRIVER selects the driver: the plugin
- * route). --alignment sets H5Pset_alignment(fapl, 1, BYTES) (file-system block or
- * stripe size: every object starts on such a boundary). --check opens FILE read-only
- * (a multifile directory is read in place unless --options selects read=merge or
- * read=parallel) and verifies every value (any M). Rank 0 prints "workload: wrote|checked FILE on N
- * ranks with DRIVER: ok" on success; errors exit non-zero.
+ * --driver default names only the communicator (H5Pset_mpi_params, HDF5's call for
+ * any MPI driver) and leaves the driver to HDF5_DRIVER: the plugin route. --alignment
+ * sets H5Pset_alignment(fapl, 1, BYTES) (file-system block or stripe size: every
+ * object starts on such a boundary). --check opens FILE read-only (a multifile
+ * directory is read in place unless --options selects read=merge or read=parallel) and
+ * verifies every value (any M). Rank 0 prints "workload: wrote|checked FILE on N ranks
+ * with DRIVER: ok" on success; errors exit non-zero.
  */
 #include "H5FDmultifile.h"
 
@@ -96,7 +97,9 @@ make_fapl(const char *driver, const char *options)
         if (options)
             CHECK(H5Pset_multifile_options(fapl, options));
     }
-    else if (strcmp(driver, "default") != 0) {
+    else if (!strcmp(driver, "default"))
+        CHECK(H5Pset_mpi_params(fapl, MPI_COMM_WORLD, MPI_INFO_NULL));
+    else {
         fprintf(stderr, "unknown driver %s\n", driver);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
