@@ -159,8 +159,11 @@ def _run_testpar(stack, program, args, ranks, preload, work):
     script = f"timeout 900 mpiexec -n {ranks} {env} {program} {args} < /dev/null"
     proc = in_stack(stack, script, work, timeout=1000)
     out = proc.stdout + proc.stderr
-    if os.path.basename(program) == "t_pflush1":  # always exits 1 (it leaves its files unclosed)
-        return proc.returncode == 1 and out.count("PASSED") >= 1 and "FAILED" not in out, out
+    if os.path.basename(program) == "t_pflush1":
+        # it always exits 1 (_exit, its files left unclosed); rank 0's "PASSED" can be lost
+        # when the launcher ends it on the other rank's exit first. Its files are judged by
+        # t_pflush2, which runs next and reads them back.
+        return proc.returncode == 1 and "FAILED" not in out and "HDF5-DIAG" not in out, out
     return proc.returncode == 0, out
 
 
