@@ -4,8 +4,10 @@
  * slow rank from one that never comes: a rank that opens a file over a communicator
  * whose other ranks never open it waits in MPI for ever. A watch started before the
  * open's first collective and stopped once every rank has passed it ends the job
- * (the message on standard error, exit status 1: the launcher ends the other ranks)
- * when its time runs out, instead of a hang without a word.
+ * (the message on standard error, the rank's exit status 1: the launcher ends the
+ * other ranks) when its time runs out, instead of a hang without a word. Only time the
+ * process runs counts: a job stopped meanwhile (suspended, preempted, a debugger) is
+ * not ended for the time it was stopped.
  */
 #ifndef VFD_WATCH_H
 #define VFD_WATCH_H

@@ -72,7 +72,8 @@ typedef struct {
     haddr_t      eof; /* as HDF5's mpio driver: known at open and at each commit only, the same on
                          every rank (HDF5 takes decisions on it, e.g. "empty file: create") */
     /* MODE_WRITE */
-    int          dir_fd; /* the directory, held from open: it may be renamed meanwhile */
+    int          dir_fd;    /* the directory, held from open: it may be renamed meanwhile */
+    int          writer_fd; /* rank 0: the one writer's lock (lock_writer) */
     int          data_fd, idx_fd;
     uint64_t     data_pos, idx_pos, nrec;
     uint64_t     nrec_idle; /* rank 0: records of the rank files no rank of this open writes */
@@ -397,6 +398,8 @@ free_file(H5FD_multifile_t *f)
         close(f->idx_fd);
     if (f->dir_fd >= 0)
         close(f->dir_fd);
+    if (f->writer_fd >= 0)
+        close(f->writer_fd);
     if (f->plain_fd >= 0)
         close(f->plain_fd);
     if (f->tails) {
@@ -428,6 +431,53 @@ free_file(H5FD_multifile_t *f)
     free(f);
 }
 
+/* One writer at a time: rank 0 of a write session holds an exclusive flock on rank 0's
+ * data file of the directory until the close. A second writer (another program, or an
+ * open over other ranks in this one) is refused instead of mixing its records with the
+ * first's; a file system without flock (ENOTSUP, ENOLCK) locks nothing, as HDF5's own
+ * file locks then do. */
+static int
+writer_lock(const char *dir, int dirfd, int *fd)
+{
+    char name[MF_NAME_SIZE];
+    mf_data_name(name, sizeof name, 0);
+    *fd = dirfd >= 0 ? openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (dirfd < 0) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        *fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (*fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    return flock(*fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK ? 1 : 0;
+}
+
+#define MF_SECOND_WRITER                                                                                     \
+    "%s: open for writing by another program (or another open in this one): a multifile file has one "       \
+    "writer at a time; close the other first"
+
+/* rank 0 of a write session: take the writer's lock, held until the close */
+static int
+lock_writer(H5FD_multifile_t *f, mf_err_t err)
+{
+    int held = writer_lock(f->path, f->dir_fd, &f->writer_fd);
+    if (held < 0)
+        snprintf(err, MF_ERRMSG_SIZE, "%s/0: %s", f->path, strerror(errno));
+    else if (held)
+        snprintf(err, MF_ERRMSG_SIZE, MF_SECOND_WRITER, f->path);
+    return held ? -1 : 0;
+}
+
+/* is the multifile directory at path being written (its writer's lock held)? */
+static int
+being_written(const char *path)
+{
+    int fd = -1, held = writer_lock(path, -1, &fd);
+    if (fd >= 0)
+        close(fd);
+    return held > 0;
+}
+
 /* rank 0: make an empty multifile directory at path, honouring H5F_ACC_TRUNC/EXCL */
 static int
 create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sync, mf_err_t err)
@@ -446,6 +496,10 @@ create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sy
             if (!mf_is_multifile(path)) {
                 snprintf(err, MF_ERRMSG_SIZE,
                          "%s: is a directory that is not a multifile file: not touching it", path);
+                return -1;
+            }
+            if (being_written(path)) {
+                snprintf(err, MF_ERRMSG_SIZE, MF_SECOND_WRITER, path);
                 return -1;
             }
             if (mf_rmtree(path) < 0) {
@@ -547,7 +601,9 @@ create_rank_files(H5FD_multifile_t *f, mf_err_t err)
 static int
 open_rank_files(H5FD_multifile_t *f, mf_err_t err)
 {
-    return open_dir(f, err) < 0 ? -1 : create_rank_files(f, err);
+    if (open_dir(f, err) < 0 || create_rank_files(f, err) < 0)
+        return -1;
+    return f->rank == 0 ? lock_writer(f, err) : 0;
 }
 
 /* put the reconstructed file tmp in the place of the directory: 1 when it is there (a
@@ -758,7 +814,7 @@ open_append(H5FD_multifile_t *f, mf_err_t err)
 {
     mf_dir_t d;
     /* the shared lock before the load: no merge in place can replace what is loaded */
-    if (mf_agree(f->comm, open_dir(f, err) == 0, err) < 0)
+    if (mf_agree(f->comm, open_dir(f, err) == 0 && (f->rank != 0 || lock_writer(f, err) == 0), err) < 0)
         return -1;
     int ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
     if (mf_agree(f->comm, ok, err) < 0) {
@@ -838,8 +894,9 @@ watch_open(H5FD_multifile_t *f)
         f->opt.open_wait,
         "multifile: %s: rank %d of MPI_COMM_WORLD has waited %d s in the collective open for the other "
         "ranks of the file's communicator (H5Pset_mpi_params, H5Pset_fapl_mpio, H5Pset_fapl_multifile or "
-        "comm=world): every rank of it must open the file; a file that one rank opens alone takes an "
-        "access list without a communicator. Ending the job (open_wait=0 waits for ever)",
+        "comm=world): either they never open the file (every rank of the communicator must; a file that "
+        "one rank opens alone takes an access list without a communicator) or they come later than "
+        "open_wait allows (raise it; 0 waits for ever). Ending the job",
         f->path, world_rank, (int)f->opt.open_wait);
 }
 
@@ -876,10 +933,10 @@ new_file(const char *name, hid_t fapl_id)
         MF_ERROR("%s: out of memory", name);
         return NULL;
     }
-    f->data_fd = f->idx_fd = f->plain_fd = f->dir_fd = -1;
-    f->comm                                          = MPI_COMM_NULL;
-    f->info                                          = MPI_INFO_NULL;
-    f->mpi_handle                                    = MPI_FILE_NULL;
+    f->data_fd = f->idx_fd = f->plain_fd = f->dir_fd = f->writer_fd = -1;
+    f->comm                                                         = MPI_COMM_NULL;
+    f->info                                                         = MPI_INFO_NULL;
+    f->mpi_handle                                                   = MPI_FILE_NULL;
     mf_extents_init(&f->map);
     f->path = strdup(name);
     if (fapl_options(name, fapl_id, &f->opt) < 0) {
@@ -896,17 +953,31 @@ new_file(const char *name, hid_t fapl_id)
     return f;
 }
 
-/* open already in this process, on every rank: f becomes a stand-in (see MODE_ALIAS); 1 if so */
+/* open already in this process, on every rank, over the same ranks: f becomes a
+ * stand-in (see MODE_ALIAS); 1 if so, -1 (err, on every rank) when some rank has it
+ * open already over other ranks (a file of its own, or one of all ranks): HDF5 would
+ * share that open with this one, and the two sessions' collectives would never meet */
 static int
-open_alias(H5FD_multifile_t *f, const char *name)
+open_alias(H5FD_multifile_t *f, const char *name, mf_err_t err)
 {
     struct stat       st;
     H5FD_multifile_t *same = stat(name, &st) == 0 ? find_open(st.st_dev, st.st_ino) : NULL;
-    int               here = same != NULL, everywhere = 0;
-    MPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, f->comm);
+    int               cmp  = MPI_UNEQUAL;
+    if (same)
+        MPI_Comm_compare(same->comm, f->comm, &cmp);
+    int here[2] = {same && (cmp == MPI_IDENT || cmp == MPI_CONGRUENT), same != NULL}, all[2] = {0, 0};
+    here[1] = -here[1]; /* MIN of both: every rank the same ranks; any rank open */
+    MPI_Allreduce(here, all, 2, MPI_INT, MPI_MIN, f->comm);
     vfd_watch_stop(f->watch); /* every rank has come */
     f->watch = NULL;
-    if (!everywhere)
+    if (!all[0] && all[1] < 0) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: open in this process already over other ranks (a rank's own file, or one of a "
+                 "communicator with other ranks): close it before opening it over these",
+                 name);
+        return -1;
+    }
+    if (!all[0])
         return 0;
     f->mode = MODE_ALIAS;
     f->dev  = same->dev;
@@ -995,11 +1066,12 @@ mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
     }
     if (!(f = new_file(name, fapl_id)))
         return NULL;
-    if (open_alias(f, name))
+    int alias = open_alias(f, name, err);
+    if (alias > 0)
         return (H5FD_t *)f;
     vfd_mpi_handle_open(&f->mpi_handle); /* without it, HDF5's atomicity calls fail with MPI's error */
-    int ok = ((flags & H5F_ACC_CREAT) ? open_create(f, name, flags, err)
-                                      : open_existing(f, name, flags, err)) == 0;
+    int ok = alias == 0 && ((flags & H5F_ACC_CREAT) ? open_create(f, name, flags, err)
+                                                    : open_existing(f, name, flags, err)) == 0;
     if (ok && register_open(f) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", name);
         ok = 0;
@@ -1026,9 +1098,16 @@ dir_removed(const H5FD_multifile_t *f)
 static int
 commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
 {
-    int ok = 1;
+    int         ok = 1;
+    struct stat own;
     if (f->opt.sync && (fdatasync(f->data_fd) < 0 || fdatasync(f->idx_fd) < 0)) {
         snprintf(err, MF_ERRMSG_SIZE, "%s/%d: fdatasync: %s", f->path, f->rank, strerror(errno));
+        ok = 0;
+    }
+    else if (fstat(f->idx_fd, &own) == 0 && own.st_nlink == 0 && !dir_removed(f)) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s/%d.offset: removed from the directory while open (by another program?)", f->path,
+                 f->rank);
         ok = 0;
     }
     if (mf_agree(f->comm, ok, err) < 0) /* also the barrier: all records of this epoch are out */

@@ -8,6 +8,12 @@
  *       a default list; every rank writes its own DIR/rank<R>.h5 at the same time (a
  *       default list: each rank's own file) and reads back the others'. Every value is
  *       checked against the model; prints "mf_alone: ok".
+ *   mpiexec -n 2 mf_alone DIR conflict   two opens that cannot both be: rank 0 keeps
+ *       DIR/own.h5 open for writing (its own file), and rank 1's open of it for writing
+ *       (its own session) is refused, as is rank 0's second open of it over
+ *       MPI_COMM_WORLD (HDF5 would share the one-rank open with it: their collectives
+ *       would never meet); both fail at once with an error, nothing hangs, and the file
+ *       keeps rank 0's values; prints "mf_alone: conflicts refused".
  *   mpiexec -n N mf_alone DIR stray   every rank names MPI_COMM_WORLD in an access list
  *       (H5Pset_mpi_params duplicates it: collective), then rank 0 alone creates
  *       DIR/stray.h5 with it while the other ranks wait in MPI_Barrier:
@@ -72,6 +78,50 @@ read_file(const char *path, MPI_Comm comm, int seed)
     check(H5Dclose(d) >= 0 && H5Fclose(f) >= 0 && H5Pclose(fapl) >= 0, "close");
 }
 
+/* an open that must fail (HDF5 prints its error stack, the driver's reason in it): 1 if it did */
+static int
+refused(const char *path, hid_t fapl)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    if (f >= 0)
+        H5Fclose(f);
+    return f < 0;
+}
+
+static int
+conflict(const char *dir, hid_t own, hid_t world)
+{
+    char path[4096];
+    int  rank, ok = 1, all = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    snprintf(path, sizeof path, "%s/own.h5", dir);
+    if (rank == 0)
+        write_file(path, own, 7);
+    MPI_Barrier(MPI_COMM_WORLD);
+    hid_t f = rank == 0 ? H5Fopen(path, H5F_ACC_RDWR, own) : H5I_INVALID_HID;
+    check(rank != 0 || f >= 0, "rank 0's open of its own file");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1 && !refused(path, own)) {
+        fprintf(stderr, "mf_alone: rank 1 opened for writing a file rank 0 is writing\n");
+        ok = 0;
+    }
+    if (!refused(path, world)) { /* collective over MPI_COMM_WORLD: every rank fails */
+        fprintf(stderr, "mf_alone: rank %d opened over MPI_COMM_WORLD a file rank 0 has open alone\n", rank);
+        ok = 0;
+    }
+    if (rank == 0)
+        check(H5Fclose(f) >= 0, "close");
+    MPI_Barrier(MPI_COMM_WORLD);
+    read_file(path, MPI_COMM_WORLD, 7);
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (rank == 0 && all)
+        printf("mf_alone: conflicts refused (a second writer, an open over other ranks)\n");
+    H5Pclose(own);
+    H5Pclose(world);
+    MPI_Finalize();
+    return all ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -80,9 +130,9 @@ main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 3 || (strcmp(argv[2], "own") && strcmp(argv[2], "stray"))) {
+    if (argc != 3 || (strcmp(argv[2], "own") && strcmp(argv[2], "stray") && strcmp(argv[2], "conflict"))) {
         if (!rank)
-            fprintf(stderr, "usage: mpiexec -n N %s DIR own|stray\n", argv[0]);
+            fprintf(stderr, "usage: mpiexec -n N %s DIR own|conflict|stray\n", argv[0]);
         MPI_Finalize();
         return 2;
     }
@@ -95,6 +145,8 @@ main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
+    if (!strcmp(argv[2], "conflict"))
+        return conflict(argv[1], own, world);
     snprintf(path, sizeof path, "%s/own.h5", argv[1]);
     if (rank == 0)
         write_file(path, own, 7);
