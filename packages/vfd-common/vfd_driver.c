@@ -55,17 +55,24 @@ vfd_terminate(vfd_driver_t *d)
 }
 
 int
-vfd_ensure_mpi(vfd_driver_t *d)
+vfd_ensure_mpi(vfd_driver_t *d, const char *path)
 {
     int initialized = 0, finalized = 0;
     MPI_Finalized(&finalized);
-    if (finalized)
-        return -2;
+    if (finalized) {
+        VFD_ERROR(d,
+                  "%s: MPI is finalised: the %s driver (an MPI driver) cannot open a file after MPI_Finalize "
+                  "(is HDF5_DRIVER=%s set for a serial part of the program?)",
+                  path, d->name, d->name);
+        return -1;
+    }
     MPI_Initialized(&initialized);
     if (!initialized) {
         int provided;
-        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+            VFD_ERROR(d, "%s: cannot initialise MPI", path);
             return -1;
+        }
         d->initialized_mpi = 1;
     }
     return 0;

@@ -48,10 +48,10 @@ hid_t vfd_register(vfd_driver_t *d);
 herr_t vfd_terminate(vfd_driver_t *d);
 
 /* A serial program gets MPI initialised by the driver, as HDF5's mpio and subfiling
- * drivers do; 0, -1 when MPI cannot be initialised, or -2 when MPI was finalised
- * already (no MPI call is allowed then: the file cannot be opened through an MPI
- * driver, e.g. a default access list with HDF5_DRIVER after MPI_Finalize). */
-int vfd_ensure_mpi(vfd_driver_t *d);
+ * drivers do. 0, or -1 with the reason for path pushed: MPI cannot be initialised, or
+ * was finalised already (no MPI call is allowed then: the file cannot be opened through
+ * an MPI driver, e.g. a default access list with HDF5_DRIVER after MPI_Finalize). */
+int vfd_ensure_mpi(vfd_driver_t *d, const char *path);
 
 /* "<name>: <message>" onto HDF5's error stack under the driver's error class */
 void vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, const char *fmt, ...)

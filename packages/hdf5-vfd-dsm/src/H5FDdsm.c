@@ -531,13 +531,8 @@ dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
                   DSM_NAME_MAX - 1);
         return NULL;
     }
-    int mpi = vfd_ensure_mpi(&dsm_driver_g);
-    if (mpi < 0) {
-        DSM_ERROR("%s: %s", name,
-                  mpi == -2 ? "MPI is finalised: the DSM driver cannot open a file after MPI_Finalize"
-                            : "cannot initialise MPI");
+    if (vfd_ensure_mpi(&dsm_driver_g, name) < 0)
         return NULL;
-    }
     if (!(f = calloc(1, sizeof *f)) || !(f->name = strdup(name))) {
         free(f);
         DSM_ERROR("%s: out of memory", name);

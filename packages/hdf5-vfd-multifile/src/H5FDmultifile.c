@@ -437,16 +437,9 @@ free_file(H5FD_multifile_t *f)
  * first's; a file system without flock (ENOTSUP, ENOLCK) locks nothing, as HDF5's own
  * file locks then do. */
 static int
-writer_lock(const char *dir, int dirfd, int *fd)
+writer_lock(int at, const char *rank0_data, int *fd)
 {
-    char name[MF_NAME_SIZE];
-    mf_data_name(name, sizeof name, 0);
-    *fd = dirfd >= 0 ? openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-    if (dirfd < 0) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        *fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    }
+    *fd = openat(at, rank0_data, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (*fd < 0)
         return errno == ENOENT ? 0 : -1;
     return flock(*fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK ? 1 : 0;
@@ -460,7 +453,9 @@ writer_lock(const char *dir, int dirfd, int *fd)
 static int
 lock_writer(H5FD_multifile_t *f, mf_err_t err)
 {
-    int held = writer_lock(f->path, f->dir_fd, &f->writer_fd);
+    char name[MF_NAME_SIZE];
+    mf_data_name(name, sizeof name, 0);
+    int held = writer_lock(f->dir_fd, name, &f->writer_fd);
     if (held < 0)
         snprintf(err, MF_ERRMSG_SIZE, "%s/0: %s", f->path, strerror(errno));
     else if (held)
@@ -472,7 +467,10 @@ lock_writer(H5FD_multifile_t *f, mf_err_t err)
 static int
 being_written(const char *path)
 {
-    int fd = -1, held = writer_lock(path, -1, &fd);
+    char name[MF_NAME_SIZE], data[PATH_MAX];
+    mf_data_name(name, sizeof name, 0);
+    snprintf(data, sizeof data, "%s/%s", path, name);
+    int fd = -1, held = writer_lock(AT_FDCWD, data, &fd);
     if (fd >= 0)
         close(fd);
     return held > 0;
@@ -1055,15 +1053,8 @@ mf_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
         MF_ERROR("invalid file name or maximum address");
         return NULL;
     }
-    int mpi = vfd_ensure_mpi(&mf_driver_g);
-    if (mpi < 0) {
-        MF_ERROR("%s: %s", name,
-                 mpi == -2
-                     ? "MPI is finalised: the multifile driver (an MPI driver) cannot open a file after "
-                       "MPI_Finalize (is HDF5_DRIVER=multifile set for a serial part of the program?)"
-                     : "cannot initialise MPI");
+    if (vfd_ensure_mpi(&mf_driver_g, name) < 0)
         return NULL;
-    }
     if (!(f = new_file(name, fapl_id)))
         return NULL;
     int alias = open_alias(f, name, err);
@@ -1893,10 +1884,8 @@ mf_delete(const char *name, hid_t fapl_id)
     mf_err_t    err  = "";
     int         rank = 0, ok = 1;
     struct stat st;
-    if (vfd_ensure_mpi(&mf_driver_g) < 0) {
-        MF_ERROR("%s: cannot initialise MPI", name);
+    if (vfd_ensure_mpi(&mf_driver_g, name) < 0)
         return -1;
-    }
     mf_options_t opt;
     if (fapl_options(name, fapl_id, &opt) < 0)
         return -1;
