@@ -6,7 +6,8 @@
  * property list. Applications that call H5Pset_fapl_mpio() explicitly (IOR's HDF5
  * backend, the original hdf_pwrite3dc, most MPI codes) override that. Preloaded, this
  * library interposes H5Pset_fapl_mpio and H5Pget_fapl_mpio: while HDF5_DRIVER is
- * "multifile", a call for MPI-IO sets the multifile driver instead, with the same
+ * "multifile" (or "dsm", the other MPI driver of h5stack: the library calls only
+ * HDF5's public API), a call for MPI-IO sets that driver instead, with the same
  * communicator and info (H5Pset_mpi_params) and HDF5_DRIVER_CONFIG as its options;
  * otherwise it passes through to libhdf5. H5Pget_fapl_mpio on a list of any other MPI
  * driver (one that reports H5FD_FEAT_HAS_MPI: multifile, the DSM) answers as MPI-IO
@@ -28,11 +29,14 @@
 typedef herr_t (*set_fapl_mpio_fn)(hid_t, MPI_Comm, MPI_Info);
 typedef herr_t (*get_fapl_mpio_fn)(hid_t, MPI_Comm *, MPI_Info *);
 
-static int
-multifile_requested(void)
+/* the MPI driver HDF5_DRIVER names in MPI-IO's place, or NULL */
+static const char *
+driver_requested(void)
 {
     const char *driver = getenv("HDF5_DRIVER");
-    return driver && !strcmp(driver, "multifile");
+    if (driver && (!strcmp(driver, "multifile") || !strcmp(driver, "dsm")))
+        return driver;
+    return NULL;
 }
 
 static void *
@@ -47,10 +51,11 @@ next_symbol(const char *name)
 herr_t
 H5Pset_fapl_mpio(hid_t fapl, MPI_Comm comm, MPI_Info info)
 {
-    if (multifile_requested()) {
+    const char *driver = driver_requested();
+    if (driver) {
         if (H5Pset_mpi_params(fapl, comm, info) < 0)
             return -1;
-        return H5Pset_driver_by_name(fapl, "multifile", getenv("HDF5_DRIVER_CONFIG"));
+        return H5Pset_driver_by_name(fapl, driver, getenv("HDF5_DRIVER_CONFIG"));
     }
     static set_fapl_mpio_fn real;
     if (!real && !(real = (set_fapl_mpio_fn)next_symbol("H5Pset_fapl_mpio")))

@@ -477,6 +477,7 @@ main(int argc, char **argv)
     H5Pclose(off);
     H5Pclose(on);
     MPI_Comm_free(&comm);
+    H5close(); /* as HDF5's own test programs end: plugins are unloaded before MPI_Finalize */
     MPI_Finalize();
     return 0;
 }
