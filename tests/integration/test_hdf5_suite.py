@@ -154,8 +154,9 @@ def _preload(stacks, stack_descriptions, stack):
 
 
 def _run_testpar(stack, program, args, ranks, preload, work):
-    """One program through multifile in the shared directory; (passed, output)."""
-    env = f"env LD_PRELOAD={preload} HDF5_DRIVER=multifile HDF5_ALARM_SECONDS=900"
+    """One program through multifile (the head layout: the programs stat, open and
+    delete the path) in the shared directory; (passed, output)."""
+    env = f"env LD_PRELOAD={preload} HDF5_DRIVER=multifile HDF5_DRIVER_CONFIG=layout=head HDF5_ALARM_SECONDS=900"
     script = f"timeout 900 mpiexec -n {ranks} {env} {program} {args} < /dev/null"
     proc = in_stack(stack, script, work, timeout=1000)
     out = proc.stdout + proc.stderr

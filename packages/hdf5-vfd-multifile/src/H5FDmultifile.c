@@ -25,6 +25,7 @@
 #include "mf_clock.h"
 #include "mf_extents.h"
 #include "mf_format.h"
+#include "mf_head.h"
 #include "mf_index.h"
 #include "mf_merge.h"
 #include "mf_options.h"
@@ -61,9 +62,11 @@ typedef struct {
     MPI_Comm     comm;
     MPI_Info     info;
     int          rank, size;
-    vfd_watch_t *watch;  /* until every rank has come to the open (watch_open) */
-    int          nfiles; /* MODE_WRITE: rank files in the directory (> size when fewer ranks continue it) */
-    char        *path;
+    vfd_watch_t *watch;   /* until every rank has come to the open (watch_open) */
+    int          nfiles;  /* MODE_WRITE: rank files in the directory (> size when fewer ranks continue it) */
+    char        *path;    /* the multifile directory, or the file (MODE_PLAIN) */
+    char        *head;    /* the head that names the directory (mf_head.h), or NULL: path is the name */
+    int          head_fd; /* rank 0 of a write session: the head, extended at each commit */
     mf_mode_t    mode;
     mf_options_t opt;
     dev_t        dev; /* identity of the directory or file on disk (cmp, ALIAS) */
@@ -402,6 +405,8 @@ free_file(H5FD_multifile_t *f)
         close(f->writer_fd);
     if (f->plain_fd >= 0)
         close(f->plain_fd);
+    if (f->head_fd >= 0)
+        close(f->head_fd);
     if (f->tails) {
         for (int r = 0; r < f->nfiles; r++)
             if (f->tails[r].idx_fd >= 0)
@@ -428,6 +433,7 @@ free_file(H5FD_multifile_t *f)
         mf_extents_free(&f->map);
     vfd_comm_free(&f->mpi_handle, &f->comm, &f->info);
     free(f->path);
+    free(f->head);
     free(f);
 }
 
@@ -531,6 +537,105 @@ create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sy
     return rc;
 }
 
+/* remove the multifile directory at path unless it is being written; 0 or -1 (err) */
+static int
+remove_body(const char *path, mf_err_t err)
+{
+    if (being_written(path)) {
+        snprintf(err, MF_ERRMSG_SIZE, MF_SECOND_WRITER, path);
+        return -1;
+    }
+    if (mf_rmtree(path) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot remove the old multifile directory: %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* layout=head, rank 0: what is at name goes (H5F_ACC_TRUNC/EXCL honoured): a head with
+ * its directory, a multifile directory; an ordinary file is replaced by the new head */
+static int
+clear_name(const char *name, unsigned flags, mf_err_t err)
+{
+    struct stat st;
+    char        old[PATH_MAX];
+    uint64_t    run = 0;
+    if (stat(name, &st) != 0)
+        return 0;
+    if (flags & H5F_ACC_EXCL) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: exists (H5F_ACC_EXCL)", name);
+        return -1;
+    }
+    if (!(flags & H5F_ACC_TRUNC)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: exists and H5F_ACC_TRUNC was not given", name);
+        return -1;
+    }
+    if (mf_head_read(name, old, sizeof old, &run, err) == 1 && mf_is_multifile(old))
+        return remove_body(old, err);
+    if (S_ISDIR(st.st_mode) && !mf_is_multifile(name)) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: is a directory that is not a multifile file: not touching it",
+                 name);
+        return -1;
+    }
+    return S_ISDIR(st.st_mode) ? remove_body(name, err) : 0;
+}
+
+/* layout=head, rank 0: the body's path for a new head at name: NAME.h5mf, unless a
+ * head there (renamed) still names that directory: then NAME.<run>.h5mf; an orphan of
+ * the name (no head names it) is removed */
+static int
+choose_body(const char *name, uint64_t run, char body[PATH_MAX], mf_err_t err)
+{
+    struct stat st;
+    mf_meta_t   meta;
+    mf_head_body_path(name, run, 0, body, PATH_MAX);
+    if (lstat(body, &st) != 0)
+        return 0;
+    if (!mf_is_multifile(body) || mf_meta_read(body, &meta, err) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: exists and is not a multifile directory: not touching it", body);
+        return -1;
+    }
+    if (mf_head_owned(body, meta.run) == 0)
+        return remove_body(body, err);
+    mf_head_body_path(name, run, 1, body, PATH_MAX);
+    if (lstat(body, &st) == 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: exists: not touching it", body);
+        return -1;
+    }
+    return 0;
+}
+
+/* layout=head, rank 0: the body (a new multifile directory), then the head over name
+ * (a crash leaves the old name or the new head, whose body exists); f->head_fd */
+static int
+create_head(H5FD_multifile_t *f, const char *name, unsigned flags, char body[PATH_MAX], mf_err_t err)
+{
+    if (clear_name(name, flags, err) < 0 || choose_body(name, f->run_id, body, err) < 0 ||
+        create_dir(body, flags, f->size, f->run_id, f->opt.sync, err) < 0)
+        return -1;
+    f->head_fd = mf_head_write(name, body, f->run_id, f->opt.sync, err);
+    if (f->head_fd < 0)
+        mf_rmtree(body);
+    return f->head_fd < 0 ? -1 : 0;
+}
+
+/* every rank: the directory is body, named by the head at name */
+static int
+take_head(H5FD_multifile_t *f, const char *name, char body[PATH_MAX], mf_err_t err)
+{
+    MPI_Bcast(body, PATH_MAX, MPI_CHAR, 0, f->comm);
+    free(f->path);
+    free(f->head);
+    f->path = strdup(body);
+    f->head = strdup(name);
+    if (!f->path || !f->head) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", name);
+        return -1;
+    }
+    return 0;
+}
+
 /* every rank: hold the directory open (files are opened and the metafile replaced in it),
  * and shared, before anything of it is read: a merge in place locks it exclusively
  * (mf_merge_lock_dir), so neither starts under the other (where the file system has
@@ -607,9 +712,9 @@ open_rank_files(H5FD_multifile_t *f, mf_err_t err)
 /* put the reconstructed file tmp in the place of the directory: 1 when it is there (a
  * directory that could not be removed after it is reported on stderr), 0 (err) if not */
 static int
-replaced(const char *path, const char *tmp, mf_err_t err)
+replaced(const H5FD_multifile_t *f, const char *tmp, mf_err_t err)
 {
-    int rc = mf_replace_dir(path, tmp, err);
+    int rc = f->head ? mf_replace_head(f->head, f->path, tmp, err) : mf_replace_dir(f->path, tmp, err);
     if (rc > 0)
         fprintf(stderr, "multifile: warning: %s\n", err);
     return rc >= 0;
@@ -639,7 +744,7 @@ merge_locked(H5FD_multifile_t *f, bool parallel, mf_err_t err)
                     ok = 0;
                 }
                 if (ok)
-                    ok = replaced(f->path, tmp, err);
+                    ok = replaced(f, tmp, err);
                 else if (tmp[0])
                     unlink(tmp);
                 mf_dir_free(&d);
@@ -675,7 +780,7 @@ merge_locked(H5FD_multifile_t *f, bool parallel, mf_err_t err)
         }
         int all = mf_agree(f->comm, ok, err) == 0; /* every rank wrote its part */
         if (f->rank == 0 && all)
-            ok = replaced(f->path, tmp, err);
+            ok = replaced(f, tmp, err);
         else if (f->rank == 0)
             unlink(tmp);
         ok = mf_agree(f->comm, all && ok, err) == 0; /* every rank takes part, whatever it found */
@@ -695,6 +800,11 @@ merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
     ok = merge_locked(f, parallel, err);
     if (f->rank == 0)
         mf_merge_unlock_dir();
+    if (ok == 0 && f->head) { /* the ordinary file is at the head's name now */
+        free(f->path);
+        f->path = f->head;
+        f->head = NULL;
+    }
     return ok;
 }
 
@@ -931,10 +1041,10 @@ new_file(const char *name, hid_t fapl_id)
         MF_ERROR("%s: out of memory", name);
         return NULL;
     }
-    f->data_fd = f->idx_fd = f->plain_fd = f->dir_fd = f->writer_fd = -1;
-    f->comm                                                         = MPI_COMM_NULL;
-    f->info                                                         = MPI_INFO_NULL;
-    f->mpi_handle                                                   = MPI_FILE_NULL;
+    f->data_fd = f->idx_fd = f->plain_fd = f->dir_fd = f->writer_fd = f->head_fd = -1;
+    f->comm                                                                      = MPI_COMM_NULL;
+    f->info                                                                      = MPI_INFO_NULL;
+    f->mpi_handle                                                                = MPI_FILE_NULL;
     mf_extents_init(&f->map);
     f->path = strdup(name);
     if (fapl_options(name, fapl_id, &f->opt) < 0) {
@@ -951,6 +1061,17 @@ new_file(const char *name, hid_t fapl_id)
     return f;
 }
 
+/* what an open of name is known by (cmp, find_open): the directory a head names, or
+ * what name is */
+static int
+identity(const char *name, struct stat *st)
+{
+    char     body[PATH_MAX];
+    uint64_t run;
+    mf_err_t ignored;
+    return stat(mf_head_read(name, body, sizeof body, &run, ignored) == 1 ? body : name, st);
+}
+
 /* open already in this process, on every rank, over the same ranks: f becomes a
  * stand-in (see MODE_ALIAS); 1 if so, -1 (err, on every rank) when some rank has it
  * open already over other ranks (a file of its own, or one of all ranks): HDF5 would
@@ -959,7 +1080,7 @@ static int
 open_alias(H5FD_multifile_t *f, const char *name, mf_err_t err)
 {
     struct stat       st;
-    H5FD_multifile_t *same = stat(name, &st) == 0 ? find_open(st.st_dev, st.st_ino) : NULL;
+    H5FD_multifile_t *same = identity(name, &st) == 0 ? find_open(st.st_dev, st.st_ino) : NULL;
     int               cmp  = MPI_UNEQUAL;
     if (same)
         MPI_Comm_compare(same->comm, f->comm, &cmp);
@@ -993,9 +1114,14 @@ open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
     f->mode   = MODE_WRITE;
     f->run_id = f->rank == 0 ? mf_new_run() : 0;
     MPI_Bcast(&f->run_id, 1, MPI_UINT64_T, 0, f->comm);
+    char body[PATH_MAX] = "";
     if (f->rank == 0)
-        ok = create_dir(name, flags, f->size, f->run_id, f->opt.sync, err) == 0;
-    if (mf_agree(f->comm, ok, err) != 0 || mf_agree(f->comm, open_rank_files(f, err) == 0, err) != 0)
+        ok = (f->opt.head ? create_head(f, name, flags, body, err)
+                          : create_dir(name, flags, f->size, f->run_id, f->opt.sync, err)) == 0;
+    if (mf_agree(f->comm, ok, err) != 0 ||
+        (f->opt.head && mf_agree(f->comm, take_head(f, name, body, err) == 0, err) != 0))
+        return -1;
+    if (mf_agree(f->comm, open_rank_files(f, err) == 0, err) != 0)
         return -1;
     ok = alloc_tails(f, err) == 0;
     if (ok && mf_clock_sync(&f->clock, f->comm) != MPI_SUCCESS) {
@@ -1006,7 +1132,48 @@ open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
 }
 
 /* what an existing name is, as rank 0 finds it */
-typedef enum { EXISTING_UNUSABLE, EXISTING_FILE, EXISTING_MULTIFILE } existing_t;
+typedef enum { EXISTING_UNUSABLE, EXISTING_FILE, EXISTING_MULTIFILE, EXISTING_HEAD } existing_t;
+
+/* rank 0: is name a head whose body is there, of the same run? EXISTING_HEAD (body),
+ * EXISTING_UNUSABLE (err), or EXISTING_FILE when name is no head */
+static int
+existing_head(const char *name, char body[PATH_MAX], mf_err_t err)
+{
+    uint64_t  run = 0;
+    mf_meta_t meta;
+    mf_err_t  why;
+    int       h = mf_head_read(name, body, PATH_MAX, &run, err);
+    if (h <= 0)
+        return h < 0 ? EXISTING_UNUSABLE : EXISTING_FILE;
+    if (!mf_is_multifile(body) || mf_meta_read(body, &meta, why) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: the head of a multifile file, but its directory %s is missing or unreadable (%s): "
+                 "a head moved away from its directory, or the directory removed; put them side by side "
+                 "again (or open the directory itself, or reconstruct it: h5mf merge DIRECTORY -o FILE)",
+                 name, body, mf_is_multifile(body) ? why : "no multifile directory there");
+        return EXISTING_UNUSABLE;
+    }
+    if (meta.run != run) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: names the directory %s of run %016" PRIx64 ", which now holds run %016" PRIx64
+                 ": the directory belongs to another file",
+                 name, body, run, meta.run);
+        return EXISTING_UNUSABLE;
+    }
+    return EXISTING_HEAD;
+}
+
+/* rank 0 of a session that writes a head's body: hold the head, extended at commits */
+static int
+hold_head(H5FD_multifile_t *f, mf_err_t err)
+{
+    int ok = 1;
+    if (f->head && f->rank == 0 && (f->head_fd = open(f->head, O_RDWR | O_CLOEXEC)) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: %s", f->head, strerror(errno));
+        ok = 0;
+    }
+    return mf_agree(f->comm, ok, err);
+}
 
 /* an existing NAME: a multifile directory (continued, read in place, or reconstructed
  * and then read) or an ordinary file */
@@ -1016,13 +1183,14 @@ open_existing(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t er
     /* rank 0 decides what NAME is, for all: a rank looking later could find the
      * directory already replaced by its reconstruction */
     struct stat st;
-    int         rdwr = (flags & H5F_ACC_RDWR) != 0;
-    int         kind = EXISTING_UNUSABLE; /* an existing_t, broadcast as an int */
+    int         rdwr           = (flags & H5F_ACC_RDWR) != 0;
+    int         kind           = EXISTING_UNUSABLE; /* an existing_t, broadcast as an int */
+    char        body[PATH_MAX] = "";
     if (f->rank == 0) {
         if (mf_is_multifile(name))
             kind = EXISTING_MULTIFILE;
         else if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
-            kind = EXISTING_FILE;
+            kind = existing_head(name, body, err);
         else
             snprintf(err, MF_ERRMSG_SIZE, "%s: %s", name,
                      stat(name, &st) != 0 ? strerror(errno) : "neither a multifile directory nor a file");
@@ -1032,8 +1200,13 @@ open_existing(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t er
         MPI_Bcast(err, MF_ERRMSG_SIZE, MPI_CHAR, 0, f->comm);
         return -1;
     }
+    if (kind == EXISTING_HEAD) {
+        if (mf_agree(f->comm, take_head(f, name, body, err) == 0, err) != 0)
+            return -1;
+        kind = EXISTING_MULTIFILE;
+    }
     if (kind == EXISTING_MULTIFILE && rdwr)
-        return open_append(f, err) == 0 ? 0 : -1;
+        return open_append(f, err) == 0 && hold_head(f, err) == 0 ? 0 : -1;
     if (kind == EXISTING_MULTIFILE && f->opt.read_mode == H5FD_MULTIFILE_READ_INPLACE)
         return mf_agree(f->comm, open_inplace(f, err) == 0 && set_identity(f, err) == 0, err) == 0 ? 0 : -1;
     int ok = 1;
@@ -1109,6 +1282,8 @@ commit(H5FD_multifile_t *f, mf_state_t state, mf_err_t err)
         mf_meta_t meta = {MF_META_VERSION,  (uint32_t)f->nfiles,    state,    f->epoch + 1,
                           (uint64_t)f->eoa, records + f->nrec_idle, f->run_id};
         ok             = mf_meta_write(f->dir_fd, f->path, &meta, f->opt.sync, err) == 0;
+        if (ok && f->head_fd >= 0) /* the head's size: a hint for stat and ls, never read */
+            mf_head_extend(f->head_fd, (uint64_t)f->eoa);
     }
     if (mf_agree(f->comm, ok, err) < 0)
         return -1;
@@ -1892,9 +2067,19 @@ mf_delete(const char *name, hid_t fapl_id)
     fapl_comm(fapl_id, opt.comm_world, &comm, &info);
     MPI_Comm_rank(comm, &rank);
     if (rank == 0) {
+        char     body[PATH_MAX];
+        uint64_t run;
         if (lstat(name, &st) < 0) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: cannot delete: %s", name, strerror(errno));
             ok = 0;
+        }
+        else if (mf_head_read(name, body, sizeof body, &run, err) == 1) { /* the head first, then its body */
+            mf_meta_t meta; /* the body only if it is still this head's (same run) */
+            int       own = mf_is_multifile(body) && mf_meta_read(body, &meta, err) == 0 && meta.run == run;
+            if (unlink(name) < 0 || (own && mf_rmtree(body) < 0)) {
+                snprintf(err, MF_ERRMSG_SIZE, "%s: cannot delete: %s", name, strerror(errno));
+                ok = 0;
+            }
         }
         else if (S_ISDIR(st.st_mode) && !mf_is_multifile(name)) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: a directory that is not a multifile file: not deleting it",

@@ -1076,3 +1076,37 @@ mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     release_lock(&dir_lock);
     return left;
 }
+
+int
+mf_replace_head(const char *head, const char *body, const char *tmp_path, mf_err_t err)
+{
+    mf_err_t why;
+    if (mf_check_hdf5(tmp_path, why) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file is not whole: %.700s; the file is kept",
+                 head, why);
+        return -1;
+    }
+    int dir_lock = dir_lock_fd; /* as in mf_replace_dir: the body is this merge's until removed */
+    dir_lock_fd  = -1;
+    if (dir_lock < 0 && (dir_lock = open(body, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+        flock(dir_lock, LOCK_EX);
+    if (rename(tmp_path, head) < 0) { /* one atomic step: the head or the ordinary file */
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot move the reconstructed file in place: %s", head,
+                 strerror(errno));
+        release_lock(&dir_lock);
+        return -1;
+    }
+    release_lock(&held_lock_fd);
+    if (vfd_sync_parent(head) < 0) { /* the rename on disk before the body goes */
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: replaced, but its directory could not be synced (%s): its old directory %s is kept",
+                 head, strerror(errno), body);
+        release_lock(&dir_lock);
+        return 1;
+    }
+    int left = rm_multifile_dir(body) < 0;
+    if (left)
+        old_dir_left(head, body, err);
+    release_lock(&dir_lock);
+    return left;
+}

@@ -99,6 +99,8 @@ int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_pa
  * 0; 1 when the file is in place but the old directory could not be removed (err says
  * where it is); -1 (err) when nothing was replaced */
 int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err);
+/* the same for a head and its body (mf_head.h): tmp renamed over head, then body removed */
+int mf_replace_head(const char *head, const char *body, const char *tmp_path, mf_err_t err);
 /* a merge that will replace dir: lock it exclusively before loading it, so that no
  * writer (which holds it shared while open read-write) adds records the swap would lose,
  * and none starts; 0 (also where the file system has no flock: no exclusion then), or

@@ -17,6 +17,7 @@ mf_options_default(mf_options_t *o)
     o->sync       = 0;
     o->comm_world = 0;
     o->open_wait  = 600;
+    o->head       = 0;
 }
 
 /* whole seconds, 0 to a day */
@@ -84,9 +85,13 @@ mf_options_parse(mf_options_t *o, const char *text, mf_err_t err)
             bad = 1;
         else if (!strcmp(tok, "open_wait"))
             bad = seconds(val, &o->open_wait);
+        else if (!strcmp(tok, "layout") && (!strcmp(val, "dir") || !strcmp(val, "head")))
+            o->head = !strcmp(val, "head");
+        else if (!strcmp(tok, "layout"))
+            bad = 1;
         else {
             snprintf(err, MF_ERRMSG_SIZE,
-                     "unknown option '%s' (known: read, checksums, sync, comm, open_wait)", tok);
+                     "unknown option '%s' (known: read, checksums, sync, comm, open_wait, layout)", tok);
             return -1;
         }
         if (bad) {

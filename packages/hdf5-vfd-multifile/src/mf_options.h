@@ -17,6 +17,10 @@
  *   open_wait=SECONDS             how long a rank waits in an open for the other ranks of
  *                                 its communicator before it ends the job with the reason
  *                                 (default 600; 0: for ever)
+ *   layout=dir|head               what a created file's path names: the multifile
+ *                                 directory itself (the default), or a head, a small
+ *                                 HDF5 file that names the directory NAME.h5mf beside it
+ *                                 (mf_head.h); opening reads either
  * separated by ';', ',' or blanks.
  */
 #ifndef MF_OPTIONS_H
@@ -26,7 +30,7 @@
 
 #include <stdint.h>
 
-#define MF_OPTIONS_MAGIC 0x4d463032u /* "MF02" */
+#define MF_OPTIONS_MAGIC 0x4d463033u /* "MF03" */
 
 /* read modes: the values of H5FD_multifile_read_t (H5FDmultifile.h; checked there) */
 typedef enum { MF_READ_MERGE = 0, MF_READ_INPLACE = 1, MF_READ_PARALLEL = 2 } mf_read_mode_t;
@@ -38,6 +42,7 @@ typedef struct {
     int32_t  sync;
     int32_t  comm_world; /* comm=world */
     int32_t  open_wait;  /* seconds; 0: for ever */
+    int32_t  head;       /* layout=head */
 } mf_options_t;
 
 void mf_options_default(mf_options_t *o);

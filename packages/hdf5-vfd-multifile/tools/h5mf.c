@@ -14,6 +14,7 @@
  * (default 1G; see mf_merge.h): memory stays bounded whatever the directory holds.
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
  */
+#include "mf_head.h"
 #include "mf_merge.h"
 
 #include <errno.h>
@@ -30,8 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static int      rank_g, size_g;
-static uint64_t window_records_g = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES; /* --memory */
+static int         rank_g, size_g;
+static const char *head_g = NULL; /* the head the command was given, whose body is its DIR (mf_head.h) */
+static uint64_t    window_records_g = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES; /* --memory */
 
 /* read the directory for info, verify or merge: counts only, the index resolved later window by window */
 static int
@@ -382,6 +384,12 @@ put_in_place(const char *dir, const char *out, const char *tmp, mf_err_t err)
               0);
     else if (out)
         ok = rename(tmp, out) == 0 || (snprintf(err, MF_ERRMSG_SIZE, "%s: %s", out, strerror(errno)), 0);
+    else if (head_g) {
+        int rc = mf_replace_head(head_g, dir, tmp, err);
+        if (rc > 0)
+            fprintf(stderr, "h5mf: warning: %s\n", err);
+        ok = rc >= 0;
+    }
     else
         ok = mf_replace_dir(dir, tmp, err) == 0;
     if (!ok)
@@ -400,8 +408,11 @@ report_merge(const mf_dir_t *d, const char *dir, const char *out, int verify, do
     printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of %" PRIu64
            " records, %d process%s, "
            "%.2f s: load %.2f s, verify %s%.2f s, write %.2f s)\n",
-           dir, out ? out : dir, d->size, bytes, d->records, size_g, size_g > 1 ? "es" : "", dt + t_load,
-           t_load,
+           dir,
+           out      ? out
+           : head_g ? head_g
+                    : dir,
+           d->size, bytes, d->records, size_g, size_g > 1 ? "es" : "", dt + t_load, t_load,
            !verify                 ? "skipped "
            : d->ranks[0].checksums ? ""
                                    : "(no checksums) ",
@@ -524,6 +535,31 @@ parse_options(int argc, char **argv, args_t *a)
     return -1;
 }
 
+/* a head given for DIR: *dir becomes its body (head_g the head); -1 to go on, else the
+ * exit status (the reason printed): a damaged head, a head without its body */
+static int
+resolve_head(const char **dir, char body[PATH_MAX])
+{
+    uint64_t run = 0;
+    mf_err_t err = "";
+    int      h   = *dir && **dir ? mf_head_read(*dir, body, PATH_MAX, &run, err) : 0;
+    if (h == 1 && !mf_is_multifile(body))
+        snprintf(err, sizeof err,
+                 "%s: the head of a multifile file, but its directory %s is not there: a head moved away "
+                 "from its directory, or the directory removed",
+                 *dir, body);
+    if (h < 0 || (h == 1 && !mf_is_multifile(body))) {
+        if (rank_g == 0)
+            fprintf(stderr, "h5mf: %s\n", err);
+        return 1;
+    }
+    if (h == 1) {
+        head_g = *dir;
+        *dir   = body;
+    }
+    return -1;
+}
+
 /* the paths a command names: -1 to go on, else the exit status (the reason printed) */
 static int
 check_paths(const char *cmd, const char *dir, const char *out)
@@ -591,11 +627,15 @@ main(int argc, char **argv)
     init_mpi(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_g);
     MPI_Comm_size(MPI_COMM_WORLD, &size_g);
-    int rc = parse_options(argc, argv, &a);
+    int         rc  = parse_options(argc, argv, &a);
+    const char *dir = rc < 0 ? argv[optind + 1] : NULL;
+    char        body[PATH_MAX];
     if (rc < 0)
-        rc = check_paths(argv[optind], argv[optind + 1], a.out);
+        rc = resolve_head(&dir, body);
     if (rc < 0)
-        rc = run(argv[optind], argv[optind + 1], &a);
+        rc = check_paths(argv[optind], dir, a.out);
+    if (rc < 0)
+        rc = run(argv[optind], dir, &a);
     MPI_Finalize();
     return rc;
 }

@@ -1,0 +1,55 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mf_head.h - the head: what the application's path names in the head layout.
+ *
+ * With the option layout=head the driver writes a multifile file NAME as
+ *   NAME            the head: a regular file of MF_HEAD_SIZE bytes or more, a small,
+ *                   complete HDF5 file (superblock 0, a root group with one fixed-length
+ *                   string attribute "multifile": what the file is, the directory that
+ *                   holds its data and the two ways to read it), whose end of file
+ *                   covers the slot at MF_HEAD_SLOT; extended (sparse) at every commit
+ *                   to the reconstructed file's size, so stat and ls give it
+ *   NAME.h5mf/      the body: a multifile directory (mf_format.h), beside the head
+ * The slot (little-endian): "H5MFHEAD", version (u32), length of the body's name (u32),
+ * the run of the body's metafile (u64), the body's name (a last path component, 256
+ * bytes, NUL padded), crc32 of everything before it (u32). The HDF5 bytes are a template
+ * HDF5 itself wrote (the same with 1.14 and 2.x); superblock 0 and object header 1 carry
+ * no checksums, so the attribute's text is filled in place.
+ * No HDF5 or MPI dependency: the h5mf tool uses it too.
+ */
+#ifndef MF_HEAD_H
+#define MF_HEAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mf_format.h"
+
+#define MF_HEAD_SIZE      4096 /* the head's HDF5 end of file: template, text, slot */
+#define MF_HEAD_SLOT      2048 /* where the slot begins */
+#define MF_HEAD_NAME_SIZE 256  /* the body's name in the slot, NUL included */
+#define MF_HEAD_SUFFIX    ".h5mf"
+
+/* does path name a head (a regular file that begins with the template and holds a
+ * sound slot)? 1 with the body's path (beside the head) and run, 0 not a head (no such
+ * file, a directory, any other file), -1 with the reason: a head whose slot is damaged */
+int mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t err);
+
+/* the body's name for a new head at path: NAME.h5mf, or NAME.<run>.h5mf when that name
+ * is taken (alt != 0); the whole path beside the head */
+void mf_head_body_path(const char *path, uint64_t run, int alt, char *body, size_t n);
+
+/* write the head of body (its run) at path: under a temporary name beside it, then
+ * renamed over path (synced with do_sync); the open head's descriptor (O_RDWR), to be
+ * extended at commits, or -1 with the reason */
+int mf_head_write(const char *path, const char *body, uint64_t run, int do_sync, mf_err_t err);
+
+/* extend the head to the file's size (never below MF_HEAD_SIZE): a hint for stat and
+ * ls; 0, or -1 (errno) */
+int mf_head_extend(int fd, uint64_t size);
+
+/* is a multifile directory at body named by a head in its own directory (with the
+ * same run)? 1 yes, 0 no (an orphan), -1 (errno) when the directory cannot be read */
+int mf_head_owned(const char *body, uint64_t run);
+
+#endif

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+# head.sh MPIEXEC MF_PATH MF_HEAD_TEMPLATE H5MF PLUGIN_DIR
+# The head layout (layout=head: the path a small HDF5 file that names its directory
+# NAME.h5mf beside it), through the plugin: what code around HDF5 does with the path
+# works (mf_path: netCDF's sniff through MPI-IO, stat, a reopen read-write and by one
+# rank alone, MPI_File_delete, remove(), H5Fdelete); a tool without the driver prints
+# what the file is and how to read it; the head's HDF5 bytes are what this HDF5 writes;
+# h5mf takes the head for its directory; a renamed head keeps its directory, a new file
+# of the old name gets another; an orphan directory (its head removed) is replaced by
+# a new file of its name; a head without its directory, or with its slot overwritten,
+# is refused with the reason.
+set -euo pipefail
+mpiexec=$1 prog=$2 template=$3 h5mf=$4
+work=$(mktemp -d "${TMPDIR:-/tmp}/mf-head.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export HDF5_PLUGIN_PATH=$5 HDF5_DRIVER=multifile HDF5_DRIVER_CONFIG="layout=head"
+fail() { echo "head: FAILED: $*"; exit 1; }
+run_path() { timeout 120 "$mpiexec" -n 2 "$prog" "$work" </dev/null >"$work/out" 2>&1 || fail "mf_path: $(tail -5 "$work/out")"; }
+run_path
+grep -q "mf_path: ok (2 ranks)" "$work/out" || fail "mf_path: $(cat "$work/out")"
+[[ -f $work/p.h5 && -d $work/p.h5.h5mf ]] || fail "no head p.h5 beside its directory p.h5.h5mf"
+[[ ! -e $work/del.h5.h5mf ]] || fail "H5Fdelete left the directory"
+[[ -d $work/gone.h5.h5mf && -d $work/gone2.h5.h5mf ]] || fail "removing the heads removed their directories"
+(unset HDF5_DRIVER HDF5_DRIVER_CONFIG; "$template" "$work/p.h5" "$work/scratch.h5") || fail "the head's HDF5 bytes"
+# a tool without the driver: the message, not an empty file
+(unset HDF5_DRIVER HDF5_DRIVER_CONFIG; h5dump "$work/p.h5") >"$work/dump" 2>&1 || fail "h5dump without the driver: $(cat "$work/dump")"
+grep -q "head of a multifile HDF5 file: its data are in the directory 'p.h5.h5mf'" "$work/dump" &&
+    grep -q "HDF5_DRIVER=multifile" "$work/dump" && grep -q "h5mf merge" "$work/dump" ||
+    fail "h5dump without the driver: $(cat "$work/dump")"
+# h5mf takes the head; the head's size is the file's
+"$h5mf" verify "$work/p.h5" >"$work/out" 2>&1 || fail "h5mf verify p.h5: $(cat "$work/out")"
+"$h5mf" merge "$work/p.h5" -o "$work/copy.h5" >/dev/null || fail "h5mf merge p.h5 -o copy.h5"
+[[ $(stat -c %s "$work/p.h5") == $(stat -c %s "$work/copy.h5") ]] || fail "the head's size is not the file's"
+# renamed: still read; a new p.h5 gets another directory
+mv "$work/p.h5" "$work/q.h5"
+run_path
+"$h5mf" verify "$work/q.h5" >/dev/null 2>&1 || fail "h5mf verify of the renamed head"
+"$h5mf" merge "$work/q.h5" -o "$work/copy2.h5" >/dev/null || fail "h5mf merge of the renamed head"
+h5diff "$work/copy.h5" "$work/copy2.h5" >/dev/null || fail "the renamed head's file changed"
+[[ -d $work/p.h5.h5mf ]] || fail "the renamed head's directory is gone"
+compgen -G "$work/p.h5.*.h5mf" >/dev/null || fail "the new p.h5 took the renamed head's directory"
+# the orphans of the first run were replaced, not kept beside new directories
+compgen -G "$work/gone.h5.*.h5mf" >/dev/null && fail "the orphan gone.h5.h5mf was kept"
+# merged in place: an ordinary file at the path, no directory left
+body=$(ls -d "$work"/p.h5.*.h5mf)
+"$h5mf" merge "$work/p.h5" >/dev/null || fail "h5mf merge p.h5 in place"
+[[ -f $work/p.h5 && ! -e $body ]] || fail "the merge in place left $body"
+(unset HDF5_DRIVER HDF5_DRIVER_CONFIG; h5dump -d /w "$work/p.h5") >/dev/null 2>&1 || fail "the merged p.h5 has no /w"
+# a head without its directory; a head whose slot HDF5 overwrote
+mkdir "$work/away" && mv "$work/q.h5" "$work/away/"
+"$h5mf" info "$work/away/q.h5" >"$work/out" 2>&1 && fail "h5mf info of a head without its directory exited 0"
+grep -q "its directory .*p.h5.h5mf is not there" "$work/out" || fail "no reason: $(cat "$work/out")"
+head -c 4096 "$work/away/q.h5" >"$work/cut.h5" && truncate -s 2048 "$work/cut.h5" && truncate -s 4096 "$work/cut.h5"
+"$h5mf" info "$work/cut.h5" >"$work/out" 2>&1 && fail "h5mf info of a head without its slot exited 0"
+grep -q "slot .* is damaged or gone" "$work/out" || fail "no reason: $(cat "$work/out")"
+echo "head: ok (netCDF's sniff, stat, reopen, MPI_File_delete, remove, H5Fdelete; h5dump without the driver;"
+echo "h5mf on heads; renamed heads, orphans, a head without its directory or slot)"
