@@ -23,12 +23,14 @@
 #include "vfd_datatype.h"
 #include "vfd_driver.h"
 #include "vfd_mpihandle.h"
+#include "vfd_watch.h"
 #include "vfd_selection.h"
 
 #include <H5FDdevelop.h>
 #include <H5PLextern.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,8 +433,20 @@ client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t l
         snprintf(err, len, "driver configuration '%s': %s", config, why);
         return -1;
     }
-    herr_t   got  = -1;
-    MPI_Info info = MPI_INFO_NULL;
+    herr_t   got        = -1;
+    MPI_Info info       = MPI_INFO_NULL;
+    int      world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    /* the communicator's collectives (its duplication, then a barrier) with a bounded
+     * wait: a client rank that opens a file alone never waits for ever */
+    vfd_watch_t *watch = vfd_watch_start(
+        (int)ceil(o->timeout),
+        "dsm: %s: rank %d of MPI_COMM_WORLD has waited %.0f s in the collective open for the other "
+        "client ranks of the file's communicator (H5Pset_mpi_params, H5Pset_fapl_dsm, or every client "
+        "with HDF5_DRIVER=dsm): every client rank of the DSM must open the file, in the same order (a "
+        "file one rank opens alone cannot be in the DSM), or they come later than timeout allows (raise "
+        "it). Ending the job",
+        f->name, world_rank, o->timeout);
     H5E_BEGIN_TRY
     {
         got = H5Pget_mpi_params(fapl_id, &f->comm, &info);
@@ -445,6 +459,7 @@ client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t l
             /* a later program of an MPMD job (the servers are the first): join them, as
              * H5FD_dsm_mpmd_clients() would; its MPI_COMM_WORLD holds the servers too */
             if (H5FD_dsm_mpmd_clients(&f->comm) < 0) {
+                vfd_watch_stop(watch);
                 snprintf(err, len, "cannot join the DSM servers of this MPMD job");
                 return -1;
             }
@@ -452,6 +467,8 @@ client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t l
         else
             MPI_Comm_dup(client_linked_g ? client_link_g.local : MPI_COMM_WORLD, &f->comm);
     }
+    MPI_Barrier(f->comm); /* every rank has come */
+    vfd_watch_stop(watch);
     MPI_Comm_rank(f->comm, &f->rank);
     MPI_Comm_size(f->comm, &f->size);
     return 0;

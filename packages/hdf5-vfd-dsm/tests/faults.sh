@@ -4,7 +4,8 @@
 # Bad input and faults end with a clear error and a non-zero exit, never a hang or a
 # corrupted DSM: a file larger than the DSM ("the DSM is full"), unknown distributions
 # and bad sizes at server start, a contact file no server wrote, a server that never
-# answers (the clients' timeout).
+# answers (the clients' timeout), a file that one client rank opens alone (the open's
+# bounded wait: the job ends with the reason).
 set -uo pipefail
 mpiexec=$1 server=$2 workload=$3 stall=$4
 export HDF5_PLUGIN_PATH=$5 # the driver as a plugin, for HDF5_DRIVER=dsm
@@ -53,6 +54,10 @@ expect nonzero "no DSM to connect to: give contact=<file>" \
     env HDF5_DRIVER=dsm "$mpiexec" -n 1 "$workload" env mem.h5 1
 expect nonzero "no answer from the DSM servers within 3 s" \
     "$mpiexec" -n 1 "$stall" : -n 2 "$workload" mpmd mem.h5 1 --config timeout=3
+# a file that one client rank opens alone: the open ends the job with the reason after
+# the timeout, never waits for ever (the other client waits for a message never sent)
+expect nonzero "every client rank of the DSM must open the file" \
+    "$mpiexec" -n 1 "$server" --size 1m : -n 2 "$workload" mpmd alone.h5 1 --config timeout=3 --alone
 expect nonzero "timeout must be a positive number of seconds up to 604800 (a week), got 'soon'" \
     "$mpiexec" -n 1 "$server" --size 1m : -n 1 "$workload" mpmd mem.h5 1 --config timeout=soon
 for bad in inf nan -1 1e9; do # never a wait for ever, nor one that cannot end

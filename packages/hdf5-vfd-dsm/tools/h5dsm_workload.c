@@ -32,6 +32,7 @@ static int         g_rank, g_size;
 static MPI_Comm    g_comm;
 static const char *g_config = NULL; /* --config: the DSM driver's configuration (mpmd route) */
 static int         g_die    = 0;    /* --die-mid-file */
+static int         g_alone  = 0;    /* --alone: rank 0 opens the first file without the others */
 
 static void
 fail(const char *what, const char *file)
@@ -74,6 +75,14 @@ make_fapl(const char *route)
 static void
 write_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows, int last)
 {
+    if (g_alone) { /* an open that can never complete: the driver must end the job, not hang */
+        if (g_rank == 0)
+            H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        else
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, g_comm, MPI_STATUS_IGNORE); /* never sent */
+        fprintf(stderr, "workload: rank %d: the open of %s by rank 0 alone returned\n", g_rank, name);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
     hid_t f = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     CHECK(f, "H5Fcreate", name);
     hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
@@ -188,6 +197,8 @@ main(int argc, char **argv)
             g_config = argv[++i];
         else if (!strcmp(argv[i], "--die-mid-file"))
             g_die = 1;
+        else if (!strcmp(argv[i], "--alone"))
+            g_alone = 1;
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             rows = strtoull(argv[++i], NULL, 10);
         else if (nargs < 4)
@@ -195,7 +206,7 @@ main(int argc, char **argv)
     }
     if (nargs < 3 || rows == 0) {
         fprintf(stderr, "usage: h5dsm-workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] "
-                        "[--config C] [--die-mid-file]\n");
+                        "[--config C] [--die-mid-file] [--alone]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *route = args[0], *pattern = args[1];
