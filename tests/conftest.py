@@ -82,3 +82,16 @@ def stack_descriptions(stacks):
         assert built, f"stack {stack.name} is not usable: {detail}"
         result[stack.name] = stack.description()
     return result
+
+
+def preload_library(stacks, stack_descriptions, stack):
+    """The preload library (libh5mf_preload.so: an application's H5Pset_fapl_mpio becomes
+    the driver HDF5_DRIVER names) of the plain stack's multifile package; a twin, which
+    has the driver built in, takes its base stack's (the library calls only HDF5's
+    public API)."""
+    base = stacks.get(stack).base or stacks.get(stack)
+    for pkg in stack_descriptions[base.name]["packages"]:
+        lib = os.path.join(pkg["prefix"], "lib", "libh5mf_preload.so")
+        if os.path.exists(lib):
+            return lib
+    raise AssertionError(f"{base.name} has no libh5mf_preload.so")

@@ -16,7 +16,7 @@ import re
 import pytest
 import yaml
 
-from conftest import FULL, ROOT, Stacks, in_stack, tested_stacks
+from conftest import FULL, ROOT, Stacks, in_stack, preload_library, tested_stacks
 
 SUITE = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests", "hdf5-suite")
 with open(os.path.join(SUITE, "exclusions.yaml")) as _f:
@@ -142,17 +142,6 @@ def _testpar_programs(stack, build_dir, tmp_path):
     return list(dict.fromkeys(found))
 
 
-def _preload(stacks, stack_descriptions, stack):
-    """The preload library of the plain stack's multifile package (the twin, which has
-    the driver built in, takes its base stack's: it calls only HDF5's public API)."""
-    base = stacks.get(stack).base or stacks.get(stack)
-    for pkg in stack_descriptions[base.name]["packages"]:
-        lib = os.path.join(pkg["prefix"], "lib", "libh5mf_preload.so")
-        if os.path.exists(lib):
-            return lib
-    raise AssertionError(f"{base.name} has no libh5mf_preload.so")
-
-
 def _run_testpar(stack, program, args, ranks, preload, work):
     """One program through multifile (the head layout: the programs stat, open and
     delete the path) in the shared directory; (passed, output)."""
@@ -181,7 +170,7 @@ def test_parallel_programs_through_multifile(stack, build_dir, variant, ranks, s
     stale = sorted(set(parallel["programs"]) - set(programs) | set(parallel["full_only"]) - set(programs))
     assert not stale, f"exclusions.yaml names testpar programs HDF5 does not have: {stale}"
     run_in = f"{stack}-multifile" if variant == "twin" else stack
-    preload = _preload(stacks, stack_descriptions, stack)
+    preload = preload_library(stacks, stack_descriptions, stack)
     skip = " ".join(f"-x {t}" for t in parallel["testphdf5"])
     left_out = {**parallel["programs"], **({} if FULL else parallel["full_only"])}
     failed = []

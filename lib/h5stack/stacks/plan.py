@@ -305,14 +305,52 @@ class Stacks:
         self._hdf5[key] = comp
         return comp
 
+    def netcdf_component(self, stack):
+        """netCDF-C for a plain stack (stacks.yaml `netcdf_test_builds`), built against its
+        HDF5 and MPI, the build tree kept for nc_test4's programs; None for a twin or a
+        series not listed."""
+        spec = self.config.get("netcdf_test_builds") or {}
+        if stack.variant or stack.series not in spec.get("series", []):
+            return None
+        key = ("netcdf", stack.series, stack.mpi.name)
+        if key in self._hdf5:
+            return self._hdf5[key]
+        hdf5 = self.hdf5_component(stack.series, stack.mpi)
+        entry = spec["source"]
+        options = {k: str(v) for k, v in spec["cmake_options"].items()}
+        options.update(
+            CMAKE_C_COMPILER=stack.mpi.command("mpicc"),
+            HDF5_ROOT=hdf5.prefix,
+            NETCDF_MPIEXEC=stack.mpi.command("mpiexec"),
+        )
+        inputs = {"source_sha256": sources.pinned(entry), "cmake_options": options, "hdf5_key": hdf5.key,
+                  **toolchain(), **stack.mpi.identity()}  # fmt: skip
+
+        def prepare(work):
+            archive = sources.fetch_cached(entry, f"netCDF-C {entry['upstream_version']}")
+            return sources.Source(archive, sources.pinned(entry), entry["package"]).unpack(os.path.join(work, "src"))
+
+        comp = build.Component(
+            name=f"netcdf-{entry['upstream_version']}-{stack.mpi.name}-hdf5-{stack.series}",
+            label=f"netCDF-C {entry['upstream_version']} ({stack.name})",
+            inputs=inputs,
+            prepare=prepare,
+            cmake_options=options,
+            env=stack.mpi.build_env(),
+            required=["lib/libnetcdf.so", "bin/ncdump", "include/netcdf_par.h"],
+            keep_build=True,
+        )
+        self._hdf5[key] = comp
+        return comp
+
     def setup_hdf5_tests(self, stacks=None, jobs=None):
-        """Build HDF5's test programs for these stacks (default: the default ones) where
-        the stack is plain and its series has them."""
+        """Build HDF5's test programs and netCDF-C for these stacks (default: the default
+        ones) where the stack is plain and its series has them."""
         with paths.locked("setup"):
             for stack in stacks or self.defaults():
-                comp = self.hdf5_tests_component(stack)
-                if comp:
-                    comp.ensure(jobs)
+                for comp in (self.hdf5_tests_component(stack), self.netcdf_component(stack)):
+                    if comp:
+                        comp.ensure(jobs)
 
     # -- our packages (packages/*) ------------------------------------------
     def package_dirs(self):

@@ -5,12 +5,14 @@
  * HDF5_DRIVER=multifile selects the driver for files opened with a default file access
  * property list. Applications that call H5Pset_fapl_mpio() explicitly (IOR's HDF5
  * backend, the original hdf_pwrite3dc, most MPI codes) override that. Preloaded, this
- * library interposes H5Pset_fapl_mpio and H5Pget_fapl_mpio: while HDF5_DRIVER is
- * "multifile" (or "dsm", the other MPI driver of h5stack: the library calls only
- * HDF5's public API), a call for MPI-IO sets that driver instead, with the same
- * communicator and info (H5Pset_mpi_params) and HDF5_DRIVER_CONFIG as its options;
- * otherwise it passes through to libhdf5. H5Pget_fapl_mpio on a list of any other MPI
- * driver (one that reports H5FD_FEAT_HAS_MPI: multifile, the DSM) answers as MPI-IO
+ * library interposes H5Pset_fapl_mpio and H5Pget_fapl_mpio: while H5MF_MPIO_DRIVER or
+ * HDF5_DRIVER is "multifile" (or "dsm", the other MPI driver of h5stack: the library
+ * calls only HDF5's public API), a call for MPI-IO sets that driver instead, with the
+ * same communicator and info (H5Pset_mpi_params) and HDF5_DRIVER_CONFIG as its options;
+ * otherwise it passes through to libhdf5. H5MF_MPIO_DRIVER changes only those calls:
+ * files the program opens serially (a default access list) stay HDF5's serial driver's,
+ * as they are with MPI-IO; HDF5_DRIVER makes them the driver's too (HDF5 applies it). H5Pget_fapl_mpio on a
+ * list of any other MPI driver (one that reports H5FD_FEAT_HAS_MPI: multifile, the DSM) answers as MPI-IO
  * would, with the list's communicator and info (copies, which the caller frees), where
  * libhdf5 says "VFL driver is not MPI-I/O". Preload it per rank, not into the launcher:
  *
@@ -29,14 +31,20 @@
 typedef herr_t (*set_fapl_mpio_fn)(hid_t, MPI_Comm, MPI_Info);
 typedef herr_t (*get_fapl_mpio_fn)(hid_t, MPI_Comm *, MPI_Info *);
 
-/* the MPI driver HDF5_DRIVER names in MPI-IO's place, or NULL */
+static int
+mpi_driver(const char *name)
+{
+    return name && (!strcmp(name, "multifile") || !strcmp(name, "dsm"));
+}
+
+/* the MPI driver to take MPI-IO's place, or NULL: H5MF_MPIO_DRIVER (only the program's
+ * MPI-IO lists change; default lists stay HDF5's serial driver, as with MPI-IO), else
+ * HDF5_DRIVER (which HDF5 applies to default lists too) */
 static const char *
 driver_requested(void)
 {
-    const char *driver = getenv("HDF5_DRIVER");
-    if (driver && (!strcmp(driver, "multifile") || !strcmp(driver, "dsm")))
-        return driver;
-    return NULL;
+    const char *mpio = getenv("H5MF_MPIO_DRIVER"), *driver = getenv("HDF5_DRIVER");
+    return mpi_driver(mpio) ? mpio : mpi_driver(driver) ? driver : NULL;
 }
 
 static void *

@@ -1,0 +1,143 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""netCDF-C, the most common parallel HDF5 client, unmodified, through multifile.
+
+netCDF-C 4.10.1 (stacks.yaml `netcdf_test_builds`: Debian's source package, unpatched)
+is built against each tested plain stack of the series listed there. Its parallel test
+programs (tests/data/netcdf_runs.yaml, at the rank counts of netCDF's own scripts) run
+through HDF5's MPI-IO driver (the reference: it must pass) and through multifile as an
+MPI-IO program meets it: netCDF calls H5Pset_fapl_mpio itself, so the preload library
+with H5MF_MPIO_DRIVER=multifile selects the driver there (files netCDF writes serially,
+with a default access list, stay HDF5's serial driver's, as with MPI-IO), and
+HDF5_DRIVER_CONFIG=layout=head makes the path a file (netCDF sniffs, stats and removes
+the path itself). By default the plugin
+on MPICH and the driver built into the twin's libhdf5 on Open MPI (one stack of each MPI
+family); --full: both on both. Every netCDF file both runs leave is compared by
+`ncdump` (the multifile one read in place through the driver), except files of a
+variable without fill (`_NoFill`), whose never-written elements are undefined. Then nc_reopen
+(programs/nc_reopen.c: create, reopen and append along the unlimited dimension, reopen
+and check every value), its ncdump in place equal to MPI-IO's, and what ncdump without
+the driver says of a multifile file.
+"""
+
+import glob
+import os
+
+import pytest
+import yaml
+
+from conftest import FULL, ROOT, Stacks, in_stack, preload_library, tested_stacks
+
+with open(os.path.join(ROOT, "tests", "data", "netcdf_runs.yaml")) as _f:
+    RUNS = yaml.safe_load(_f)["runs"]
+#: the programs: their H5Pset_fapl_mpio becomes multifile, their serial files stay serial
+#: (as with MPI-IO: HDF5 refuses variable-length writes through any MPI driver)
+MULTIFILE = "H5MF_MPIO_DRIVER=multifile HDF5_DRIVER_CONFIG=layout=head"
+#: a serial reader (ncdump) of multifile files
+READER = "HDF5_DRIVER=multifile"
+
+
+def _builds():
+    registry = Stacks()
+    found = []
+    for stack in tested_stacks():
+        comp = registry.netcdf_component(stack)
+        if comp:
+            found.append((stack.name, comp))
+    return found
+
+
+BUILDS = _builds()
+VARIANTS = [
+    pytest.param(stack, comp.build_dir, comp.prefix, variant, id=f"{stack}-{variant}")
+    for stack, comp in BUILDS
+    for variant in ("plugin", "twin")
+    if FULL or (variant == "plugin") == stack.startswith("mpich")
+]
+
+
+def _programs():
+    return [(run["program"], n) for run in RUNS for n in run["ranks"] + (run.get("full_only", []) if FULL else [])]
+
+
+def test_some_stack_has_netcdf():
+    assert BUILDS, "no tested stack has netCDF-C (stacks.yaml netcdf_test_builds)"
+
+
+def _run(stack, script, work):
+    proc = in_stack(stack, f"cd {work}\n{script} < /dev/null", work, timeout=1200)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _driver_env(preload):
+    return f"env LD_PRELOAD={preload} {MULTIFILE}"
+
+
+def _run_programs(run_in, build_dir, env, work):
+    """Every program of the list, each in its own directory under work; the failures."""
+    failed = []
+    for program, ranks in _programs():
+        where = os.path.join(work, f"{os.path.basename(program)}-{ranks}")
+        os.makedirs(where)
+        rc, out = _run(run_in, f"timeout 900 mpiexec -n {ranks} {env} {build_dir}/{program}", where)
+        if rc != 0:
+            failed.append(f"{program} on {ranks} ranks: exit {rc}\n{out[-3000:]}")
+    return failed
+
+
+def _dump(stack, prefix, path, env="", opts=""):
+    rc, out = _run(stack, f"{env} {prefix}/bin/ncdump {opts} {os.path.basename(path)}", os.path.dirname(path))
+    assert rc == 0, f"ncdump {path}: {out[-2000:]}"
+    return out
+
+
+@pytest.mark.parametrize("stack, build_dir, prefix, variant", VARIANTS)
+def test_netcdf_parallel_tests_through_multifile(stack, build_dir, prefix, variant, stacks, stack_descriptions,
+                                                 tmp_path):  # fmt: skip
+    """netCDF's parallel tests through MPI-IO and through multifile: every one passes
+    both ways (none may hang: 900 s each), the multifile runs wrote multifile files, and
+    every netCDF file both left dumps alike."""
+    preload = preload_library(stacks, stack_descriptions, stack)
+    run_in = f"{stack}-multifile" if variant == "twin" else stack
+    failed = _run_programs(stack, build_dir, "", tmp_path / "mpio")
+    assert not failed, "through MPI-IO (the reference):\n" + "\n\n".join(failed)
+    failed = _run_programs(run_in, build_dir, _driver_env(preload), tmp_path / "multifile")
+    assert not failed, f"through multifile ({variant}):\n" + "\n\n".join(failed)
+    assert glob.glob(str(tmp_path / "multifile" / "*" / "*.h5mf")), "no multifile directory: was the driver used?"
+    compared, undefined = 0, 0
+    for ref in sorted(glob.glob(str(tmp_path / "mpio" / "*" / "*.nc"))):
+        mine = ref.replace(str(tmp_path / "mpio"), str(tmp_path / "multifile"))
+        if not os.path.isfile(mine):
+            continue
+        if '_NoFill = "true"' in _dump(stack, prefix, ref, opts="-h -s"):
+            undefined += 1
+            continue
+        assert _dump(run_in, prefix, mine, READER) == _dump(stack, prefix, ref), f"ncdump of {mine} differs"
+        compared += 1
+    assert compared > 0, f"no netCDF file of both runs to compare ({undefined} with undefined elements)"
+
+
+@pytest.mark.parametrize("stack, build_dir, prefix, variant", VARIANTS)
+def test_netcdf_reopen_append_and_dump(stack, build_dir, prefix, variant, stacks, stack_descriptions, tmp_path):
+    """A restarted run's pattern through netCDF's API (programs/nc_reopen.c, 2 ranks):
+    create, reopen read-write and append, reopen and check every value; through
+    multifile (the path a head beside its directory) as through MPI-IO; ncdump of the
+    file in place equals ncdump of MPI-IO's; ncdump without the driver prints what the
+    file is and how to read it."""
+    preload = preload_library(stacks, stack_descriptions, stack)
+    run_in = f"{stack}-multifile" if variant == "twin" else stack
+    src = os.path.join(ROOT, "tests", "integration", "programs", "nc_reopen.c")
+    exe = tmp_path / "nc_reopen"
+    flags = f"-I{prefix}/include -L{prefix}/lib -Wl,-rpath,{prefix}/lib -lnetcdf"
+    rc, out = _run(stack, f"mpicc -O2 -o {exe} {src} {flags}", tmp_path)
+    assert rc == 0, out
+    for where, how in (("mpio", ""), ("multifile", _driver_env(preload))):
+        os.makedirs(tmp_path / where)
+        rc, out = _run(run_in if where == "multifile" else stack, f"timeout 600 mpiexec -n 2 {how} {exe} out.nc",
+                       tmp_path / where)  # fmt: skip
+        assert rc == 0 and "nc_reopen: ok (2 ranks, 3 steps)" in out, f"{where}: {out[-3000:]}"
+    head = tmp_path / "multifile" / "out.nc"
+    assert head.is_file() and (tmp_path / "multifile" / "out.nc.h5mf").is_dir(), os.listdir(head.parent)
+    ref = _dump(stack, prefix, str(tmp_path / "mpio" / "out.nc"))
+    assert _dump(run_in, prefix, str(head), READER) == ref, "ncdump in place differs from MPI-IO's"
+    plain = _dump(stack, prefix, str(head))
+    assert "h5mf merge" in plain and "HDF5_DRIVER=multifile" in plain, plain
