@@ -48,7 +48,7 @@ def _builds():
 
 BUILDS = _builds()
 VARIANTS = [
-    pytest.param(stack, comp.build_dir, comp.prefix, variant, id=f"{stack}-{variant}")
+    pytest.param(stack, comp, variant, id=f"{stack}-{variant}")
     for stack, comp in BUILDS
     for variant in ("plugin", "twin")
     if FULL or (variant == "plugin") == stack.startswith("mpich")
@@ -72,13 +72,27 @@ def _driver_env(preload):
     return f"env LD_PRELOAD={preload} {MULTIFILE}"
 
 
-def _run_programs(run_in, build_dir, env, work):
+def _compile(stack, comp, work):
+    """netCDF's test programs of the list, compiled from the kept source tree against the
+    installed library (config.h from the build tree; h5pcc: some use HDF5 directly) into
+    work; the directory."""
+    (src,) = glob.glob(os.path.join(comp.work, "src", "netcdf-c-*"))
+    flags = f"-I{src}/include -I{comp.build_dir} -I{comp.build_dir}/include -L{comp.prefix}/lib"
+    flags += f" -Wl,-rpath,{comp.prefix}/lib -lnetcdf -lm"
+    for program in sorted({run["program"] for run in RUNS}):
+        os.makedirs(work / os.path.dirname(program), exist_ok=True)
+        rc, out = _run(stack, f"h5pcc -O1 -w -o {work / program} {src}/{program}.c {flags}", work)
+        assert rc == 0, f"{program}: {out[-3000:]}"
+    return work
+
+
+def _run_programs(run_in, programs, env, work):
     """Every program of the list, each in its own directory under work; the failures."""
     failed = []
     for program, ranks in _programs():
         where = os.path.join(work, f"{os.path.basename(program)}-{ranks}")
         os.makedirs(where)
-        rc, out = _run(run_in, f"timeout 900 mpiexec -n {ranks} {env} {build_dir}/{program}", where)
+        rc, out = _run(run_in, f"timeout 900 mpiexec -n {ranks} {env} {programs}/{program}", where)
         if rc != 0:
             failed.append(f"{program} on {ranks} ranks: exit {rc}\n{out[-3000:]}")
     return failed
@@ -90,17 +104,17 @@ def _dump(stack, prefix, path, env="", opts=""):
     return out
 
 
-@pytest.mark.parametrize("stack, build_dir, prefix, variant", VARIANTS)
-def test_netcdf_parallel_tests_through_multifile(stack, build_dir, prefix, variant, stacks, stack_descriptions,
-                                                 tmp_path):  # fmt: skip
+@pytest.mark.parametrize("stack, comp, variant", VARIANTS)
+def test_netcdf_parallel_tests_through_multifile(stack, comp, variant, stacks, stack_descriptions, tmp_path):
     """netCDF's parallel tests through MPI-IO and through multifile: every one passes
     both ways (none may hang: 900 s each), the multifile runs wrote multifile files, and
     every netCDF file both left dumps alike."""
     preload = preload_library(stacks, stack_descriptions, stack)
     run_in = f"{stack}-multifile" if variant == "twin" else stack
-    failed = _run_programs(stack, build_dir, "", tmp_path / "mpio")
+    prefix, programs = comp.prefix, _compile(stack, comp, tmp_path / "bin")
+    failed = _run_programs(stack, programs, "", tmp_path / "mpio")
     assert not failed, "through MPI-IO (the reference):\n" + "\n\n".join(failed)
-    failed = _run_programs(run_in, build_dir, _driver_env(preload), tmp_path / "multifile")
+    failed = _run_programs(run_in, programs, _driver_env(preload), tmp_path / "multifile")
     assert not failed, f"through multifile ({variant}):\n" + "\n\n".join(failed)
     assert glob.glob(str(tmp_path / "multifile" / "*" / "*.h5mf")), "no multifile directory: was the driver used?"
     compared, undefined = 0, 0
@@ -116,8 +130,8 @@ def test_netcdf_parallel_tests_through_multifile(stack, build_dir, prefix, varia
     assert compared > 0, f"no netCDF file of both runs to compare ({undefined} with undefined elements)"
 
 
-@pytest.mark.parametrize("stack, build_dir, prefix, variant", VARIANTS)
-def test_netcdf_reopen_append_and_dump(stack, build_dir, prefix, variant, stacks, stack_descriptions, tmp_path):
+@pytest.mark.parametrize("stack, comp, variant", VARIANTS)
+def test_netcdf_reopen_append_and_dump(stack, comp, variant, stacks, stack_descriptions, tmp_path):
     """A restarted run's pattern through netCDF's API (programs/nc_reopen.c, 2 ranks):
     create, reopen read-write and append, reopen and check every value; through
     multifile (the path a head beside its directory) as through MPI-IO; ncdump of the
@@ -125,6 +139,7 @@ def test_netcdf_reopen_append_and_dump(stack, build_dir, prefix, variant, stacks
     file is and how to read it."""
     preload = preload_library(stacks, stack_descriptions, stack)
     run_in = f"{stack}-multifile" if variant == "twin" else stack
+    prefix = comp.prefix
     src = os.path.join(ROOT, "tests", "integration", "programs", "nc_reopen.c")
     exe = tmp_path / "nc_reopen"
     flags = f"-I{prefix}/include -L{prefix}/lib -Wl,-rpath,{prefix}/lib -lnetcdf"

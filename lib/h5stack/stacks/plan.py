@@ -307,8 +307,8 @@ class Stacks:
 
     def netcdf_component(self, stack):
         """netCDF-C for a plain stack (stacks.yaml `netcdf_test_builds`), built against its
-        HDF5 and MPI, the build tree kept for nc_test4's programs; None for a twin or a
-        series not listed."""
+        HDF5 and MPI, the source and build trees kept (the tests compile netCDF's test
+        programs from them); None for a twin or a series not listed."""
         spec = self.config.get("netcdf_test_builds") or {}
         if stack.variant or stack.series not in spec.get("series", []):
             return None
