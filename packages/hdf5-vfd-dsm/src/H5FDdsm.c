@@ -52,6 +52,7 @@ typedef struct {
     int         writable;
     haddr_t     eoa, eof;
     uint64_t    step;
+    uint64_t    written; /* the end of the highest write of this rank (the servers clear up to it) */
     dsm_link_t *link;
 } H5FD_dsm_t;
 VFD_MPI_HANDLE_FIRST(H5FD_dsm_t, mpi_handle);
@@ -578,12 +579,15 @@ dsm_close(H5FD_t *_file)
     char        err[DSM_ERR_SIZE] = "";
     int         ok                = 1;
     if (f->mode == MODE_CLIENT) {
-        /* every client's transfers are complete (each ends with its unlock): hand the file back */
-        MPI_Barrier(f->link->local);
-        dsm_msg_t msg = {.type = DSM_MSG_CLOSE,
-                         .mode = (uint64_t)f->writable,
-                         .size = f->eoa > f->eof ? f->eoa : f->eof,
-                         .step = f->step};
+        /* every client's transfers are complete (each ends with its unlock): hand the file
+         * back, with the end of the highest write (HDF5 may have truncated below it) */
+        uint64_t written = 0;
+        MPI_Allreduce(&f->written, &written, 1, MPI_UINT64_T, MPI_MAX, f->link->local);
+        dsm_msg_t msg = {.type    = DSM_MSG_CLOSE,
+                         .mode    = (uint64_t)f->writable,
+                         .size    = f->eoa > f->eof ? f->eoa : f->eof,
+                         .step    = f->step,
+                         .written = written};
         snprintf(msg.name, sizeof msg.name, "%s", f->name);
         if (f->link->rank == 0)
             ok = dsm_link_send(f->link, &msg, err, sizeof err) == 0;
@@ -679,6 +683,8 @@ put_piece(void *file, uint64_t at, void *mem, size_t len)
         DSM_ERROR("%s: %s", f->name, err);
         return -1;
     }
+    if (at + len > f->written)
+        f->written = at + len;
     return 0;
 }
 

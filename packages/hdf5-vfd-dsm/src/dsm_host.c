@@ -27,6 +27,7 @@ struct h5dsm_host {
     char       layout[128];
     char       held[DSM_NAME_MAX]; /* the file the DSM holds ("" before the first) */
     uint64_t   size;
+    uint64_t   dirty;          /* the DSM's bytes below this address may hold an earlier file's */
     uint64_t   steps;          /* files closed so far */
     int        open;           /* a client program has the file open */
     double     client_timeout; /* seconds without a request while a file is open; 0: none */
@@ -101,9 +102,11 @@ answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
     memset(ans, 0, sizeof *ans);
     ans->type = DSM_MSG_GRANT;
     ans->step = h->steps;
-    if (req->mode == DSM_OPEN_CREATE) {
+    if (req->mode == DSM_OPEN_CREATE) { /* every server: no byte of the file before shows through */
         snprintf(h->held, sizeof h->held, "%s", req->name);
         h->size = 0;
+        dsm_store_clear(&h->link.store, h->dirty);
+        h->dirty = 0;
     }
     else if (!*h->held) {
         ans->type = DSM_MSG_REFUSE;
@@ -137,6 +140,7 @@ discard_open_file(h5dsm_host_t *h, const char *why)
     h->held[0] = '\0';
     h->size    = 0;
     h->open    = 0;
+    h->dirty   = UINT64_MAX; /* written up to where, nobody said */
 }
 
 long
@@ -186,6 +190,8 @@ h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
         if (!msg.mode) /* read-only: nothing changed */
             continue;
         h->size = msg.size;
+        if (msg.size > h->dirty || msg.written > h->dirty)
+            h->dirty = msg.size > msg.written ? msg.size : msg.written;
         files++;
         if (action) {
             h5dsm_file_t file = {h->held, h->size, h->steps, l->local, l->rank};

@@ -33,10 +33,11 @@ enum { DSM_OPEN_CREATE = 1, DSM_OPEN_RDWR, DSM_OPEN_RDONLY };
 #define DSM_NAME_MAX 1024
 
 typedef struct {
-    uint64_t type; /* DSM_MSG_* */
-    uint64_t mode; /* OPEN: DSM_OPEN_*; CLOSE: 1 when the file was written */
-    uint64_t size; /* GRANT: size of the file held; CLOSE: final size */
-    uint64_t step; /* GRANT/CLOSE: number of the file in the series (0, 1, ...) */
+    uint64_t type;    /* DSM_MSG_* */
+    uint64_t mode;    /* OPEN: DSM_OPEN_*; CLOSE: 1 when the file was written */
+    uint64_t size;    /* GRANT: size of the file held; CLOSE: final size */
+    uint64_t step;    /* GRANT/CLOSE: number of the file in the series (0, 1, ...) */
+    uint64_t written; /* CLOSE: the end of the highest write of any client */
     char     name[DSM_NAME_MAX];
 } dsm_msg_t;
 

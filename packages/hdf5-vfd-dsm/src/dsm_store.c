@@ -130,6 +130,28 @@ dsm_store_open(dsm_store_t *s, MPI_Comm comm, int first_server, int nservers, ui
 }
 
 void
+dsm_store_clear(dsm_store_t *s, uint64_t upto)
+{
+    if (!s->is_server)
+        return;
+    int me = s->rank - s->first_server;
+    if (upto > s->layout.total)
+        upto = s->layout.total;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, s->rank, 0, s->win);
+    for (uint64_t addr = 0; addr < upto;) {
+        int      server = 0;
+        uint64_t offset = 0, run = 0;
+        dsm_map(&s->layout, addr, &server, &offset, &run);
+        if (run > upto - addr)
+            run = upto - addr;
+        if (server == me)
+            memset((char *)s->local + offset, 0, run);
+        addr += run;
+    }
+    MPI_Win_unlock(s->rank, s->win);
+}
+
+void
 dsm_store_close(dsm_store_t *s)
 {
     MPI_Win_free(&s->win);

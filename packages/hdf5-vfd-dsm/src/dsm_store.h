@@ -41,6 +41,11 @@ int dsm_store_open(dsm_store_t *store, MPI_Comm comm, int first_server, int nser
 /* Collective over the store's communicator. */
 void dsm_store_close(dsm_store_t *store);
 
+/* On a server: zero its share of file addresses [0, upto) (no client may transfer
+ * meanwhile); a new file reads zeros wherever it was never written, as a new file on
+ * disk does. Clients: nothing. */
+void dsm_store_clear(dsm_store_t *store, uint64_t upto);
+
 /* One-sided transfers of len bytes at file address addr (any rank, no server action). */
 int dsm_store_put(dsm_store_t *store, uint64_t addr, const void *buf, size_t len, char *err, size_t errlen);
 int dsm_store_get(dsm_store_t *store, uint64_t addr, void *buf, size_t len, char *err, size_t errlen);

@@ -10,7 +10,8 @@
  * Each file: a group /fields with a 2-D dataset written in row blocks by the ranks
  * (collective hyperslabs), NDSETS chunked 1-D datasets /series/data_NN of growing sizes
  * (each rank its block), and a "step" attribute; values depend on the step, so files of
- * different steps differ. --config: the DSM driver's configuration (mpmd). --verify reopens each file
+ * different steps differ. Odd steps add /fields/unwritten, created first (where the step
+ * before had data) and never written: it must read as the fill value, 0, everywhere. --config: the DSM driver's configuration (mpmd). --verify reopens each file
  * read-only through the same route and checks every value. Prints "mpi-ranks: <ranks of the job>",
  * "mpi-library: ...", and "workload: ok (<files> files, <ranks> ranks)" (client ranks). --die-mid-file: in
  * the last file, rank 0 kills itself (SIGKILL) after the first dataset is written (tests: a client job that
@@ -90,6 +91,14 @@ write_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows, int
 
     hid_t g = H5Gcreate2(f, "fields", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     CHECK(g, "H5Gcreate", name);
+    if (step % 2) { /* never written, where the step before had data: it must read as zeros */
+        hsize_t n  = rows * (hsize_t)g_size * COLS;
+        hid_t   us = H5Screate_simple(1, &n, NULL);
+        hid_t   ud = H5Dcreate2(g, "unwritten", H5T_IEEE_F64LE, us, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        CHECK(ud, "H5Dcreate unwritten", name);
+        H5Dclose(ud);
+        H5Sclose(us);
+    }
     hsize_t dims[2] = {rows * (hsize_t)g_size, COLS}, start[2] = {rows * (hsize_t)g_rank, 0},
             count[2] = {rows, COLS};
     hid_t space      = H5Screate_simple(2, dims, NULL);
@@ -164,8 +173,20 @@ verify_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows)
     CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "H5Dread pressure", name);
     for (hsize_t i = 0; i < n; i++)
         wrong += buf[i] != field_value(step, i / COLS, i % COLS);
-    free(buf);
     H5Dclose(ds);
+    if (step % 2) { /* the fill value, 0, wherever nothing was written */
+        ds = H5Dopen2(f, "fields/unwritten", H5P_DEFAULT);
+        CHECK(ds, "H5Dopen unwritten", name);
+        CHECK(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), "H5Dread unwritten", name);
+        long stale = 0;
+        for (hsize_t i = 0; i < n; i++)
+            stale += buf[i] != 0.0;
+        if (stale && g_rank == 0)
+            printf("workload: %s: %ld never-written values of /fields/unwritten are not 0\n", name, stale);
+        wrong += stale;
+        H5Dclose(ds);
+    }
+    free(buf);
     for (int d = 0; d < ndsets; d++) {
         char dname[40];
         snprintf(dname, sizeof dname, "series/data_%02d", d);
