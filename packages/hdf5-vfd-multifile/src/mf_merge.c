@@ -7,6 +7,7 @@
 #endif
 #include "mf_merge.h"
 
+#include "mf_head.h"
 #include "mf_index.h"
 #include "vfd_path.h"
 
@@ -876,6 +877,36 @@ remove_stale_outputs(const char *parent, const char *base)
         closedir(d);
 }
 
+/* the directory NAME.h5mf beside path when no head names it and no writer holds it: what
+ * a merge in place of a head leaves when it is cut after its rename (the directory's
+ * removal unfinished, metafile last), or an empty remnant of it */
+static void
+remove_orphan_body(const char *path)
+{
+    char        body[PATH_MAX], data[PATH_MAX];
+    struct stat st;
+    mf_meta_t   meta;
+    mf_err_t    ignored;
+    snprintf(body, sizeof body, "%s%s", path, MF_HEAD_SUFFIX);
+    if (lstat(body, &st) != 0 || !S_ISDIR(st.st_mode))
+        return;
+    if (!mf_is_multifile(body)) {
+        rmdir(body); /* empty, or not ours: rmdir removes nothing else */
+        return;
+    }
+    if (mf_meta_read(body, &meta, ignored) < 0 || mf_head_owned(body, meta.run) != 0)
+        return;
+    snprintf(data, sizeof data, "%s/0", body);
+    int fd = open(data, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) { /* being written */
+        close(fd);
+        return;
+    }
+    rm_multifile_dir(body);
+    if (fd >= 0)
+        close(fd);
+}
+
 void
 mf_remove_stale(const char *path)
 {
@@ -883,6 +914,7 @@ mf_remove_stale(const char *path)
     const char *parent, *base;
     vfd_split_path(path, copy, &parent, &base);
     remove_stale_outputs(parent, base);
+    remove_orphan_body(path);
 }
 
 int

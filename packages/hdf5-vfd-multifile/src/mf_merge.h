@@ -110,7 +110,8 @@ int  mf_merge_lock_dir(const char *dir, mf_err_t err);
 void mf_merge_unlock_dir(void);
 
 /* remove what merges of path that died left beside it (outputs and swapped-out
- * directories whose lock is free; see mf_merge.c) */
+ * directories whose lock is free, a head's directory NAME.h5mf that no head names and
+ * no writer holds; see mf_merge.c) */
 void mf_remove_stale(const char *path);
 
 /* remove a directory tree; 0 or -1 */

@@ -44,8 +44,18 @@ compgen -G "$work/p.h5.*.h5mf" >/dev/null || fail "the new p.h5 took the renamed
 compgen -G "$work/gone.h5.*.h5mf" >/dev/null && fail "the orphan gone.h5.h5mf was kept"
 # merged in place: an ordinary file at the path, no directory left
 body=$(ls -d "$work"/p.h5.*.h5mf)
+cp -a "$body" "$work/saved.h5mf"
 "$h5mf" merge "$work/p.h5" >/dev/null || fail "h5mf merge p.h5 in place"
 [[ -f $work/p.h5 && ! -e $body ]] || fail "the merge in place left $body"
+# a merge in place cut after its rename leaves the directory (no head names it): the
+# merge run again says the file is merged and removes it; a renamed head's is kept
+mv "$work/saved.h5mf" "$work/p.h5.h5mf.tmp" && mv "$work/p.h5.h5mf" "$work/kept.h5mf" && mv "$work/p.h5.h5mf.tmp" "$work/p.h5.h5mf"
+"$h5mf" merge "$work/p.h5" >"$work/out" 2>&1 || fail "h5mf merge of the merged p.h5: $(cat "$work/out")"
+grep -q "already merged" "$work/out" || fail "no word of the merged file: $(cat "$work/out")"
+[[ ! -e $work/p.h5.h5mf ]] || fail "the directory of the cut merge is still there"
+mv "$work/kept.h5mf" "$work/p.h5.h5mf"
+"$h5mf" merge "$work/p.h5" >/dev/null 2>&1 || fail "h5mf merge of the merged p.h5, again"
+[[ -d $work/p.h5.h5mf ]] || fail "the renamed head's directory was removed"
 (unset HDF5_DRIVER HDF5_DRIVER_CONFIG; h5dump -d /w "$work/p.h5") >/dev/null 2>&1 || fail "the merged p.h5 has no /w"
 # a head without its directory; a head whose slot HDF5 overwrote
 mkdir "$work/away" && mv "$work/q.h5" "$work/away/"
