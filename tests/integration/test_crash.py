@@ -37,13 +37,23 @@ def _known(fault):
 
 
 @pytest.mark.parametrize(
-    "spec", ["write:5:4:1", "merge:5:4:1", "write:6:4:2", "pmerge:5:4:2", "killed:6:4:2", "dump:5:8:2"]
+    "spec",
+    [
+        "write:5:4:1",
+        "merge:5:4:1",
+        "write:6:4:2",
+        "pmerge:5:4:2",
+        "killed:6:4:2",
+        "dump:5:8:2",
+        "hwrite:5:4:1",
+        "hmerge:5:4:1",
+    ],  # fmt: skip
 )
 def test_bounded_exploration_finds_only_known_faults(env, tmp_path, spec):
     """A sample of crash points of short workloads (2 ranks too, the parallel merge of 2
     processes, a sync=off session in the state a killed process leaves, the DSM server's
-    dump): h5mf never dies or hangs, and every fault found is one the regression file
-    names (not yet fixed)."""
+    dump, a session and a merge in the head layout): h5mf never dies or hangs, and every
+    fault found is one the regression file names (not yet fixed)."""
     w = crash.Workload.parse(spec)
     rec = crash.record(w, env, str(tmp_path))
     tally = crash.Tally()

@@ -25,7 +25,7 @@ def add_parser(sub):
     p.add_argument(
         "--workload",
         metavar="KIND:SEED:OPS:RANKS[:GRAMMAR]",
-        help="one workload (a replay), KIND write, killed (sync=off, a killed process), merge, pmerge (the parallel merge) or dump (the DSM server's dumps), e.g. write:3:8:1",
+        help="one workload (a replay), KIND write, killed (sync=off, a killed process), merge, pmerge (the parallel merge), dump (the DSM server's dumps), hwrite or hmerge (write and merge in the head layout), e.g. write:3:8:1",
     )
     p.add_argument("--point", type=positive_int, help="with --workload and --state: one crash point")
     p.add_argument("--state", metavar="eN|rN", help="with --point: the crash state (enumerated N, or random seed N)")

@@ -747,11 +747,21 @@ class Workload:
     persisted, which is all sync=off promises), or reconstructed in place afterwards
     ("merge": `h5mf merge` is recorded; "pmerge": the parallel merge, `mpiexec -n RANKS
     h5mf merge`, is recorded, every process); or written by RANKS clients into the DSM of
-    two servers whose action dumps each closed file ("dump": the servers are recorded)."""
+    two servers whose action dumps each closed file ("dump": the servers are recorded).
+    "hwrite" and "hmerge" are "write" and "merge" in the head layout (layout=head: out.h5
+    a small HDF5 file naming its directory out.h5.h5mf)."""
 
     def writes(self):
         """A write session is recorded (not a merge)."""
-        return self.kind in ("write", "killed")
+        return self.kind in ("write", "killed", "hwrite")
+
+    def head(self):
+        """Written in the head layout."""
+        return self.kind in ("hwrite", "hmerge")
+
+    def body(self):
+        """The multifile directory, relative to the scratch root."""
+        return "out.h5.h5mf" if self.head() else "out.h5"
 
     kind: str
     seed: int
@@ -784,8 +794,9 @@ class Workload:
         ]
 
 
-KINDS = ("write", "killed", "merge", "pmerge", "dump")
+KINDS = ("write", "killed", "merge", "pmerge", "dump", "hwrite", "hmerge")
 DUMP = re.compile(r"dump_\d+\.h5")  # the final names of the DSM servers' dumps
+HEAD_SLOT = 2048  # where a head holds its slot, which begins with "H5MFHEAD" (src/mf_head.h)
 GRAMMARS = 6  # h5fuzz's grammars (./h5stack fuzz --grammar)
 
 
@@ -810,8 +821,9 @@ def run_checked(cmd, env, cwd, what):
     return proc
 
 
-def writer_env(env, sync=True):
-    return dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG="sync=on" if sync else "sync=off")
+def writer_env(env, sync=True, head=False):
+    config = ("sync=on" if sync else "sync=off") + (";layout=head" if head else "")
+    return dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG=config)
 
 
 def record(workload, env, work):
@@ -840,10 +852,10 @@ def record(workload, env, work):
         cmd = ["mpiexec", "-n", "2", *server, ":", "-n", str(workload.ranks), *client]
         run_checked(strace_command(trace) + cmd, env, work, "the traced DSM session")
     elif workload.writes():
-        wenv = writer_env(env, sync=workload.kind == "write")
+        wenv = writer_env(env, sync=workload.kind != "killed", head=workload.head())
         run_checked(strace_command(trace) + write, wenv, work, "the traced write session")
     else:
-        run_checked(write, writer_env(env), work, "the write session")
+        run_checked(write, writer_env(env, head=workload.head()), work, "the write session")
         initial = read_tree(root)
         merge = ["h5mf", "merge", "-q", target]
         if workload.kind == "pmerge":
@@ -900,10 +912,10 @@ def tool_fault(cmd, run):
     return None
 
 
-def metafile_facts(tree):
-    """(committed, complete) of the crash state's metafile, or None when it has none or
-    an unreadable one."""
-    text = tree.get("out.h5/metafile")
+def metafile_facts(tree, body="out.h5"):
+    """(committed, complete) of the crash state's metafile (in the directory body), or
+    None when it has none or an unreadable one."""
+    text = tree.get(f"{body}/metafile")
     if not isinstance(text, bytes):
         return None
     text = text.decode("latin-1")
@@ -956,12 +968,13 @@ class Oracle:
         return self._h5mf("verify", d, *([] if complete else ["--partial"]))
 
     def _judge_write(self, tree, d, claimed):
-        facts = metafile_facts(tree)
+        facts = metafile_facts(tree, self.w.body())
         verify, fault = self._inspect(d, facts is not None and facts[1])
         if fault:
             return fault
         if facts is None:
-            gone = "no directory out.h5" if "out.h5" not in tree else "no readable metafile in out.h5"
+            body = self.w.body()
+            gone = f"no directory {body}" if body not in tree else f"no readable metafile in {body}"
             return f"lost: {claimed} epoch(s) were committed durably, the state has {gone}" if claimed else None
         committed, complete = facts
         if committed == 0:  # nothing to reconstruct: any verdict but a crash or a hang
@@ -1001,17 +1014,18 @@ class Oracle:
         what = tree.get("out.h5", "missing")
         if what == "missing":
             return "neither: out.h5 is gone (neither the old directory nor the new file)"
-        if isinstance(what, bytes):
+        if isinstance(what, bytes) and not (self.w.head() and what[HEAD_SLOT : HEAD_SLOT + 8] == b"H5MFHEAD"):
             bad = self._model_check(d, self.w.ops)
             if bad:
                 return f"neither: the new file is not whole: {bad}"
             return self._merge_again(d)
         verify, fault = self._inspect(d, True)
-        facts = metafile_facts(tree)
+        facts = metafile_facts(tree, self.w.body())
         if fault:
             return fault
         if verify.rc != 0 or facts is None or not facts[1]:
-            return f"neither: out.h5 is a directory that is not the intact old one: {verify.text[-500:]}"
+            what = "the head of a directory" if self.w.head() else "a directory"
+            return f"neither: out.h5 is {what} that is not the intact old one: {verify.text[-500:]}"
         return self._merge_again(d)
 
     def _judge_dump(self, tree, _d, _claimed):
@@ -1175,12 +1189,13 @@ class Options:
 
 
 def workloads(opts):
-    """The workloads of a run: each seed written with sync=on and with sync=off (killed),
-    and (with merge) merged, by as many processes as ranks wrote it too when they are
-    more than one."""
+    """The workloads of a run: each seed written with sync=on, with sync=off (killed) and
+    in the head layout, and (with merge) merged, by as many processes as ranks wrote it
+    too when they are more than one, and merged in the head layout."""
     if opts.workload:
         return [Workload.parse(opts.workload)]
-    kinds = ("write", "killed", *(("merge", *(("pmerge",) if opts.ranks > 1 else ())) if opts.merge else ()))
+    merges = ("merge", *(("pmerge",) if opts.ranks > 1 else ()), "hmerge") if opts.merge else ()
+    kinds = ("write", "killed", "hwrite", *merges)
     return [
         Workload(k, s, opts.ops, opts.ranks)
         for s in range(opts.first_seed, opts.first_seed + opts.seeds)
