@@ -126,12 +126,15 @@ def test_strace_output_becomes_an_operation_log(tmp_path):
 
 def test_workload_specs_are_checked_and_runs_take_every_kind():
     """A spec names its kind, seed, operations, ranks and grammar, each checked; a run of
-    several ranks records the write with sync=on and off, the merge and the parallel merge."""
+    several ranks records the write with sync=on and off and in the head layout, the
+    merge, the parallel merge and the merge in the head layout."""
     w = crash.Workload.parse("killed:3:8:2:5")
     assert (w.kind, w.seed, w.ops, w.ranks, w.grammar, w.writes()) == ("killed", 3, 8, 2, 5, True)
     for bad in ("pmerge:1:2:1:9", "write:1:0:1", "merge:1:2:0", "crash:1:2:1", "write:1:2"):
         with pytest.raises(ValueError, match="workload"):
             crash.Workload.parse(bad)
     kinds = [w.kind for w in crash.workloads(crash.Options(seeds=1, ranks=2))]
-    assert kinds == ["write", "killed", "merge", "pmerge"]
-    assert [w.kind for w in crash.workloads(crash.Options(seeds=1, merge=False))] == ["write", "killed"]
+    assert kinds == ["write", "killed", "hwrite", "merge", "pmerge", "hmerge"]
+    assert [w.kind for w in crash.workloads(crash.Options(seeds=1, merge=False))] == ["write", "killed", "hwrite"]
+    head = crash.Workload.parse("hmerge:1:2:1")
+    assert head.head() and not head.writes() and head.body() == "out.h5.h5mf"
