@@ -11,11 +11,11 @@
  * (collective hyperslabs), NDSETS chunked 1-D datasets /series/data_NN of growing sizes
  * (each rank its block), and a "step" attribute; values depend on the step, so files of
  * different steps differ. Odd steps add /fields/unwritten, created first (where the step
- * before had data) and never written: it must read as the fill value, 0, everywhere. --config: the DSM driver's configuration (mpmd). --verify reopens each file
- * read-only through the same route and checks every value. Prints "mpi-ranks: <ranks of the job>",
- * "mpi-library: ...", and "workload: ok (<files> files, <ranks> ranks)" (client ranks). --die-mid-file: in
- * the last file, rank 0 kills itself (SIGKILL) after the first dataset is written (tests: a client job that
- * dies with a file open).
+ * before had data) and never written: it must read as the fill value, 0, everywhere. --config: the DSM
+ * driver's configuration (mpmd). --verify reopens each file read-only through the same route and checks every
+ * value. Prints "mpi-ranks: <ranks of the job>", "mpi-library: ...", and "workload: ok (<files> files,
+ * <ranks> ranks)" (client ranks). --die-mid-file: in the last file, rank 0 kills itself (SIGKILL) after the
+ * first dataset is written (tests: a client job that dies with a file open).
  */
 #include "H5FDdsm.h"
 

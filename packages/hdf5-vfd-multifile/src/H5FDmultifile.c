@@ -571,8 +571,11 @@ clear_name(const char *name, unsigned flags, mf_err_t err)
         snprintf(err, MF_ERRMSG_SIZE, "%s: exists and H5F_ACC_TRUNC was not given", name);
         return -1;
     }
-    if (mf_head_read(name, old, sizeof old, &run, err) == 1 && mf_is_multifile(old))
-        return remove_body(old, err);
+    mf_meta_t meta; /* its directory goes too if it is still this head's (same run) */
+    if (mf_head_read(name, old, sizeof old, &run, err) == 1)
+        return mf_is_multifile(old) && mf_meta_read(old, &meta, err) == 0 && meta.run == run
+                   ? remove_body(old, err)
+                   : 0;
     if (S_ISDIR(st.st_mode) && !mf_is_multifile(name)) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: is a directory that is not a multifile file: not touching it",
                  name);
@@ -585,7 +588,7 @@ clear_name(const char *name, unsigned flags, mf_err_t err)
  * head there (renamed) still names that directory: then NAME.<run>.h5mf; an orphan of
  * the name (no head names it) is removed */
 static int
-choose_body(const char *name, uint64_t run, char body[PATH_MAX], mf_err_t err)
+choose_body(const char *name, unsigned flags, uint64_t run, char body[PATH_MAX], mf_err_t err)
 {
     struct stat st;
     mf_meta_t   meta;
@@ -594,6 +597,13 @@ choose_body(const char *name, uint64_t run, char body[PATH_MAX], mf_err_t err)
         return 0;
     if (!mf_is_multifile(body) || mf_meta_read(body, &meta, err) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: exists and is not a multifile directory: not touching it", body);
+        return -1;
+    }
+    if (mf_head_owned(body, meta.run) == 0 && (flags & H5F_ACC_EXCL)) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: a multifile directory that no head names is there (H5F_ACC_EXCL: not touching it; "
+                 "h5mf merge DIRECTORY -o FILE reconstructs it)",
+                 body);
         return -1;
     }
     if (mf_head_owned(body, meta.run) == 0)
@@ -611,7 +621,7 @@ choose_body(const char *name, uint64_t run, char body[PATH_MAX], mf_err_t err)
 static int
 create_head(H5FD_multifile_t *f, const char *name, unsigned flags, char body[PATH_MAX], mf_err_t err)
 {
-    if (clear_name(name, flags, err) < 0 || choose_body(name, f->run_id, body, err) < 0 ||
+    if (clear_name(name, flags, err) < 0 || choose_body(name, flags, f->run_id, body, err) < 0 ||
         create_dir(body, flags, f->size, f->run_id, f->opt.sync, err) < 0)
         return -1;
     f->head_fd = mf_head_write(name, body, f->run_id, f->opt.sync, err);
@@ -628,7 +638,9 @@ take_head(H5FD_multifile_t *f, const char *name, char body[PATH_MAX], mf_err_t e
     free(f->path);
     free(f->head);
     f->path = strdup(body);
-    f->head = strdup(name);
+    f->head = realpath(name, NULL); /* a merge replaces the head itself, never a link to it */
+    if (!f->head)
+        f->head = strdup(name);
     if (!f->path || !f->head) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: out of memory", name);
         return -1;
@@ -2072,6 +2084,12 @@ mf_delete(const char *name, hid_t fapl_id)
         if (lstat(name, &st) < 0) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: cannot delete: %s", name, strerror(errno));
             ok = 0;
+        }
+        else if (S_ISLNK(st.st_mode)) { /* as remove(): the link, not what it names */
+            if (unlink(name) < 0) {
+                snprintf(err, MF_ERRMSG_SIZE, "%s: cannot delete: %s", name, strerror(errno));
+                ok = 0;
+            }
         }
         else if (mf_head_read(name, body, sizeof body, &run, err) == 1) { /* the head first, then its body */
             mf_meta_t meta; /* the body only if it is still this head's (same run) */

@@ -164,23 +164,25 @@ parse_slot(const unsigned char *slot, const char *path, char name[MF_HEAD_NAME_S
 int
 mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t err)
 {
-    unsigned char buf[MF_HEAD_SIZE];
+    unsigned char buf[MF_HEAD_SLOT + SLOT_BYTES];
     struct stat   st;
     int           fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return 0;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < MF_HEAD_SIZE ||
-        mf_pread_all(fd, buf, sizeof buf, 0) != (long long)sizeof buf ||
-        memcmp(buf, head_template, TEXT_AT) != 0) {
-        close(fd);
-        return 0;
-    }
+    int whole = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                mf_pread_all(fd, buf, sizeof buf, 0) == (long long)sizeof buf &&
+                memcmp(buf, head_template, 8) == 0;
     close(fd);
-    char name[MF_HEAD_NAME_SIZE], copy[PATH_MAX];
+    /* a head by its slot (HDF5 without the driver may have rewritten the HDF5 part), or
+     * by its template (the slot then damaged); else any other file */
+    int template = whole && memcmp(buf, head_template, TEXT_AT) == 0;
+    if (!whole || (!template && memcmp(buf + MF_HEAD_SLOT, SLOT_MAGIC, 8) != 0))
+        return 0;
+    char name[MF_HEAD_NAME_SIZE], copy[PATH_MAX], real[PATH_MAX];
     if (parse_slot(buf + MF_HEAD_SLOT, path, name, run, err) < 0)
         return -1;
-    const char *parent, *base;
-    vfd_split_path(path, copy, &parent, &base);
+    const char *parent, *base; /* beside the head itself, not beside a link to it */
+    vfd_split_path(realpath(path, real) ? real : path, copy, &parent, &base);
     snprintf(body, n, "%s/%s", parent, name);
     return 1;
 }
@@ -214,7 +216,7 @@ mf_head_write(const char *path, const char *body, uint64_t run, int do_sync, mf_
     memcpy(head, head_template, TEXT_AT);
     fill_text(head, bname);
     fill_slot(head + MF_HEAD_SLOT, bname, run);
-    snprintf(tmp, sizeof tmp, "%s/.%s.h5mf-head.XXXXXX", parent, base);
+    snprintf(tmp, sizeof tmp, "%s/.h5mf-head.XXXXXX", parent); /* any name the path's may be */
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write its head: %s", tmp, strerror(errno));

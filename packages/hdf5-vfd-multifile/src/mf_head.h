@@ -30,9 +30,10 @@
 #define MF_HEAD_NAME_SIZE 256  /* the body's name in the slot, NUL included */
 #define MF_HEAD_SUFFIX    ".h5mf"
 
-/* does path name a head (a regular file that begins with the template and holds a
- * sound slot)? 1 with the body's path (beside the head) and run, 0 not a head (no such
- * file, a directory, any other file), -1 with the reason: a head whose slot is damaged */
+/* does path name a head (a regular HDF5 file with a slot, or that begins with the
+ * template)? 1 with the body's path (beside the head; beside its target for a symbolic
+ * link) and run, 0 not a head (no such file, a directory, any other file), -1 with the
+ * reason: a head whose slot is damaged */
 int mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t err);
 
 /* the body's name for a new head at path: NAME.h5mf, or NAME.<run>.h5mf when that name

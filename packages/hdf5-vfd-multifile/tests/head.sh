@@ -64,5 +64,36 @@ grep -q "its directory .*p.h5.h5mf is not there" "$work/out" || fail "no reason:
 head -c 4096 "$work/away/q.h5" >"$work/cut.h5" && truncate -s 2048 "$work/cut.h5" && truncate -s 4096 "$work/cut.h5"
 "$h5mf" info "$work/cut.h5" >"$work/out" 2>&1 && fail "h5mf info of a head without its slot exited 0"
 grep -q "slot .* is damaged or gone" "$work/out" || fail "no reason: $(cat "$work/out")"
+# a copy of a head outlives its file's next run: creating over the copy, or merging it,
+# never touches the directory, which now belongs to another file
+mkdir "$work/r" && cd "$work/r"
+step() { timeout 120 "$mpiexec" -n 2 "$prog" "$@" </dev/null >"$work/out" 2>&1; }
+step create a.h5 1 && cp a.h5 copy.h5 && step create a.h5 2 || fail "create a.h5: $(tail -3 "$work/out")"
+"$h5mf" info copy.h5 >"$work/out" 2>&1 && fail "h5mf info of a stale copy of a head exited 0"
+grep -q "belongs to another file" "$work/out" || fail "no reason: $(cat "$work/out")"
+"$h5mf" merge copy.h5 >/dev/null 2>&1 && fail "h5mf merge of a stale copy of a head exited 0"
+step create copy.h5 3 || fail "create over the stale copy: $(tail -3 "$work/out")"
+step check a.h5 2 || fail "a.h5 after a create over a stale copy of its head: $(tail -3 "$work/out")"
+# HDF5 without the driver rewrote the head (an attribute added): the driver still reads
+# the directory, h5mf too
+step plain a.h5 && step check a.h5 2 || fail "a head that HDF5 rewrote: $(tail -3 "$work/out")"
+"$h5mf" verify a.h5 >/dev/null 2>&1 || fail "h5mf verify of a head that HDF5 rewrote"
+# H5F_ACC_EXCL never removes a directory that no head names
+mkdir sub && mv a.h5 sub/
+step excl a.h5 4 && fail "H5F_ACC_EXCL over a.h5.h5mf (no head beside it) succeeded"
+mv sub/a.h5 . && step check a.h5 2 || fail "a.h5 after the refused H5F_ACC_EXCL: $(tail -3 "$work/out")"
+# symbolic links: to the head from another directory, removed (the link only), merged in
+# place (the head itself replaced, the link kept)
+ln -s ../a.h5 sub/link.h5 && step check sub/link.h5 2 || fail "a link from another directory: $(tail -3 "$work/out")"
+ln -s a.h5 link.h5 && step delete link.h5 && [[ ! -e link.h5 ]] || fail "H5Fdelete of a link: $(tail -3 "$work/out")"
+step check a.h5 2 || fail "a.h5 after H5Fdelete of a link to it: $(tail -3 "$work/out")"
+ln -s a.h5 link.h5 && "$h5mf" merge link.h5 >/dev/null || fail "h5mf merge of a link"
+[[ -L link.h5 && -f a.h5 && ! -e a.h5.h5mf ]] || fail "h5mf merge of a link: $(ls -la)"
+step check link.h5 2 || fail "the merged file through the link: $(tail -3 "$work/out")"
+# a long name (the head's temporary name must fit too)
+long=$(printf 'n%.0s' {1..240}).h5
+step create "$long" 5 && step check "$long" 5 || fail "a name of 243 bytes: $(tail -3 "$work/out")"
+cd "$work"
 echo "head: ok (netCDF's sniff, stat, reopen, MPI_File_delete, remove, H5Fdelete; h5dump without the driver;"
-echo "h5mf on heads; renamed heads, orphans, a head without its directory or slot)"
+echo "h5mf on heads; renamed heads, orphans, a head without its directory or slot, stale copies, heads"
+echo "HDF5 rewrote, H5F_ACC_EXCL, links, long names)"

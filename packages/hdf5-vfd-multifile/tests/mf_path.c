@@ -18,6 +18,13 @@
  *   6. DIR/del.h5 written and removed with H5Fdelete: the path is gone (the script
  *      checks that its directory went with it).
  *   Prints "mf_path: ok (N ranks)".
+ *
+ *   mpiexec -n N mf_path create|excl|check PATH SEED, mf_path delete|plain PATH: one
+ *   step of a script (tests/head.sh): create PATH (H5F_ACC_TRUNC, or H5F_ACC_EXCL) with
+ *   /v of SEED; check every value of /v against SEED; H5Fdelete PATH; open PATH
+ *   read-write with HDF5's serial driver (sec2, not the driver: what a tool without it
+ *   does) and add an attribute. Exit 0 when the step succeeded (check: the values are
+ *   right), 1 when HDF5 refused it, with HDF5's error stack.
  */
 #include <errno.h>
 #include <hdf5.h>
@@ -91,13 +98,49 @@ check_values(hid_t f, const char *name, int seed)
 }
 
 static void
-create_file(const char *path, int seed)
+create_file_with(const char *path, int seed, unsigned flags)
 {
     hid_t fapl = access_list(MPI_COMM_WORLD);
-    hid_t f    = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    hid_t f    = H5Fcreate(path, flags, H5P_DEFAULT, fapl);
     check(f >= 0, path);
     write_bands(f, "v", seed);
     check(H5Fclose(f) >= 0 && H5Pclose(fapl) >= 0, "close");
+}
+
+static void
+create_file(const char *path, int seed)
+{
+    create_file_with(path, seed, H5F_ACC_TRUNC);
+}
+
+/* one step of a script (see the head of the file); the exit status */
+static int
+step(const char *what, const char *path, int seed)
+{
+    hid_t fapl = access_list(MPI_COMM_WORLD), f = -1;
+    if (!strcmp(what, "create") || !strcmp(what, "excl"))
+        create_file_with(path, seed, !strcmp(what, "excl") ? H5F_ACC_EXCL : H5F_ACC_TRUNC);
+    else if (!strcmp(what, "check")) {
+        check((f = H5Fopen(path, H5F_ACC_RDONLY, fapl)) >= 0, path);
+        check_values(f, "v", seed);
+        check(H5Fclose(f) >= 0, "close");
+    }
+    else if (!strcmp(what, "delete"))
+        check(H5Fdelete(path, fapl) >= 0, "H5Fdelete");
+    else if (!strcmp(what, "plain") && rank_g == 0) {
+        hid_t sec2 = H5Pcreate(H5P_FILE_ACCESS), s = H5Screate(H5S_SCALAR);
+        check(H5Pset_fapl_sec2(sec2) >= 0 && (f = H5Fopen(path, H5F_ACC_RDWR, sec2)) >= 0, path);
+        hid_t a = H5Acreate2(f, "added", H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT);
+        check(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &seed) >= 0 && H5Aclose(a) >= 0 && H5Fclose(f) >= 0,
+              path);
+        H5Sclose(s);
+        H5Pclose(sec2);
+    }
+    H5Pclose(fapl);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank_g == 0)
+        printf("mf_path: %s %s: ok\n", what, path);
+    return 0;
 }
 
 /* netCDF-C's sniff: the first bytes of the path through MPI-IO, collectively */
@@ -171,7 +214,13 @@ main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_g);
     MPI_Comm_size(MPI_COMM_WORLD, &size_g);
-    check(argc == 2, "usage: mf_path DIR");
+    if (argc >= 3) {
+        int rc = step(argv[1], argv[2], argc > 3 ? atoi(argv[3]) : 0);
+        H5close();
+        MPI_Finalize();
+        return rc;
+    }
+    check(argc == 2, "usage: mf_path DIR, or mf_path create|excl|check PATH SEED, delete|plain PATH");
     char path[4096];
     snprintf(path, sizeof path, "%s/p.h5", argv[1]);
     create_file(path, 1);

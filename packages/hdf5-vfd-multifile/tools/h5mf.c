@@ -540,21 +540,28 @@ parse_options(int argc, char **argv, args_t *a)
 static int
 resolve_head(const char **dir, char body[PATH_MAX])
 {
-    uint64_t run = 0;
-    mf_err_t err = "";
-    int      h   = *dir && **dir ? mf_head_read(*dir, body, PATH_MAX, &run, err) : 0;
-    if (h == 1 && !mf_is_multifile(body))
+    static char real[PATH_MAX]; /* the head itself: a merge in place never replaces a link to it */
+    uint64_t    run = 0;
+    mf_meta_t   meta;
+    mf_err_t    err = "", why = "";
+    int         h = *dir && **dir ? mf_head_read(*dir, body, PATH_MAX, &run, err) : 0;
+    if (h == 1 && (!mf_is_multifile(body) || mf_meta_read(body, &meta, why) < 0))
         snprintf(err, sizeof err,
                  "%s: the head of a multifile file, but its directory %s is not there: a head moved away "
-                 "from its directory, or the directory removed",
-                 *dir, body);
-    if (h < 0 || (h == 1 && !mf_is_multifile(body))) {
+                 "from its directory, or the directory removed %.300s",
+                 *dir, body, why);
+    else if (h == 1 && meta.run != run)
+        snprintf(err, sizeof err,
+                 "%s: names the directory %s of run %016" PRIx64 ", which now holds run %016" PRIx64
+                 ": the directory belongs to another file",
+                 *dir, body, run, meta.run);
+    if (h < 0 || (h == 1 && *err)) {
         if (rank_g == 0)
             fprintf(stderr, "h5mf: %s\n", err);
         return 1;
     }
     if (h == 1) {
-        head_g = *dir;
+        head_g = realpath(*dir, real) ? real : *dir;
         *dir   = body;
     }
     return -1;
