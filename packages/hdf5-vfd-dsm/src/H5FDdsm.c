@@ -453,8 +453,10 @@ client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t l
         got = H5Pget_mpi_params(fapl_id, &f->comm, &info);
     }
     H5E_END_TRY
-    if (info != MPI_INFO_NULL)
-        MPI_Info_free(&info);
+    if (info != MPI_INFO_NULL) { /* the application's hints, given back by H5Fget_access_plist */
+        MPI_Info_free(&f->info);
+        f->info = info;
+    }
     if (got < 0 || f->comm == MPI_COMM_NULL) { /* HDF5_DRIVER=dsm in an unmodified program */
         if (!client_linked_g && !*o->contact && mpmd_client()) {
             /* a later program of an MPMD job (the servers are the first): join them, as
