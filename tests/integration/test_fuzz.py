@@ -344,3 +344,12 @@ def test_srun_launches_mpmd_from_a_multi_prog_file(tmp_path):
     ]
     with pytest.raises(StepError, match="cannot carry"):
         Launcher("srun").mpmd([(1, ["a b"])], str(tmp_path))
+
+
+def test_merge_windows_are_few_records_but_never_more_than_64_windows():
+    """The fuzzer's merges read the index in address windows of 2 to 17 records by seed;
+    a directory of many records gets at most 64 windows (each window reads every index
+    again: windows of a few records over tens of thousands ran past the step's limit)."""
+    assert [fuzz.window_records(s, 100) for s in (0, 15, 16)] == [2, 17, 2]
+    assert fuzz.window_records(3, 22_500) == 352 and -(-22_500 // 352) <= 64
+    assert fuzz.window_records(3, 0) == 5

@@ -32,6 +32,7 @@ of a seed is a prefix of the longer one) and printed with the command that repla
 """
 
 import glob
+import json
 import os
 import random
 import re
@@ -118,6 +119,12 @@ class Reference:
     undefined: tuple = ()
     fault: str = ""  # how the file differs from the model: an MPI-IO fault
     failed: str = ""  # why HDF5 with MPI-IO could not run the workload (no file to judge by)
+
+
+def window_records(seed, records):
+    """The records of an address window of the fuzzer's merges: a few by seed (2 to 17),
+    and never more than 64 windows."""
+    return max(2 + seed % 16, -(-records // 64))
 
 
 def undefined_datasets(text):
@@ -277,9 +284,12 @@ class Runner:
         argv = ["h5fuzz", d, *self._fuzz_args(case), "--verify-only", "--writer-ranks", str(case.ranks)]
         self._run(out, renv, self.launcher.command(other, [*argv, "--driver", "default"]), work)
         # reconstructed by `other` processes, the index resolved in address windows of a
-        # few records each (as a directory larger than h5mf's --memory is)
+        # few records each (as a directory larger than h5mf's --memory is); at most 64
+        # windows: every window reads every index again (tens of thousands of records in
+        # windows of a few ran past the step's time limit)
         merged = os.path.join(work, "merged.h5")
-        menv = dict(env, H5MF_TEST_WINDOW_RECORDS=str(2 + case.seed % 16))
+        info, _ = self._run(out, env, ["h5mf", "info", "--json", d], work)  # stdout: the JSON alone
+        menv = dict(env, H5MF_TEST_WINDOW_RECORDS=str(window_records(case.seed, json.loads(info.stdout)["records"])))
         self._run(out, menv, self.launcher.command(other, ["h5mf", "merge", "-q", d, "-o", merged]), work)
         return merged
 
