@@ -482,6 +482,22 @@ being_written(const char *path)
     return held > 0;
 }
 
+/* remove the multifile directory at path unless it is being written; 0 or -1 (err) */
+static int
+remove_body(const char *path, mf_err_t err)
+{
+    if (being_written(path)) {
+        snprintf(err, MF_ERRMSG_SIZE, MF_SECOND_WRITER, path);
+        return -1;
+    }
+    if (mf_rmtree(path) < 0) {
+        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot remove the old multifile directory: %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* rank 0: make an empty multifile directory at path, honouring H5F_ACC_TRUNC/EXCL */
 static int
 create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sync, mf_err_t err)
@@ -502,15 +518,8 @@ create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sy
                          "%s: is a directory that is not a multifile file: not touching it", path);
                 return -1;
             }
-            if (being_written(path)) {
-                snprintf(err, MF_ERRMSG_SIZE, MF_SECOND_WRITER, path);
+            if (remove_body(path, err) < 0)
                 return -1;
-            }
-            if (mf_rmtree(path) < 0) {
-                snprintf(err, MF_ERRMSG_SIZE, "%s: cannot remove the old multifile directory: %s", path,
-                         strerror(errno));
-                return -1;
-            }
         }
         else if (unlink(path) < 0) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: cannot replace the existing file: %s", path, strerror(errno));
@@ -535,22 +544,6 @@ create_dir(const char *path, unsigned flags, int nranks, uint64_t run, int do_sy
     int       rc   = mf_meta_write(dirfd, path, &meta, 0, err);
     close(dirfd);
     return rc;
-}
-
-/* remove the multifile directory at path unless it is being written; 0 or -1 (err) */
-static int
-remove_body(const char *path, mf_err_t err)
-{
-    if (being_written(path)) {
-        snprintf(err, MF_ERRMSG_SIZE, MF_SECOND_WRITER, path);
-        return -1;
-    }
-    if (mf_rmtree(path) < 0) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot remove the old multifile directory: %s", path,
-                 strerror(errno));
-        return -1;
-    }
-    return 0;
 }
 
 /* layout=head, rank 0: what is at name goes (H5F_ACC_TRUNC/EXCL honoured): a head with

@@ -62,14 +62,14 @@ put_u16(unsigned char *p, uint16_t v)
     p[0] = (unsigned char)v;
     p[1] = (unsigned char)(v >> 8);
 }
-static void
-put_u32(unsigned char *p, uint32_t v)
+void
+mf_put_u32(unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
-static void
-put_u64(unsigned char *p, uint64_t v)
+void
+mf_put_u64(unsigned char *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
         p[i] = (unsigned char)(v >> (8 * i));
@@ -79,16 +79,16 @@ get_u16(const unsigned char *p)
 {
     return (uint16_t)(p[0] | (p[1] << 8));
 }
-static uint32_t
-get_u32(const unsigned char *p)
+uint32_t
+mf_get_u32(const unsigned char *p)
 {
     uint32_t v = 0;
     for (int i = 3; i >= 0; i--)
         v = (v << 8) | p[i];
     return v;
 }
-static uint64_t
-get_u64(const unsigned char *p)
+uint64_t
+mf_get_u64(const unsigned char *p)
 {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
@@ -100,30 +100,30 @@ get_u64(const unsigned char *p)
 void
 mf_record_encode(const mf_record_t *rec, unsigned char out[MF_RECORD_SIZE])
 {
-    put_u64(out + 0, rec->addr);
-    put_u64(out + 8, rec->len);
-    put_u64(out + 16, rec->pos);
-    put_u64(out + 24, (uint64_t)rec->stamp);
-    put_u32(out + 32, rec->epoch);
+    mf_put_u64(out + 0, rec->addr);
+    mf_put_u64(out + 8, rec->len);
+    mf_put_u64(out + 16, rec->pos);
+    mf_put_u64(out + 24, (uint64_t)rec->stamp);
+    mf_put_u32(out + 32, rec->epoch);
     put_u16(out + 36, rec->type);
     put_u16(out + 38, rec->flags);
-    put_u32(out + 40, rec->data_crc);
-    put_u32(out + 44, mf_crc32(0, out, 44));
+    mf_put_u32(out + 40, rec->data_crc);
+    mf_put_u32(out + 44, mf_crc32(0, out, 44));
 }
 
 int
 mf_record_decode(const unsigned char in[MF_RECORD_SIZE], mf_record_t *rec)
 {
-    if (get_u32(in + 44) != mf_crc32(0, in, 44))
+    if (mf_get_u32(in + 44) != mf_crc32(0, in, 44))
         return -1;
-    rec->addr     = get_u64(in + 0);
-    rec->len      = get_u64(in + 8);
-    rec->pos      = get_u64(in + 16);
-    rec->stamp    = (int64_t)get_u64(in + 24);
-    rec->epoch    = get_u32(in + 32);
+    rec->addr     = mf_get_u64(in + 0);
+    rec->len      = mf_get_u64(in + 8);
+    rec->pos      = mf_get_u64(in + 16);
+    rec->stamp    = (int64_t)mf_get_u64(in + 24);
+    rec->epoch    = mf_get_u32(in + 32);
     rec->type     = get_u16(in + 36);
     rec->flags    = get_u16(in + 38);
-    rec->data_crc = get_u32(in + 40);
+    rec->data_crc = mf_get_u32(in + 40);
     return 0;
 }
 
@@ -134,19 +134,19 @@ void
 mf_index_header_encode(const mf_index_header_t *h, unsigned char out[MF_INDEX_HEADER_SIZE])
 {
     memcpy(out, MF_INDEX_MAGIC, 8);
-    put_u32(out + 8, h->version);
-    put_u32(out + 12, h->rank);
-    put_u32(out + 16, h->ranks);
+    mf_put_u32(out + 8, h->version);
+    mf_put_u32(out + 12, h->rank);
+    mf_put_u32(out + 16, h->ranks);
     if (h->version >= 3) {
         put_u16(out + 20, (uint16_t)h->record_size);
         put_u16(out + 22, (uint16_t)h->checksums);
-        put_u32(out + 24, h->run);
+        mf_put_u32(out + 24, h->run);
     }
     else {
-        put_u32(out + 20, h->record_size);
-        put_u32(out + 24, h->checksums);
+        mf_put_u32(out + 20, h->record_size);
+        mf_put_u32(out + 24, h->checksums);
     }
-    put_u32(out + 28, mf_crc32(0, out, 28));
+    mf_put_u32(out + 28, mf_crc32(0, out, 28));
 }
 
 int
@@ -157,16 +157,16 @@ mf_index_header_decode(const unsigned char in[MF_INDEX_HEADER_SIZE], mf_index_he
         snprintf(err, MF_ERRMSG_SIZE, "%s: not a multifile index (bad magic)", path);
         return -1;
     }
-    if (get_u32(in + 28) != mf_crc32(0, in, 28)) {
+    if (mf_get_u32(in + 28) != mf_crc32(0, in, 28)) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: index header checksum mismatch (corrupt)", path);
         return -1;
     }
-    h->version     = get_u32(in + 8);
-    h->rank        = get_u32(in + 12);
-    h->ranks       = get_u32(in + 16);
-    h->record_size = h->version >= 3 ? get_u16(in + 20) : get_u32(in + 20);
-    h->checksums   = h->version >= 3 ? get_u16(in + 22) : get_u32(in + 24);
-    h->run         = h->version >= 3 ? get_u32(in + 24) : 0;
+    h->version     = mf_get_u32(in + 8);
+    h->rank        = mf_get_u32(in + 12);
+    h->ranks       = mf_get_u32(in + 16);
+    h->record_size = h->version >= 3 ? get_u16(in + 20) : mf_get_u32(in + 20);
+    h->checksums   = h->version >= 3 ? get_u16(in + 22) : mf_get_u32(in + 24);
+    h->run         = h->version >= 3 ? mf_get_u32(in + 24) : 0;
     if (h->checksums != 0 && h->checksums != MF_DATA_CRC32C) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: unknown data checksum kind %" PRIu32, path, h->checksums);
         return -1;

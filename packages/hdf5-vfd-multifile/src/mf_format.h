@@ -94,6 +94,11 @@ typedef char mf_err_t[MF_ERRMSG_SIZE];
 
 /* crc32 (zlib) of the small structures: metafile, index header, records */
 uint32_t mf_crc32(uint32_t crc, const void *buf, size_t len);
+/* little-endian integers of the on-disk structures */
+void     mf_put_u32(unsigned char *p, uint32_t v);
+void     mf_put_u64(unsigned char *p, uint64_t v);
+uint32_t mf_get_u32(const unsigned char *p);
+uint64_t mf_get_u64(const unsigned char *p);
 /* CRC-32C (Castagnoli, ISA-L, hardware-accelerated) of the data bytes; chainable from 0 */
 uint32_t mf_data_crc(uint32_t crc, const void *buf, size_t len);
 

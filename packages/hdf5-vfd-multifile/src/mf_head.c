@@ -94,44 +94,15 @@ fill_text(unsigned char *head, const char *body_name)
 }
 
 static void
-put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t
-get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void
-put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t
-get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void
 fill_slot(unsigned char *slot, const char *body_name, uint64_t run)
 {
     size_t len = strlen(body_name);
     memcpy(slot, SLOT_MAGIC, 8);
-    put32(slot + 8, SLOT_VERSION);
-    put32(slot + 12, (uint32_t)len);
-    put64(slot + 16, run);
+    mf_put_u32(slot + 8, SLOT_VERSION);
+    mf_put_u32(slot + 12, (uint32_t)len);
+    mf_put_u64(slot + 16, run);
     memcpy(slot + 24, body_name, len);
-    put32(slot + 24 + MF_HEAD_NAME_SIZE, mf_crc32(0, slot, 24 + MF_HEAD_NAME_SIZE));
+    mf_put_u32(slot + 24 + MF_HEAD_NAME_SIZE, mf_crc32(0, slot, 24 + MF_HEAD_NAME_SIZE));
 }
 
 /* the body's name from a slot: 0, or -1 with the reason */
@@ -139,9 +110,9 @@ static int
 parse_slot(const unsigned char *slot, const char *path, char name[MF_HEAD_NAME_SIZE], uint64_t *run,
            mf_err_t err)
 {
-    uint32_t len = get32(slot + 12);
+    uint32_t len = mf_get_u32(slot + 12);
     if (memcmp(slot, SLOT_MAGIC, 8) != 0 ||
-        get32(slot + 24 + MF_HEAD_NAME_SIZE) != mf_crc32(0, slot, 24 + MF_HEAD_NAME_SIZE)) {
+        mf_get_u32(slot + 24 + MF_HEAD_NAME_SIZE) != mf_crc32(0, slot, 24 + MF_HEAD_NAME_SIZE)) {
         snprintf(err, MF_ERRMSG_SIZE,
                  "%s: the head of a multifile file whose slot (the name of its directory) is damaged or "
                  "gone (written by HDF5 without the driver?): find its directory NAME.h5mf beside it and "
@@ -149,15 +120,15 @@ parse_slot(const unsigned char *slot, const char *path, char name[MF_HEAD_NAME_S
                  path);
         return -1;
     }
-    if (get32(slot + 8) != SLOT_VERSION || len == 0 || len >= MF_HEAD_NAME_SIZE ||
+    if (mf_get_u32(slot + 8) != SLOT_VERSION || len == 0 || len >= MF_HEAD_NAME_SIZE ||
         memchr(slot + 24, '/', len) || memchr(slot + 24, '\0', len)) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: a multifile head of version %u (this reads 1)", path,
-                 (unsigned)get32(slot + 8));
+                 (unsigned)mf_get_u32(slot + 8));
         return -1;
     }
     memcpy(name, slot + 24, len);
     name[len] = '\0';
-    *run      = get64(slot + 16);
+    *run      = mf_get_u64(slot + 16);
     return 0;
 }
 
