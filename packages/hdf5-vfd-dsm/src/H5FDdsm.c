@@ -68,6 +68,7 @@ typedef struct {
 static dsm_link_t  client_link_g; /* this process's connection as a client */
 static int         client_linked_g = 0;
 static int         file_open_g     = 0;    /* the DSM holds one file at a time */
+static int         finalizing_g    = 0;    /* MPI_Finalize began with a file open */
 static dsm_link_t *host_link_g     = NULL; /* set by the host while its action runs */
 static char        host_name_g[DSM_NAME_MAX];
 static uint64_t    host_size_g = 0;
@@ -297,8 +298,10 @@ disconnect(void)
     return ok ? 0 : -1;
 }
 
-/* at MPI_Finalize (MPI_COMM_SELF's attributes are deleted first thing there, while
- * collective calls still work) */
+/* at MPI_Finalize (MPI_COMM_SELF's attributes are deleted first thing there, in the
+ * reverse order of their setting, while collective calls still work). HDF5 set its own
+ * attribute before this one, at its initialisation, and closes the files left open in it:
+ * with a file open the clients stay linked until that close (dsm_close) */
 static int
 disconnect_at_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
 {
@@ -306,7 +309,10 @@ disconnect_at_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)keyval;
     (void)value;
     (void)extra;
-    disconnect();
+    if (file_open_g)
+        finalizing_g = 1;
+    else
+        disconnect();
     return MPI_SUCCESS;
 }
 
@@ -599,6 +605,8 @@ dsm_close(H5FD_t *_file)
     if (!ok)
         DSM_ERROR("%s: %s", f->name, err);
     free_file(f);
+    if (finalizing_g && disconnect() < 0)
+        ok = 0;
     return ok ? 0 : -1;
 }
 
