@@ -99,6 +99,7 @@ static herr_t dsm_write_selection(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, siz
                                   const void *bufs[]);
 static herr_t dsm_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing);
 static herr_t dsm_ctl(H5FD_t *file, uint64_t op_code, uint64_t flags, const void *input, void **output);
+static herr_t dsm_delete(const char *name, hid_t fapl_id);
 
 static const H5FD_class_t H5FD_dsm_g = {
     H5FD_CLASS_VERSION,    /* struct version       */
@@ -138,7 +139,7 @@ static const H5FD_class_t H5FD_dsm_g = {
     dsm_truncate,          /* truncate             */
     NULL,                  /* lock                 */
     NULL,                  /* unlock               */
-    NULL,                  /* del                  */
+    dsm_delete,            /* del                  */
     dsm_ctl,               /* ctl                  */
     H5FD_FLMAP_DICHOTOMY   /* fl_map               */
 };
@@ -517,26 +518,36 @@ client_link(H5FD_dsm_t *f, const dsm_options_t *o, char *err, size_t len)
     return vfd_agree(f->comm, ok, err, len);
 }
 
+/* ask server 0 (msg: the request, then the answer); every client gets the answer; 0 on
+ * a grant, or -1 with err */
+static int
+client_ask(H5FD_dsm_t *f, dsm_msg_t *msg, const char *what, char *err, size_t len)
+{
+    int       ok  = 1;
+    dsm_msg_t ask = *msg;
+    if (f->link->rank == 0)
+        ok = dsm_link_ask(f->link, &ask, msg, err, len) == 0;
+    if (vfd_agree(f->link->local, ok, err, len) < 0)
+        return -1;
+    MPI_Bcast(msg, (int)sizeof *msg, MPI_BYTE, 0, f->link->local);
+    if (msg->type != DSM_MSG_GRANT) {
+        snprintf(err, len, "the DSM servers refused to %s it: %s", what, msg->name);
+        return -1;
+    }
+    return 0;
+}
+
 /* ask server 0 for the file; every client gets its answer; 0, or -1 with err */
 static int
 client_ask_open(H5FD_dsm_t *f, const char *name, unsigned flags, char *err, size_t len)
 {
-    int       ok  = 1;
     dsm_msg_t msg = {.type = DSM_MSG_OPEN};
     msg.mode      = (flags & (H5F_ACC_CREAT | H5F_ACC_TRUNC)) ? DSM_OPEN_CREATE
                     : (flags & H5F_ACC_RDWR)                  ? DSM_OPEN_RDWR
                                                               : DSM_OPEN_RDONLY;
     snprintf(msg.name, sizeof msg.name, "%s", name);
-    dsm_msg_t ask = msg;
-    if (f->link->rank == 0)
-        ok = dsm_link_ask(f->link, &ask, &msg, err, len) == 0;
-    if (vfd_agree(f->link->local, ok, err, len) < 0)
+    if (client_ask(f, &msg, "open", err, len) < 0)
         return -1;
-    MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, f->link->local);
-    if (msg.type != DSM_MSG_GRANT) {
-        snprintf(err, len, "the DSM servers refused to open it: %s", msg.name);
-        return -1;
-    }
     f->mode     = MODE_CLIENT;
     f->writable = (flags & (H5F_ACC_RDWR | H5F_ACC_CREAT | H5F_ACC_TRUNC)) != 0;
     f->eof      = msg.size;
@@ -578,6 +589,38 @@ dsm_open(const char *name, unsigned flags, hid_t fapl_id, haddr_t maxaddr)
         return NULL;
     }
     return (H5FD_t *)f;
+}
+
+/* H5Fdelete, by every client rank together (as the mpio driver's delete): the servers
+ * forget the file they hold by that name; refused with the reason while a file is open or
+ * when the DSM holds no file of that name (as MPI-IO cannot delete a missing file) */
+static herr_t
+dsm_delete(const char *name, hid_t fapl_id)
+{
+    H5FD_dsm_t    f = {.comm = MPI_COMM_NULL, .info = MPI_INFO_NULL, .mpi_handle = MPI_FILE_NULL};
+    dsm_options_t o;
+    char          err[DSM_ERR_SIZE] = "";
+    if (!name || !*name || strlen(name) >= DSM_NAME_MAX) {
+        DSM_ERROR("invalid file name (empty or longer than %d characters)", DSM_NAME_MAX - 1);
+        return -1;
+    }
+    if (vfd_ensure_mpi(&dsm_driver_g, name) < 0)
+        return -1;
+    if (host_link_g) {
+        DSM_ERROR("%s: a server does not delete the DSM's file", name);
+        return -1;
+    }
+    dsm_msg_t msg = {.type = DSM_MSG_DELETE};
+    snprintf(msg.name, sizeof msg.name, "%s", name);
+    f.name = msg.name;
+    MPI_Info_create(&f.info); /* replaced by the application's hints, if it gave some */
+    int got = client_setup(&f, fapl_id, &o, err, sizeof err) == 0 &&
+              client_link(&f, &o, err, sizeof err) == 0 &&
+              client_ask(&f, &msg, "delete", err, sizeof err) == 0;
+    if (!got)
+        DSM_ERROR("%s: %s", name, err);
+    vfd_comm_free(&f.mpi_handle, &f.comm, &f.info);
+    return got ? 0 : -1;
 }
 
 static herr_t

@@ -122,6 +122,23 @@ answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
         h->open = 1;
 }
 
+/* server 0's answer to a DELETE: the file held, closed, is forgotten */
+static void
+answer_delete(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
+{
+    memset(ans, 0, sizeof *ans);
+    ans->type = DSM_MSG_REFUSE;
+    if (h->open)
+        snprintf(ans->name, sizeof ans->name, "'%.900s' is open", h->held);
+    else if (!*h->held || strcmp(h->held, req->name) != 0)
+        snprintf(ans->name, sizeof ans->name, "the DSM holds no file of this name");
+    else {
+        h->held[0] = '\0';
+        h->size    = 0;
+        ans->type  = DSM_MSG_GRANT;
+    }
+}
+
 void
 h5dsm_host_set_client_timeout(h5dsm_host_t *h, double seconds)
 {
@@ -174,9 +191,12 @@ h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
                 discard_open_file(h, "the clients disconnected without closing it");
             return files;
         }
-        if (msg.type == DSM_MSG_OPEN) {
+        if (msg.type == DSM_MSG_OPEN || msg.type == DSM_MSG_DELETE) {
             dsm_msg_t ans;
-            answer_open(h, &msg, &ans);
+            if (msg.type == DSM_MSG_OPEN)
+                answer_open(h, &msg, &ans);
+            else
+                answer_delete(h, &msg, &ans);
             if (l->rank == 0 && dsm_link_reply(l, &ans) < 0)
                 return -1;
             continue;

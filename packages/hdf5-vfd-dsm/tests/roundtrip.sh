@@ -5,7 +5,8 @@
 # files (time steps) with MPI-IO to disk (the reference) and through the DSM in one MPMD
 # job, where h5dsm-server lists each file through the driver and dumps it to disk; each
 # dump must equal its reference (h5diff), the clients read each file back through the
-# DSM (--verify), and nothing the clients named reaches the disk.
+# DSM (--verify) and delete the last one (H5Fdelete: then it is gone, and a second delete
+# fails), and nothing the clients named reaches the disk.
 set -euo pipefail
 mpiexec=$1 server=$2 workload=$3 distribution=$4 nservers=$5 nclients=$6
 work=$(mktemp -d "${TMPDIR:-/tmp}/dsm-roundtrip.XXXXXX")
@@ -23,8 +24,9 @@ h5diff -q ref_0.h5 ref_1.h5 || status=$?
 
 run "$mpiexec" -n "$nservers" "$server" --size 2m --distribution "$distribution" \
     --action summary --action list --action "dump:dump_{step}.h5" \
-    : -n "$nclients" "$workload" mpmd "mem_{step}.h5" "$steps" --verify | tee out.txt
+    : -n "$nclients" "$workload" mpmd "mem_{step}.h5" "$steps" --verify --delete-last | tee out.txt
 grep -q "workload: ok ($steps files, $nclients ranks, verified)" out.txt
+grep -q "workload: mem_$((steps - 1)).h5 deleted" out.txt
 grep -q "h5dsm-server: the clients disconnected after $steps file(s)" out.txt
 grep -q 'DATASET "/fields/pressure" { '"$((64 * nclients))"', 96 }' out.txt
 for ((k = 0; k < steps; k++)); do

@@ -17,7 +17,8 @@
  * <ranks> ranks)" (client ranks). --die-mid-file: in the last file, rank 0 kills itself (SIGKILL) after the
  * first dataset is written (tests: a client job that dies with a file open). --open-at-finalize: the last
  * file is never closed by the program: HDF5 closes it inside MPI_Finalize (as HDF5's t_pshutdown does), and
- * it cannot be verified from here (the servers' dump can).
+ * it cannot be verified from here (the servers' dump can). --delete-last: then H5Fdelete of the last file,
+ * after which it must be inaccessible and a second H5Fdelete must fail.
  */
 #include "H5FDdsm.h"
 
@@ -37,6 +38,7 @@ static const char *g_config = NULL; /* --config: the DSM driver's configuration 
 static int         g_die    = 0;    /* --die-mid-file */
 static int         g_alone  = 0;    /* --alone: rank 0 opens the first file without the others */
 static int         g_leave  = 0;    /* --open-at-finalize: the last file is left open */
+static int         g_delete = 0;    /* --delete-last */
 
 static void
 fail(const char *what, const char *file)
@@ -209,6 +211,26 @@ verify_file(const char *name, hid_t fapl, int step, int ndsets, hsize_t rows)
     return wrong;
 }
 
+/* H5Fdelete: the file is gone, and a second delete fails */
+static void
+delete_file(const char *name, hid_t fapl)
+{
+    CHECK(H5Fdelete(name, fapl), "H5Fdelete", name);
+    htri_t there = -1, again = -1;
+    H5E_BEGIN_TRY
+    {
+        there = H5Fis_accessible(name, fapl);
+        again = H5Fdelete(name, fapl);
+    }
+    H5E_END_TRY
+    if (there > 0 || again >= 0)
+        fail(there > 0 ? "H5Fis_accessible after H5Fdelete (it answered yes)"
+                       : "a second H5Fdelete (it succeeded)",
+             name);
+    if (g_rank == 0)
+        printf("workload: %s deleted\n", name);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -227,6 +249,8 @@ main(int argc, char **argv)
             g_alone = 1;
         else if (!strcmp(argv[i], "--open-at-finalize"))
             g_leave = 1;
+        else if (!strcmp(argv[i], "--delete-last"))
+            g_delete = 1;
         else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
             rows = strtoull(argv[++i], NULL, 10);
         else if (nargs < 4)
@@ -234,7 +258,7 @@ main(int argc, char **argv)
     }
     if (nargs < 3 || rows == 0) {
         fprintf(stderr, "usage: h5dsm-workload mpio|mpmd|env PATTERN STEPS [NDSETS] [--verify] [--rows N] "
-                        "[--config C] [--die-mid-file] [--alone] [--open-at-finalize]\n");
+                        "[--config C] [--die-mid-file] [--alone] [--open-at-finalize] [--delete-last]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* HDF5 first, as most programs start it (any H5P call does): its own MPI_Finalize
@@ -273,6 +297,8 @@ main(int argc, char **argv)
         write_file(name, fapl, step, ndsets, rows, step == steps - 1);
         if (verify && !(g_leave && step == steps - 1))
             wrong += verify_file(name, fapl, step, ndsets, rows);
+        if (g_delete && step == steps - 1)
+            delete_file(name, fapl);
         H5Pclose(fapl);
     }
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, g_comm);
