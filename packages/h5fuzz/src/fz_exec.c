@@ -118,6 +118,24 @@ transfer_multi(fz_part_t *w, size_t n, int write, hid_t dxpl)
                  : H5Dread_multi(n, d, t, ms, fs, dxpl, b);
 }
 
+/* a collective transfer that HDF5 carried out independently (H5Pget_mpio_actual_io_mode:
+ * no collective I/O on some rank, e.g. a type conversion with selection I/O off in HDF5
+ * 1.14.6) orders nothing: neither MPI-IO nor a driver sees a collective call, so a rank
+ * that returns may write over what another still reads, or read before another's part
+ * is written. The program then orders the ranks itself, as MPI asks: every rank waits
+ * until all have returned (the MPI_Allreduce). Collective; 1 when it did. */
+static int
+order_if_independent(hid_t dxpl, fz_ctx_t *c)
+{
+    H5D_mpio_actual_io_mode_t mode = H5D_MPIO_NO_COLLECTIVE;
+    int                       independent;
+    if (H5Pget_mpio_actual_io_mode(dxpl, &mode) < 0)
+        mode = H5D_MPIO_NO_COLLECTIVE; /* unknown: ordered, to be safe */
+    independent = mode == H5D_MPIO_NO_COLLECTIVE;
+    MPI_Allreduce(MPI_IN_PLACE, &independent, 1, MPI_INT, MPI_MAX, c->comm);
+    return independent;
+}
+
 /* the transfer of parts w[0..n) of operations ops[i..i+n): alone, or joined in one call */
 static int
 transfer_parts(const fz_plan_t *p, size_t i, fz_part_t *w, size_t n, int write, fz_ctx_t *c)
@@ -125,6 +143,9 @@ transfer_parts(const fz_plan_t *p, size_t i, fz_part_t *w, size_t n, int write, 
     const fz_op_t *op   = &p->ops[i];
     hid_t          dxpl = fz_transfer_list(op);
     herr_t         rc   = n == 1 ? fz_part_transfer(w, write, dxpl) : transfer_multi(w, n, write, dxpl);
+    if (op->coll && order_if_independent(dxpl, c) && c->verbose && c->rank == 0)
+        printf("h5fuzz: op %zu: HDF5 did this collective %s independently: the ranks are ordered after it\n",
+               i, write ? "write" : "read");
     H5Pclose(dxpl);
     if (rc >= 0)
         return 0;
