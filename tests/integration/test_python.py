@@ -74,13 +74,19 @@ def test_the_workload_through_each_driver_equals_mpi_io(stack, tmp_path):
 def test_h5vfd_functions_and_their_errors(tmp_path):
     """info as a dataclass, merge with a progress callback, in place; errors carry h5mf's
     message; a directory h5py cannot open gets a reason from h5vfd.open, and h5py's own
-    IsADirectoryError on a multifile directory points to h5vfd.open and is_multifile."""
+    IsADirectoryError on a multifile directory points to h5vfd.open and is_multifile. A
+    head (layout=head) is a multifile file to is_multifile, open and info; h5py alone
+    opens the small HDF5 file it is."""
     stack = "mpich-hdf5-1.14"
     script = f"""
         mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile
+        mpiexec -n 2 python3 {WORKLOAD} hd.h5 --driver multifile --config layout=head
         mkdir plain
         python3 - <<'EOF'
 import h5py, h5vfd
+with h5vfd.open("hd.h5") as f, h5py.File("hd.h5", "r", driver="sec2") as alone:
+    print("head", h5vfd.is_multifile("hd.h5"), f.attrs["writer_ranks"], h5vfd.info("hd.h5").ranks,
+          list(alone.attrs), len(alone), h5vfd.is_multifile("hd.h5.h5mf"))
 i = h5vfd.info("mf.h5")
 print("info", i.ranks, i.state, i.complete, i.committed_epochs > 0, len(i.per_rank), i.per_rank[1].rank)
 with h5vfd.open("mf.h5") as f:
@@ -105,6 +111,7 @@ print("is_hdf5", h5py.is_hdf5("mf.h5"), h5vfd.is_multifile("mf.h5"))
 EOF
     """
     out = run(stack, script, tmp_path)
+    assert "head True 2 2 ['multifile'] 0 True" in out, out
     assert "info 2 complete True True 2 1" in out, out
     assert "open 2 True" in out, out  # read in place: still a directory
     assert "hint True True" in out, out

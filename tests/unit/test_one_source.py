@@ -236,14 +236,15 @@ def test_the_error_classes_take_the_version_from_the_build():
 # -- the drivers' C constants in Python: generated from the headers ----------------------
 def _c_strings():
     """{value: macro} of the string #defines of the public headers and of the constants
-    h5vfd takes from the C side (pyconstants.CONSTANTS)."""
+    h5vfd takes from the C side (pyconstants.CONSTANTS: strings and integers)."""
     from h5stack.stacks import pyconstants
 
     found = {}
     for name in _tracked(":(glob)packages/*/include/*.h"):
         found |= {v: m for m, v in re.findall(r'^#\s*define\s+(\w+)\s+"([^"]*)"', _read(name), re.M)}
     for header, macro in pyconstants.CONSTANTS.values():
-        found[pyconstants.c_string(header, macro)] = macro
+        value = pyconstants.c_value(header, macro)
+        found[value.strip('"') if value.startswith('"') else int(value)] = macro
     return found
 
 

@@ -17,7 +17,6 @@
 
 #include "vfd_path.h"
 
-#define SLOT_MAGIC   "H5MFHEAD"
 #define SLOT_VERSION 1
 #define SLOT_BYTES   (8 + 4 + 4 + 8 + MF_HEAD_NAME_SIZE + 4)
 #define TEXT_AT      872  /* the attribute's value: right after the template */
@@ -97,7 +96,7 @@ static void
 fill_slot(unsigned char *slot, const char *body_name, uint64_t run)
 {
     size_t len = strlen(body_name);
-    memcpy(slot, SLOT_MAGIC, 8);
+    memcpy(slot, MF_HEAD_MAGIC, 8);
     mf_put_u32(slot + 8, SLOT_VERSION);
     mf_put_u32(slot + 12, (uint32_t)len);
     mf_put_u64(slot + 16, run);
@@ -111,7 +110,7 @@ parse_slot(const unsigned char *slot, const char *path, char name[MF_HEAD_NAME_S
            mf_err_t err)
 {
     uint32_t len = mf_get_u32(slot + 12);
-    if (memcmp(slot, SLOT_MAGIC, 8) != 0 ||
+    if (memcmp(slot, MF_HEAD_MAGIC, 8) != 0 ||
         mf_get_u32(slot + 24 + MF_HEAD_NAME_SIZE) != mf_crc32(0, slot, 24 + MF_HEAD_NAME_SIZE)) {
         snprintf(err, MF_ERRMSG_SIZE,
                  "%s: the head of a multifile file whose slot (the name of its directory) is damaged or "
@@ -147,7 +146,7 @@ mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t err
     /* a head by its slot (HDF5 without the driver may have rewritten the HDF5 part), or
      * by its template (the slot then damaged); else any other file */
     int template = whole && memcmp(buf, head_template, TEXT_AT) == 0;
-    if (!whole || (!template && memcmp(buf + MF_HEAD_SLOT, SLOT_MAGIC, 8) != 0))
+    if (!whole || (!template && memcmp(buf + MF_HEAD_SLOT, MF_HEAD_MAGIC, 8) != 0))
         return 0;
     char name[MF_HEAD_NAME_SIZE], copy[PATH_MAX], real[PATH_MAX];
     if (parse_slot(buf + MF_HEAD_SLOT, path, name, run, err) < 0)

@@ -29,6 +29,7 @@
 #define MF_HEAD_SLOT      2048 /* where the slot begins */
 #define MF_HEAD_NAME_SIZE 256  /* the body's name in the slot, NUL included */
 #define MF_HEAD_SUFFIX    ".h5mf"
+#define MF_HEAD_MAGIC     "H5MFHEAD" /* the slot's first 8 bytes */
 
 /* does path name a head (a regular HDF5 file with a slot, or that begins with the
  * template)? 1 with the body's path (beside the head; beside its target for a symbolic

@@ -11,3 +11,9 @@ DSM = "dsm"
 #: the file that makes a directory a multifile directory
 #: (MF_METAFILE_NAME, packages/hdf5-vfd-multifile/src/mf_format.h)
 METAFILE = "metafile"
+#: the first bytes of a head's slot (a multifile file's head, layout=head)
+#: (MF_HEAD_MAGIC, packages/hdf5-vfd-multifile/src/mf_head.h)
+HEAD_MAGIC = "H5MFHEAD"
+#: where a head's slot begins
+#: (MF_HEAD_SLOT, packages/hdf5-vfd-multifile/src/mf_head.h)
+HEAD_SLOT = 2048

@@ -9,6 +9,7 @@ property list (H5Pset_driver_by_name) and gives it the communicator
 
 from __future__ import annotations
 
+import builtins
 import os
 from typing import Any
 
@@ -55,24 +56,41 @@ def register() -> None:
 
 
 def is_multifile(path: str | os.PathLike) -> bool:
-    """Is path a multifile directory (one written by the multifile driver, not merged)?"""
-    return os.path.isdir(path) and os.path.isfile(os.path.join(path, _cnames.METAFILE))
+    """Is path a multifile file (written by the multifile driver, not merged): a multifile
+    directory, or the head of one (layout=head: a small HDF5 file whose slot names the
+    directory beside it)?"""
+    if os.path.isdir(path):
+        return os.path.isfile(os.path.join(path, _cnames.METAFILE))
+    return _is_head(path)
+
+
+def _is_head(path: str | os.PathLike) -> bool:
+    """Does path begin like a head: a regular file with the slot's mark at its place?"""
+    magic = _cnames.HEAD_MAGIC.encode()
+    try:
+        with builtins.open(path, "rb") as f:
+            f.seek(_cnames.HEAD_SLOT)
+            return f.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  # noqa: A001
     """h5py.File, with the driver a multifile directory needs picked for it.
 
-    A directory written by the multifile driver is opened with driver="multifile" (the
-    communicator: comm, else MPI.COMM_WORLD); read-only, it is read in place, as the
-    driver does by default (the directory stays as it is; config="read=merge" would
-    replace it by the reconstructed file). Anything else opens as h5py would open it. A
-    directory that is not a multifile directory is refused with the reason, where h5py
-    would say only IsADirectoryError.
+    A file written by the multifile driver (its directory, or the head that names it) is
+    opened with driver="multifile" (the communicator: comm, else MPI.COMM_WORLD);
+    read-only, it is read in place, as the driver does by default (the directory stays as
+    it is; config="read=merge" would replace it by the reconstructed file). Anything else
+    opens as h5py would open it: h5py alone would open a head as the small HDF5 file it
+    is, whose only content is the attribute that says what it is. A directory that is not
+    a multifile directory is refused with the reason, where h5py would say only
+    IsADirectoryError.
     """
     import h5py
 
     register()
-    if os.path.isdir(path) and "driver" not in kwargs:
+    if "driver" not in kwargs and (os.path.isdir(path) or _is_head(path)):
         if not is_multifile(path):
             raise DriverError(f"{os.fspath(path)}: a directory, but not a multifile directory (no metafile)")
         if comm is None:
