@@ -877,34 +877,53 @@ remove_stale_outputs(const char *parent, const char *base)
         closedir(d);
 }
 
+int
+mf_body_state(const char *body)
+{
+    struct stat st;
+    mf_meta_t   meta;
+    mf_err_t    ignored;
+    char        data[PATH_MAX];
+    if (lstat(body, &st) != 0 || !S_ISDIR(st.st_mode) || !mf_is_multifile(body) ||
+        mf_meta_read(body, &meta, ignored) < 0)
+        return MF_BODY_OTHER;
+    int owned = mf_head_owned(body, meta.run);
+    if (owned != 0)
+        return owned > 0 ? MF_BODY_OWNED : MF_BODY_OTHER;
+    snprintf(data, sizeof data, "%s/0", body);
+    int fd = open(data, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), busy = 0;
+    if (fd >= 0) {
+        busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+        close(fd);
+    }
+    return busy ? MF_BODY_BUSY : MF_BODY_ORPHAN;
+}
+
+int
+mf_remove_orphan(const char *body)
+{
+    if (mf_body_state(body) != MF_BODY_ORPHAN) {
+        errno = EBUSY;
+        return -1;
+    }
+    return rm_multifile_dir(body);
+}
+
 /* the directory NAME.h5mf beside path when no head names it and no writer holds it: what
  * a merge in place of a head leaves when it is cut after its rename (the directory's
  * removal unfinished, metafile last), or an empty remnant of it */
 static void
 remove_orphan_body(const char *path)
 {
-    char        body[PATH_MAX], data[PATH_MAX];
+    char        body[PATH_MAX];
     struct stat st;
-    mf_meta_t   meta;
-    mf_err_t    ignored;
     snprintf(body, sizeof body, "%s%s", path, MF_HEAD_SUFFIX);
     if (lstat(body, &st) != 0 || !S_ISDIR(st.st_mode))
         return;
-    if (!mf_is_multifile(body)) {
+    if (!mf_is_multifile(body))
         rmdir(body); /* empty, or not ours: rmdir removes nothing else */
-        return;
-    }
-    if (mf_meta_read(body, &meta, ignored) < 0 || mf_head_owned(body, meta.run) != 0)
-        return;
-    snprintf(data, sizeof data, "%s/0", body);
-    int fd = open(data, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) { /* being written */
-        close(fd);
-        return;
-    }
-    rm_multifile_dir(body);
-    if (fd >= 0)
-        close(fd);
+    else
+        mf_remove_orphan(body);
 }
 
 void

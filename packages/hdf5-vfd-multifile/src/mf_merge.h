@@ -114,6 +114,16 @@ void mf_merge_unlock_dir(void);
  * no writer holds; see mf_merge.c) */
 void mf_remove_stale(const char *path);
 
+/* what a head's directory (NAME.h5mf, NAME.<run>.h5mf) is to a cleaner: an orphan (a
+ * multifile directory that no head in its own directory names with its run, and that no
+ * writer holds), owned by a head, being written, or something else (not a multifile
+ * directory; unreadable) */
+enum { MF_BODY_ORPHAN, MF_BODY_OWNED, MF_BODY_BUSY, MF_BODY_OTHER };
+int mf_body_state(const char *body);
+/* remove body if it is an orphan (its metafile last); 0, or -1 (errno; EBUSY: not an
+ * orphan) */
+int mf_remove_orphan(const char *body);
+
 /* remove a directory tree; 0 or -1 */
 int mf_rmtree(const char *path);
 

@@ -8,8 +8,9 @@
 # what the file is and how to read it; the head's HDF5 bytes are what this HDF5 writes;
 # h5mf takes the head for its directory; a renamed head keeps its directory, a new file
 # of the old name gets another; an orphan directory (its head removed) is replaced by
-# a new file of its name; a head without its directory, or with its slot overwritten,
-# is refused with the reason.
+# a new file of its name, and h5mf clean lists and removes orphans (not one a writer
+# holds); a head without its directory, or with its slot overwritten, is refused with
+# the reason.
 set -euo pipefail
 mpiexec=$1 prog=$2 template=$3 h5mf=$4
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-head.XXXXXX")
@@ -42,6 +43,20 @@ h5diff "$work/copy.h5" "$work/copy2.h5" >/dev/null || fail "the renamed head's f
 compgen -G "$work/p.h5.*.h5mf" >/dev/null || fail "the new p.h5 took the renamed head's directory"
 # the orphans of the first run were replaced, not kept beside new directories
 compgen -G "$work/gone.h5.*.h5mf" >/dev/null && fail "the orphan gone.h5.h5mf was kept"
+# h5mf clean: the orphans (heads removed) listed, then removed; one a writer holds, and
+# every directory a head names, kept
+(exec 9<"$work/gone2.h5.h5mf/0" && flock -x 9 && exec sleep 30) &
+holder=$!
+for ((i = 0; i < 50; i++)); do flock -xn "$work/gone2.h5.h5mf/0" true || break; sleep 0.1; done
+"$h5mf" info "$work/gone.h5.h5mf" | grep -q "an orphan: " || fail "h5mf info does not call gone.h5.h5mf an orphan"
+"$h5mf" clean "$work" >"$work/out" 2>&1 || fail "h5mf clean: $(cat "$work/out")"
+grep -qx "orphan: $work/gone.h5.h5mf" "$work/out" && ! grep -q "gone2\|p.h5" "$work/out" &&
+    grep -q "1 orphan(s) (directories being written are not orphans)" "$work/out" || fail "h5mf clean: $(cat "$work/out")"
+"$h5mf" clean "$work" --remove >"$work/out" 2>&1 || fail "h5mf clean --remove: $(cat "$work/out")"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null || true
+[[ ! -e $work/gone.h5.h5mf && -d $work/gone2.h5.h5mf && -d $work/p.h5.h5mf ]] || fail "h5mf clean --remove: $(ls "$work")"
+"$h5mf" clean "$work" --remove >"$work/out" 2>&1 && grep -q "removed: $work/gone2.h5.h5mf" "$work/out" ||
+    fail "h5mf clean --remove, the writer gone: $(cat "$work/out")"
 # merged in place: an ordinary file at the path, no directory left
 body=$(ls -d "$work"/p.h5.*.h5mf)
 cp -a "$body" "$work/saved.h5mf"
@@ -95,5 +110,5 @@ long=$(printf 'n%.0s' {1..240}).h5
 step create "$long" 5 && step check "$long" 5 || fail "a name of 243 bytes: $(tail -3 "$work/out")"
 cd "$work"
 echo "head: ok (netCDF's sniff, stat, reopen, MPI_File_delete, remove, H5Fdelete; h5dump without the driver;"
-echo "h5mf on heads; renamed heads, orphans, a head without its directory or slot, stale copies, heads"
+echo "h5mf on heads, h5mf clean; renamed heads, orphans, a head without its directory or slot, stale copies, heads"
 echo "HDF5 rewrote, H5F_ACC_EXCL, links, long names)"

@@ -10,6 +10,9 @@
  *                                      after checking every data checksum (unless
  *                                      --no-verify); under mpiexec the ranks share
  *                                      the work
+ *   h5mf clean DIR [--remove]          list (remove) the orphans in the directory DIR:
+ *                                      head layout directories (NAME.h5mf) that no
+ *                                      head beside them names and no writer holds
  * The index is resolved in address windows of at most --memory bytes of records each
  * (default 1G; see mf_merge.h): memory stays bounded whatever the directory holds.
  * Exit status: 0 success, 1 failure (message on stderr), 2 usage error.
@@ -17,6 +20,7 @@
 #include "mf_head.h"
 #include "mf_merge.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -69,11 +73,15 @@ usage(FILE *out)
                  "       h5mf verify DIR [--partial]\n"
                  "       h5mf merge DIR [-o FILE] [--partial] [--force] [--no-verify] [--memory SIZE] [-q]\n"
                  "                  [--progress-lines]\n"
+                 "       h5mf clean DIR [--remove]\n"
                  "\n"
                  "  info     what the directory holds: ranks, records, bytes, completion\n"
                  "  verify   check the metafile, every index record and every data checksum\n"
                  "  merge    reconstruct the ordinary HDF5 file; without -o it atomically replaces DIR\n"
                  "           (run it under mpiexec to share the work among ranks)\n"
+                 "  clean    list the orphans in the directory DIR: directories NAME.h5mf of the head\n"
+                 "           layout that no head beside them names (its head removed by rm, remove() or\n"
+                 "           MPI_File_delete) and no writer holds; --remove deletes them\n"
                  "  --partial  accept a directory whose writer did not close it: use the data of\n"
                  "             every completed flush (merge then needs -o: DIR is kept)\n"
                  "  --force    let -o overwrite an existing FILE\n"
@@ -248,6 +256,9 @@ cmd_info(const char *dir, int json)
                    dropped);
         if (*d.problem)
             printf("  DAMAGED: %s\n", d.problem);
+        if (!head_g && mf_body_state(dir) == MF_BODY_ORPHAN)
+            printf("  an orphan: the directory of a head layout file whose head is gone (nothing reads "
+                   "it; `h5mf clean --remove` deletes it)\n");
     }
     mf_dir_free(&d);
     return 0;
@@ -468,20 +479,25 @@ cmd_merge(const char *dir, const char *out, int partial, int force, int verify, 
 /* the command line's options */
 typedef struct {
     const char *out;
-    int         partial, force, json, quiet, verify, lines;
+    int         partial, force, json, quiet, verify, lines, remove;
 } args_t;
 
 /* the options into a; -1 to go on, else the exit status (usage printed by rank 0) */
 static int
 parse_options(int argc, char **argv, args_t *a)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, 0, 'o'},   {"partial", no_argument, 0, 'p'},
-        {"force", no_argument, 0, 'f'},          {"json", no_argument, 0, 'j'},
-        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {"no-verify", no_argument, 0, 'n'},      {"memory", required_argument, 0, 'm'},
-        {"progress-lines", no_argument, 0, 'P'}, {0, 0, 0, 0}};
-    int c;
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"partial", no_argument, 0, 'p'},
+                                         {"force", no_argument, 0, 'f'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"no-verify", no_argument, 0, 'n'},
+                                         {"memory", required_argument, 0, 'm'},
+                                         {"progress-lines", no_argument, 0, 'P'},
+                                         {"remove", no_argument, 0, 'r'},
+                                         {0, 0, 0, 0}};
+    int                        c;
     *a = (args_t){.verify = 1};
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         switch (c) {
@@ -505,6 +521,9 @@ parse_options(int argc, char **argv, args_t *a)
                 break;
             case 'P':
                 a->lines = 1;
+                break;
+            case 'r':
+                a->remove = 1;
                 break;
             case 'm': {
                 uint64_t bytes = parse_size(optarg);
@@ -573,7 +592,7 @@ check_paths(const char *cmd, const char *dir, const char *out)
 {
     struct stat st;
     int         known = !strcmp(cmd, "info") || !strcmp(cmd, "verify") || !strcmp(cmd, "merge");
-    const char *empty = known && !*dir ? "DIR" : out && !*out ? "-o FILE" : NULL;
+    const char *empty = (known || !strcmp(cmd, "clean")) && !*dir ? "DIR" : out && !*out ? "-o FILE" : NULL;
     if (empty) { /* not "/metafile", nor a file made in "." */
         if (rank_g == 0)
             fprintf(stderr, "h5mf: %s: the path is empty\n", empty);
@@ -593,9 +612,52 @@ check_paths(const char *cmd, const char *dir, const char *out)
     return -1;
 }
 
+/* h5mf clean: every NAME.h5mf directory in dir, by what it is; the orphans listed or
+ * removed (rank 0; the others wait) */
+static int
+cmd_clean(const char *dir, int remove)
+{
+    int            rc = 0, orphans = 0, busy = 0;
+    DIR           *d = rank_g == 0 ? opendir(dir) : NULL;
+    struct dirent *e;
+    if (rank_g == 0 && !d) {
+        fprintf(stderr, "h5mf: %s: cannot read the directory: %s\n", dir, strerror(errno));
+        rc = 1;
+    }
+    while (d && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name), k = strlen(MF_HEAD_SUFFIX);
+        char   body[PATH_MAX];
+        if (n <= k || strcmp(e->d_name + n - k, MF_HEAD_SUFFIX) != 0)
+            continue;
+        snprintf(body, sizeof body, "%s/%s", dir, e->d_name);
+        int state = mf_body_state(body);
+        busy += state == MF_BODY_BUSY;
+        if (state != MF_BODY_ORPHAN)
+            continue;
+        orphans++;
+        if (!remove)
+            printf("orphan: %s\n", body);
+        else if (mf_remove_orphan(body) == 0)
+            printf("removed: %s\n", body);
+        else {
+            fprintf(stderr, "h5mf: %s: cannot remove: %s\n", body, strerror(errno));
+            rc = 1;
+        }
+    }
+    if (d) {
+        closedir(d);
+        printf("%s: %d orphan(s)%s%s\n", dir, orphans, remove ? " removed" : "",
+               busy ? " (directories being written are not orphans)" : "");
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return rc;
+}
+
 static int
 run(const char *cmd, const char *dir, const args_t *a)
 {
+    if (!strcmp(cmd, "clean"))
+        return cmd_clean(dir, a->remove);
     if (!strcmp(cmd, "info"))
         return cmd_info(dir, a->json);
     if (!strcmp(cmd, "verify"))
@@ -637,7 +699,12 @@ main(int argc, char **argv)
     int         rc  = parse_options(argc, argv, &a);
     const char *dir = rc < 0 ? argv[optind + 1] : NULL;
     char        body[PATH_MAX];
-    if (rc < 0)
+    if (rc < 0 && a.remove && strcmp(argv[optind], "clean") != 0) {
+        if (rank_g == 0)
+            fprintf(stderr, "h5mf: --remove is an option of clean only\n");
+        rc = 2;
+    }
+    if (rc < 0 && strcmp(argv[optind], "clean") != 0) /* clean takes a plain directory */
         rc = resolve_head(&dir, body);
     if (rc < 0)
         rc = check_paths(argv[optind], dir, a.out);
