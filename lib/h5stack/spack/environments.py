@@ -4,8 +4,8 @@ stacks.yaml, so that the local stacks and the Spack ones are described once.
 
 One environment per MPI of stacks.yaml with a Spack name (`spack`) and HDF5 series
 (`<mpi>-hdf5-<series>`: HDF5 plain and with the multifile patch; h5stack's packages that
-have a Spack recipe, h5py with MPI and h5stack's Python package, all built against the
-plain HDF5), and `matrix` (every stack at once, each root concretized on its own).
+have a Spack recipe, h5py with MPI and h5stack's Python package, and netCDF-C with MPI for
+the series the local stacks build it for, all built against the plain HDF5), and `matrix` (every stack at once, each root concretized on its own).
 The files are generated, never edited; `--check` fails when a committed one is stale.
 """
 
@@ -25,7 +25,7 @@ HEADER = "# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause\
 STACK = """\
 # {name}: parallel HDF5 {series_text} with {mpi_description} ({mpi}; the same stack as
 # `./h5stack setup {name}` builds locally), plain and with the multifile patch, and
-# h5stack's packages, h5py and h5vfd (built against the plain HDF5). See docs/spack.md:
+# {contents} (built against the plain HDF5). See docs/spack.md:
 #   spack -C site-configs/<system>/spack -e environments/{name} install
 # Generated from stacks.yaml by `./h5stack spack-envs`: edit stacks.yaml.
 spack:
@@ -67,6 +67,10 @@ spack:
     - [{packages}]
     - [{plain_hdf5s}]
     - [$^mpis]
+  - matrix:
+    - ['{netcdf}']
+    - [{netcdf_hdf5s}]
+    - [$^mpis]
   concretizer:
     unify: false
   view: false
@@ -85,6 +89,17 @@ def python_packages():
     return [f"py-h5py@{pins()['h5py']} +mpi", OWN_PYTHON]
 
 
+#: netCDF-C with MPI (parallel netCDF-4, through HDF5), for the HDF5 series whose local
+#: stacks build it (stacks.yaml netcdf_test_builds); without the compression plugins,
+#: as locally: fewer sources for an offline site
+NETCDF = "netcdf-c +mpi ~dap ~szip ~blosc ~zstd"
+
+
+def clients(config, series):
+    """The libraries of other projects an environment of this HDF5 series holds."""
+    return [NETCDF] if series in [str(s) for s in config["netcdf_test_builds"]["series"]] else []
+
+
 def yaml_item(spec):
     """A spec as a YAML list item: quoted where a colon would make it a mapping (mpich@4.2:)."""
     return f"'{spec}'" if ":" in spec else spec
@@ -100,7 +115,7 @@ def render(config=None):
         for s in series:
             name = f"{mpi_name}-hdf5-{s}"
             specs = [f"hdf5@{s} {HDF5} {v}multifile ^{mpi}" for v in "~+"]
-            specs += [f"{p} ^hdf5@{s} {HDF5} ~multifile ^{mpi}" for p in pkgs]
+            specs += [f"{p} ^hdf5@{s} {HDF5} ~multifile ^{mpi}" for p in pkgs + clients(config, s)]
             lines = "".join(f"  - {yaml_item(spec)}\n" for spec in specs)
             series_text = s if "." in s else f"{s}.x"
             texts[name] = HEADER + STACK.format(
@@ -110,6 +125,9 @@ def render(config=None):
                 mpi=mpi,
                 specs=lines,
                 mpi_description=config["mpis"][mpi_name].get("description", mpi_name),
+                contents="h5stack's packages, h5py, h5vfd and netCDF-C"
+                if clients(config, s)
+                else "h5stack's packages, h5py and h5vfd",
             )
     texts["matrix"] = HEADER + MATRIX.format(
         series_list=" and ".join(s if "." in s else f"{s}.x" for s in series),
@@ -119,6 +137,8 @@ def render(config=None):
         hdf5=HDF5,
         packages=", ".join(pkgs),
         plain_hdf5s=", ".join(f"'^hdf5@{s} {HDF5} ~multifile'" for s in series),
+        netcdf=NETCDF,
+        netcdf_hdf5s=", ".join(f"'^hdf5@{s} {HDF5} ~multifile'" for s in series if clients(config, s)),
     )
     return texts
 
