@@ -1,5 +1,6 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""HDF5's own tests with the multifile driver loaded as a plugin.
+"""HDF5's own tests with the multifile driver loaded as a plugin, and HDF5's parallel
+tests through the DSM.
 
 `./h5stack test` builds HDF5's test programs beside each plain stack whose source
 ships them (stacks.yaml `hdf5_test_builds`: the 1.14 stacks; the 2.x source has no
@@ -21,6 +22,9 @@ from conftest import FULL, ROOT, Stacks, in_stack, preload_library, tested_stack
 SUITE = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests", "hdf5-suite")
 with open(os.path.join(SUITE, "exclusions.yaml")) as _f:
     EXCLUSIONS = yaml.safe_load(_f)
+DSM_TESTS = os.path.join(ROOT, "packages", "hdf5-vfd-dsm", "tests")
+with open(os.path.join(DSM_TESTS, "testpar_exclusions.yaml")) as _f:
+    DSM_EXCLUSIONS = yaml.safe_load(_f)
 
 
 def _cases():
@@ -180,6 +184,60 @@ def test_parallel_programs_through_multifile(stack, build_dir, variant, ranks, s
         if not ok:
             failed.append(f"{name} {args}:\n{out[-3000:]}")
     assert not failed, "\n\n".join(failed)
+
+
+#: HDF5's testpar programs through the DSM, each the client job of a fresh server job
+#: (client_job.sh: separate jobs, which Debian's Open MPI 4 joins through an ompi-server;
+#: MPICH 4.0.2 cannot open ports), the plugin through the preload library: the Open MPI
+#: stacks with HDF5's test programs, 2 ranks; --full: 2 and 4
+DSM_RUNS = [
+    pytest.param(stack, build_dir, ranks, id=f"{stack}-{ranks}")
+    for stack, build_dir in (case.values for case in CASES)
+    for ranks in (2, 4)
+    if stack.startswith("openmpi") and (FULL or ranks == 2)
+]
+
+
+def test_some_stack_runs_testpar_through_the_dsm():
+    assert DSM_RUNS, "no Open MPI stack has HDF5's test programs (stacks.yaml hdf5_test_builds)"
+
+
+@pytest.mark.parametrize("stack, build_dir, ranks", DSM_RUNS)
+def test_parallel_programs_through_the_dsm(stack, build_dir, ranks, stacks, stack_descriptions, tmp_path):
+    """HDF5's testpar programs through the DSM (a 2 GiB server job each), all but the
+    exclusions of the DSM's testpar_exclusions.yaml (each with its class and reason):
+    every one that runs must pass and leave its server job well; testphdf5 must really
+    have used the DSM (its server job served its files)."""
+    programs = _testpar_programs(stack, build_dir, tmp_path)
+    excluded = DSM_EXCLUSIONS["programs"]
+    stale = sorted(set(excluded) - set(programs))
+    assert not stale, f"testpar_exclusions.yaml names testpar programs HDF5 does not have: {stale}"
+    preload = preload_library(stacks, stack_descriptions, stack)
+    client_job = os.path.join(DSM_TESTS, "client_job.sh")
+    skip = " ".join(f"-x {t}" for t in DSM_EXCLUSIONS["testphdf5"])
+    failed, served = [], {}
+    for name in (p for p in programs if p not in excluded):
+        args = skip if name == "testphdf5" else ""
+        program = os.path.join(build_dir, "bin", name)
+        script = f"{client_job} mpiexec h5dsm-server 2g 900 {ranks} env LD_PRELOAD={preload} {program} {args}"
+        proc = in_stack(stack, script, tmp_path, timeout=2000)
+        out = proc.stdout + proc.stderr
+        if proc.returncode != 0 or ("client_job: ok" not in out and "opened no DSM file" not in out):
+            failed.append(f"{name} {args} (exit {proc.returncode}):\n{out[-3000:]}")
+        found = re.search(r"client_job: ok \(the server job served (\d+) file", out)
+        served[name] = int(found.group(1)) if found else 0
+    assert not failed, "\n\n".join(failed)
+    assert served["testphdf5"] > 100, f"testphdf5's files did not go through the DSM: {served}"
+
+
+def test_dsm_readme_lists_every_exclusion():
+    with open(os.path.join(ROOT, "packages", "hdf5-vfd-dsm", "README.md")) as f:
+        readme = f.read()
+    excluded = [*DSM_EXCLUSIONS["programs"], *(f"testphdf5 -o {t}" for t in DSM_EXCLUSIONS["testphdf5"])]
+    for name in excluded:
+        assert f"`{name}`" in readme, f"the DSM README does not list the excluded test {name}"
+    for entry in [*DSM_EXCLUSIONS["programs"].values(), *DSM_EXCLUSIONS["testphdf5"].values()]:
+        assert entry["class"] in DSM_EXCLUSIONS["classes"] and entry["reason"], entry
 
 
 @pytest.mark.parametrize("stack, build_dir", CASES)

@@ -8,8 +8,9 @@
 #                         the port name alone); Open MPI 5 has no ompi-server, and
 #                         separate mpiexecs share no PMIx server: exit 77 with the reason
 #   start_server ARGS     the server job (JOIN, ARGS, --contact dsm.contact) in the
-#                         background, $spid; waits for the contact file: 0 once it is
-#                         there, 2 when the server stopped without one (server.txt)
+#                         background, $spid, limited to $server_limit seconds (240); waits
+#                         for the contact file: 0 once it is there, 2 when the server
+#                         stopped without one (server.txt)
 jobs_workdir() {
     test_name=$1
     work=$(mktemp -d "${TMPDIR:-/tmp}/dsm-$test_name.XXXXXX")
@@ -39,7 +40,7 @@ join_jobs() {
     JOIN=(--ompi-server "file:$work/uri")
 }
 start_server() {
-    timeout 240 "$mpiexec" "${JOIN[@]}" "$@" --contact dsm.contact > server.txt 2>&1 &
+    timeout "${server_limit:-240}" "$mpiexec" "${JOIN[@]}" "$@" --contact dsm.contact > server.txt 2>&1 &
     spid=$!
     pids+=($spid)
     for ((i = 0; i < 1200; i++)); do
