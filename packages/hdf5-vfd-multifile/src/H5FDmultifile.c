@@ -48,6 +48,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MF_MAXADDR   ((haddr_t)((1ULL << 62) - 1))
@@ -1111,22 +1112,62 @@ open_alias(H5FD_multifile_t *f, const char *name, mf_err_t err)
     return 1;
 }
 
+/* Creates of one name by two programs at once: from the look at what the name holds
+ * until the new file's writer lock is held, rank 0 holds an exclusive flock on the
+ * directory that holds the name. A second create then finds the first's file being
+ * written and is refused ("one writer at a time") instead of removing the files the
+ * first one is making. Waits up to `seconds` for another create of that directory (0:
+ * for ever); the lock's descriptor, -1 where the file system has no flock (nothing is
+ * locked, as with the writer's lock), or -2 with the reason. */
+static int
+lock_creates(const char *name, double seconds, mf_err_t err)
+{
+    char        copy[PATH_MAX];
+    const char *parent, *base;
+    vfd_split_path(name, copy, &parent, &base);
+    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1; /* the create itself says what is wrong with the directory */
+    for (double waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited += 0.01) {
+        if (errno != EWOULDBLOCK) {
+            close(fd);
+            return -1;
+        }
+        if (seconds > 0 && waited >= seconds) {
+            snprintf(
+                err, MF_ERRMSG_SIZE,
+                "%s: another program has been creating a file in %s for %.0f s (its lock on the directory)",
+                name, parent, seconds);
+            close(fd);
+            return -2;
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return fd;
+}
+
 /* H5F_ACC_CREAT: the directory (rank 0), every rank's files, the tails, the common clock */
 static int
 open_create(H5FD_multifile_t *f, const char *name, unsigned flags, mf_err_t err)
 {
-    int ok    = 1;
+    int ok = 1, creates = -1;
     f->mode   = MODE_WRITE;
     f->run_id = f->rank == 0 ? mf_new_run() : 0;
     MPI_Bcast(&f->run_id, 1, MPI_UINT64_T, 0, f->comm);
     char body[PATH_MAX] = "";
-    if (f->rank == 0)
+    if (f->rank == 0 && (creates = lock_creates(name, f->opt.open_wait, err)) == -2)
+        ok = 0;
+    if (ok && f->rank == 0)
         ok = (f->opt.head ? create_head(f, name, flags, body, err)
                           : create_dir(name, flags, f->size, f->run_id, f->opt.sync, err)) == 0;
-    if (mf_agree(f->comm, ok, err) != 0 ||
-        (f->opt.head && mf_agree(f->comm, take_head(f, name, body, err) == 0, err) != 0))
-        return -1;
-    if (mf_agree(f->comm, open_rank_files(f, err) == 0, err) != 0)
+    if (mf_agree(f->comm, ok, err) == 0 &&
+        (!f->opt.head || mf_agree(f->comm, take_head(f, name, body, err) == 0, err) == 0))
+        ok = mf_agree(f->comm, open_rank_files(f, err) == 0, err) == 0;
+    else
+        ok = 0;
+    if (creates >= 0)
+        close(creates); /* the writer's lock is held from here on, or the create failed */
+    if (!ok)
         return -1;
     ok = alloc_tails(f, err) == 0;
     if (ok && mf_clock_sync(&f->clock, f->comm) != MPI_SUCCESS) {

@@ -102,6 +102,8 @@ create_file_with(const char *path, int seed, unsigned flags)
 {
     hid_t fapl = access_list(MPI_COMM_WORLD);
     hid_t f    = H5Fcreate(path, flags, H5P_DEFAULT, fapl);
+    fflush(stderr);
+    MPI_Barrier(MPI_COMM_WORLD); /* a refusal fails every rank: each has printed why before any aborts */
     check(f >= 0, path);
     write_bands(f, "v", seed);
     check(H5Fclose(f) >= 0 && H5Pclose(fapl) >= 0, "close");
