@@ -456,6 +456,10 @@ writer_lock(int at, const char *rank0_data, int *fd)
     "%s: open for writing by another program (or another open in this one): a multifile file has one "       \
     "writer at a time; close the other first"
 
+/* H5Fdelete of a file another program writes: refused, as HDF5's own delete fails on a
+ * file another process holds locked (its open for the signature cannot lock it) */
+#define MF_BEING_WRITTEN "%s: open for writing by another program: not deleting it (close it first)"
+
 /* rank 0 of a write session: take the writer's lock, held until the close */
 static int
 lock_writer(H5FD_multifile_t *f, mf_err_t err)
@@ -2128,7 +2132,11 @@ mf_delete(const char *name, hid_t fapl_id)
         else if (mf_head_read(name, body, sizeof body, &run, err) == 1) { /* the head first, then its body */
             mf_meta_t meta; /* the body only if it is still this head's (same run) */
             int       own = mf_is_multifile(body) && mf_meta_read(body, &meta, err) == 0 && meta.run == run;
-            if (unlink(name) < 0 || (own && mf_rmtree(body) < 0)) {
+            if (own && being_written(body)) {
+                snprintf(err, MF_ERRMSG_SIZE, MF_BEING_WRITTEN, name);
+                ok = 0;
+            }
+            else if (unlink(name) < 0 || (own && mf_rmtree(body) < 0)) {
                 snprintf(err, MF_ERRMSG_SIZE, "%s: cannot delete: %s", name, strerror(errno));
                 ok = 0;
             }
@@ -2136,6 +2144,10 @@ mf_delete(const char *name, hid_t fapl_id)
         else if (S_ISDIR(st.st_mode) && !mf_is_multifile(name)) {
             snprintf(err, MF_ERRMSG_SIZE, "%s: a directory that is not a multifile file: not deleting it",
                      name);
+            ok = 0;
+        }
+        else if (S_ISDIR(st.st_mode) && being_written(name)) {
+            snprintf(err, MF_ERRMSG_SIZE, MF_BEING_WRITTEN, name);
             ok = 0;
         }
         else if (S_ISDIR(st.st_mode) ? mf_rmtree(name) < 0 : unlink(name) < 0) {

@@ -4,7 +4,8 @@
 # Two programs create the same name at the same moment (both layouts, ROUNDS times,
 # default 8): each either succeeds or is refused with the reason (one writer at a time);
 # never do both succeed with a damaged file: whatever is left verifies (h5mf verify) and
-# holds the values of a program that succeeded.
+# holds the values of a program that succeeded. H5Fdelete of a file another program
+# writes is refused with the reason, and deletes it once the writer is gone.
 set -uo pipefail
 mpiexec=$1 prog=$2 h5mf=$3 rounds=${5:-8}
 export HDF5_PLUGIN_PATH=$4 HDF5_DRIVER=multifile
@@ -36,5 +37,19 @@ for layout in dir head; do
         ((rb == 0)) && timeout 60 "$mpiexec" -n 2 "$prog" check c.h5 2 </dev/null >/dev/null 2>&1 && ok=1
         ((ok)) || fail "$layout, round $k: the file left holds the values of no program that succeeded (exits $ra, $rb)"
     done
+    # H5Fdelete while another program writes the file (its writer lock held): refused
+    # with the reason, the file kept; once the writer is gone, deleted
+    [[ $layout == head ]] && data=c.h5.h5mf/0 || data=c.h5/0
+    (exec 9<"$data" && flock -x 9 && exec sleep 60) &
+    holder=$!
+    for ((i = 0; i < 50; i++)); do flock -xn "$data" true || break; sleep 0.1; done
+    timeout 60 "$mpiexec" -n 2 "$prog" delete c.h5 </dev/null >d.txt 2>&1 && fail "$layout: H5Fdelete of a file being written succeeded"
+    grep -q "open for writing by another program: not deleting it" d.txt || fail "$layout: no reason: $(grep -v "major\|minor" d.txt | tail -4)"
+    [[ -e $data ]] || fail "$layout: the refused H5Fdelete removed the file"
+    kill "$holder"
+    wait "$holder" 2>/dev/null
+    timeout 60 "$mpiexec" -n 2 "$prog" delete c.h5 </dev/null >d.txt 2>&1 || fail "$layout: H5Fdelete: $(tail -4 d.txt)"
+    [[ ! -e c.h5 && ! -e c.h5.h5mf ]] || fail "$layout: H5Fdelete left $(ls)"
 done
-echo "concurrent: ok ($((2 * rounds)) pairs of creates of one name: $refused with one refused, $both one after the other)"
+echo "concurrent: ok ($((2 * rounds)) pairs of creates of one name: $refused with one refused, $both one after the other;"
+echo "H5Fdelete refused while another program writes, in both layouts)"

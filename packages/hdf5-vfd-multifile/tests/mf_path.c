@@ -127,8 +127,12 @@ step(const char *what, const char *path, int seed)
         check_values(f, "v", seed);
         check(H5Fclose(f) >= 0, "close");
     }
-    else if (!strcmp(what, "delete"))
-        check(H5Fdelete(path, fapl) >= 0, "H5Fdelete");
+    else if (!strcmp(what, "delete")) {
+        herr_t rc = H5Fdelete(path, fapl);
+        fflush(stderr);
+        MPI_Barrier(MPI_COMM_WORLD); /* every rank has printed why before any aborts */
+        check(rc >= 0, "H5Fdelete");
+    }
     else if (!strcmp(what, "plain") && rank_g == 0) {
         hid_t sec2 = H5Pcreate(H5P_FILE_ACCESS), s = H5Screate(H5S_SCALAR);
         check(H5Pset_fapl_sec2(sec2) >= 0 && (f = H5Fopen(path, H5F_ACC_RDWR, sec2)) >= 0, path);
