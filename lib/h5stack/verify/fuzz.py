@@ -37,6 +37,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import dataclass, field, replace
@@ -184,6 +185,37 @@ def stack_env(desc):
     return env
 
 
+def bounded(cmd, cwd, env):
+    """cmd run to its end (a CompletedProcess, text output), or None after TIMEOUT s: then
+    every process of its session is killed, the launcher's ranks too (Open MPI puts each
+    rank in a process group of its own, and a killed mpiexec left them waiting for ever)."""
+    with subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            kill_session(proc.pid)
+            try:  # a process that left the session may still hold the pipes: not for long
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def kill_session(sid):
+    """SIGKILL to every process of session sid (/proc/PID/stat's sixth field)."""
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:
+                os.kill(int(entry), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            continue  # not a process, or gone
+
+
 class Runner:
     """Runs cases; references are shared by the cases of one stack and workload."""
 
@@ -205,10 +237,9 @@ class Runner:
     def _run(self, out, env, cmd, cwd, expect_ok=True):
         shown = [f"{k}={env[k]}" for k in STEP_ENV if k in env]  # what selects a path, in the printed steps
         out.steps.append(" ".join(shown + cmd))
-        try:
-            proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise CaseFailed(f"no end after {TIMEOUT} s (a hang): {' '.join(cmd)}") from None
+        proc = bounded(cmd, cwd, env)
+        if proc is None:
+            raise CaseFailed(f"no end after {TIMEOUT} s (a hang): {' '.join(cmd)}")
         text = proc.stdout + proc.stderr
         if expect_ok and proc.returncode != 0:
             raise CaseFailed(f"exit {proc.returncode}: {' '.join(cmd)}\n{text[-3000:]}")
