@@ -474,24 +474,11 @@ lock_writer(H5FD_multifile_t *f, mf_err_t err)
     return held ? -1 : 0;
 }
 
-/* is the multifile directory at path being written (its writer's lock held)? */
-static int
-being_written(const char *path)
-{
-    char name[MF_NAME_SIZE], data[PATH_MAX];
-    mf_data_name(name, sizeof name, 0);
-    snprintf(data, sizeof data, "%s/%s", path, name);
-    int fd = -1, held = writer_lock(AT_FDCWD, data, &fd);
-    if (fd >= 0)
-        close(fd);
-    return held > 0;
-}
-
 /* remove the multifile directory at path unless it is being written; 0 or -1 (err) */
 static int
 remove_body(const char *path, mf_err_t err)
 {
-    if (being_written(path)) {
+    if (mf_being_written(path)) {
         snprintf(err, MF_ERRMSG_SIZE, MF_SECOND_WRITER, path);
         return -1;
     }
@@ -2132,7 +2119,7 @@ mf_delete(const char *name, hid_t fapl_id)
         else if (mf_head_read(name, body, sizeof body, &run, err) == 1) { /* the head first, then its body */
             mf_meta_t meta; /* the body only if it is still this head's (same run) */
             int       own = mf_is_multifile(body) && mf_meta_read(body, &meta, err) == 0 && meta.run == run;
-            if (own && being_written(body)) {
+            if (own && mf_being_written(body)) {
                 snprintf(err, MF_ERRMSG_SIZE, MF_BEING_WRITTEN, name);
                 ok = 0;
             }
@@ -2146,7 +2133,7 @@ mf_delete(const char *name, hid_t fapl_id)
                      name);
             ok = 0;
         }
-        else if (S_ISDIR(st.st_mode) && being_written(name)) {
+        else if (S_ISDIR(st.st_mode) && mf_being_written(name)) {
             snprintf(err, MF_ERRMSG_SIZE, MF_BEING_WRITTEN, name);
             ok = 0;
         }

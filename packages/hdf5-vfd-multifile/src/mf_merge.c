@@ -883,20 +883,26 @@ mf_body_state(const char *body)
     struct stat st;
     mf_meta_t   meta;
     mf_err_t    ignored;
-    char        data[PATH_MAX];
     if (lstat(body, &st) != 0 || !S_ISDIR(st.st_mode) || !mf_is_multifile(body) ||
         mf_meta_read(body, &meta, ignored) < 0)
         return MF_BODY_OTHER;
     int owned = mf_head_owned(body, meta.run);
     if (owned != 0)
         return owned > 0 ? MF_BODY_OWNED : MF_BODY_OTHER;
-    snprintf(data, sizeof data, "%s/0", body);
+    return mf_being_written(body) ? MF_BODY_BUSY : MF_BODY_ORPHAN;
+}
+
+int
+mf_being_written(const char *dir)
+{
+    char data[PATH_MAX];
+    snprintf(data, sizeof data, "%s/0", dir);
     int fd = open(data, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), busy = 0;
     if (fd >= 0) {
         busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
         close(fd);
     }
-    return busy ? MF_BODY_BUSY : MF_BODY_ORPHAN;
+    return busy;
 }
 
 int

@@ -120,6 +120,8 @@ void mf_remove_stale(const char *path);
  * directory; unreadable) */
 enum { MF_BODY_ORPHAN, MF_BODY_OWNED, MF_BODY_BUSY, MF_BODY_OTHER };
 int mf_body_state(const char *body);
+/* does a writer hold the multifile directory dir (its lock on rank 0's data file)? */
+int mf_being_written(const char *dir);
 /* remove body if it is an orphan (its metafile last); 0, or -1 (errno; EBUSY: not an
  * orphan) */
 int mf_remove_orphan(const char *body);
