@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct h5dsm_host {
     dsm_link_t link;
@@ -32,6 +33,7 @@ struct h5dsm_host {
     int        open;           /* a client program has the file open */
     double     client_timeout; /* seconds without a request while a file is open; 0: none */
     int        abandoned;      /* the clients vanished: the connection cannot be closed */
+    double     lag;            /* H5DSM_TEST_LAG: seconds the other servers take to act on an OPEN */
 };
 
 int
@@ -55,6 +57,8 @@ h5dsm_host_start(h5dsm_host_t **out, const char *distribution, uint64_t bytes_pe
         snprintf(err, len, "out of memory");
         return -1;
     }
+    const char *lag = getenv("H5DSM_TEST_LAG"); /* fault injection: a server slow to act */
+    h->lag          = lag ? atof(lag) : 0;
     if (dsm_link_serve(&h->link, contact, &layout, err, len) < 0) {
         free(h);
         return -1;
@@ -95,6 +99,19 @@ h5dsm_host_read(h5dsm_host_t *h, uint64_t addr, void *buf, size_t len, char *err
     return dsm_store_get(&h->link.store, addr, buf, len, err, errlen);
 }
 
+/* H5DSM_TEST_LAG: take this long, with MPI progressing (the clients' transfers to this
+ * server go on meanwhile) */
+static void
+lag(MPI_Comm comm, double seconds)
+{
+    double until = MPI_Wtime() + seconds;
+    while (MPI_Wtime() < until) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+        usleep(1000);
+    }
+}
+
 /* server 0's answer to an OPEN */
 static void
 answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
@@ -103,6 +120,8 @@ answer_open(h5dsm_host_t *h, const dsm_msg_t *req, dsm_msg_t *ans)
     ans->type = DSM_MSG_GRANT;
     ans->step = h->steps;
     if (req->mode == DSM_OPEN_CREATE) { /* every server: no byte of the file before shows through */
+        if (h->lag > 0 && h->link.rank > 0)
+            lag(h->link.local, h->lag);
         snprintf(h->held, sizeof h->held, "%s", req->name);
         h->size = 0;
         dsm_store_clear(&h->link.store, h->dirty);
@@ -197,6 +216,9 @@ h5dsm_host_serve(h5dsm_host_t *h, h5dsm_action_t action, void *arg)
                 answer_open(h, &msg, &ans);
             else
                 answer_delete(h, &msg, &ans);
+            /* the clients write as soon as they have the answer: every server must have
+             * cleared the earlier file first, or it clears their first writes */
+            MPI_Barrier(l->local);
             if (l->rank == 0 && dsm_link_reply(l, &ans) < 0)
                 return -1;
             continue;
