@@ -6,7 +6,7 @@
 `--full` every stack, the optional MPIs' too) are set up (cached after the first run),
 HDF5's own test programs beside the stacks whose source has them (stacks.yaml `hdf5_test_builds`) and the Apptainer images of the stacks
 (containers/). A failing unit tier stops the run before the set-up. What follows `--`
-goes to pytest (`./h5stack test -- tests/unit/test_cli.py -x`); named paths are run as
+goes to pytest (`./h5stack test -- tests/unit/test_cli_errors.py -x`); named paths are run as
 named, with the set-up only if one is outside tests/unit. Both tiers first install what
 only the tests need (requirements/debian-test.txt; the integration tier also
 requirements/debian-integration.txt). The exit status is pytest's, except

@@ -172,12 +172,12 @@ HISTORY = re.compile(
 
 
 def test_tracked_files_speak_of_the_software_only():
-    """No history in tracked files (the generated patches/ carry HDF5's own text)."""
+    """No history in tracked files."""
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     assert len(files) > 100, "no tracked files listed"
     found = []
     for name in files:
-        if name.startswith("patches/") or name == os.path.relpath(__file__, ROOT):
+        if name == os.path.relpath(__file__, ROOT):
             continue
         try:
             text = open(os.path.join(ROOT, name), encoding="utf-8").read()
@@ -200,3 +200,14 @@ def test_the_history_pattern_matches():
     ):
         assert HISTORY.search(text), text
     assert not HISTORY.search("the session's user; an issue of HDF5")
+
+
+def test_test_modules_have_unique_names():
+    """A plain `pytest` from the checkout collects both tiers: two test modules of one
+    name (pytest's default import mode) make it fail before it runs anything."""
+    names = {}
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "tests")):
+        for name in files:
+            if name.startswith("test_") and name.endswith(".py"):
+                names.setdefault(name, []).append(os.path.relpath(os.path.join(dirpath, name), ROOT))
+    assert not {n: p for n, p in names.items() if len(p) > 1}
