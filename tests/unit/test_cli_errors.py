@@ -96,7 +96,9 @@ def test_test_tiers_refuse_what_they_cannot_run():
 def test_pytest_options_and_their_values_are_not_test_paths():
     from h5stack import testsuite
 
-    args, found = testsuite.test_args(["-k", "house", "-p", "no:cacheprovider", "tests/unit/test_cli_errors.py::test_x"])
+    args, found = testsuite.test_args(
+        ["-k", "house", "-p", "no:cacheprovider", "tests/unit/test_cli_errors.py::test_x"]
+    )
     assert found == [os.path.join(ROOT, "tests", "unit", "test_cli_errors.py")]
     assert args[:4] == ["-k", "house", "-p", "no:cacheprovider"] and args[4] == found[0] + "::test_x"
 

@@ -14,9 +14,10 @@ h5vfd.open("out.h5")              # h5py.File with the driver a multifile direct
 
 from importlib import metadata
 
-from .drivers import DRIVERS, dsm_clients, is_multifile, open, register  # noqa: A004
+from .drivers import DRIVERS, dsm_clients, open, register  # noqa: A004
 from .errors import DriverError, H5mfError
 from .h5mf import MultifileInfo, RankInfo, info, merge, verify
+from .layout import is_multifile
 
 __all__ = [
     "DRIVERS",

@@ -9,12 +9,12 @@ property list (H5Pset_driver_by_name) and gives it the communicator
 
 from __future__ import annotations
 
-import builtins
 import os
 from typing import Any
 
 from . import _cnames, _libhdf5, names
 from .errors import DriverError
+from .layout import is_head, is_multifile
 
 #: the drivers registered with h5py; each reads its configuration string (see the drivers' READMEs)
 DRIVERS = (_cnames.MULTIFILE, _cnames.DSM)
@@ -55,26 +55,6 @@ def register() -> None:
     hints.teach_h5py()
 
 
-def is_multifile(path: str | os.PathLike) -> bool:
-    """Is path a multifile file (written by the multifile driver, not merged): a multifile
-    directory, or the head of one (layout=head: a small HDF5 file whose slot names the
-    directory beside it)?"""
-    if os.path.isdir(path):
-        return os.path.isfile(os.path.join(path, _cnames.METAFILE))
-    return _is_head(path)
-
-
-def _is_head(path: str | os.PathLike) -> bool:
-    """Does path begin like a head: a regular file with the slot's mark at its place?"""
-    magic = _cnames.HEAD_MAGIC.encode()
-    try:
-        with builtins.open(path, "rb") as f:
-            f.seek(_cnames.HEAD_SLOT)
-            return f.read(len(magic)) == magic
-    except OSError:
-        return False
-
-
 def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  # noqa: A001
     """h5py.File, with the driver a multifile directory needs picked for it.
 
@@ -90,7 +70,7 @@ def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  #
     import h5py
 
     register()
-    if "driver" not in kwargs and (os.path.isdir(path) or _is_head(path)):
+    if "driver" not in kwargs and (os.path.isdir(path) or is_head(path)):
         if not is_multifile(path):
             raise DriverError(f"{os.fspath(path)}: a directory, but not a multifile directory (no metafile)")
         if comm is None:

@@ -17,7 +17,7 @@ import errno
 import functools
 import os
 
-from .drivers import is_multifile
+from .layout import is_multifile
 
 
 def message(path: str) -> str:
