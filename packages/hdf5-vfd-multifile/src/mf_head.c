@@ -140,13 +140,14 @@ mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t err
     if (fd < 0)
         return 0;
     int whole = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                mf_pread_all(fd, buf, sizeof buf, 0) == (long long)sizeof buf &&
-                memcmp(buf, head_template, 8) == 0;
+                mf_pread_all(fd, buf, sizeof buf, 0) == (long long)sizeof buf;
     close(fd);
     /* a head by its slot (HDF5 without the driver may have rewritten the HDF5 part), or
      * by its template (the slot then damaged); else any other file */
-    int template = whole && memcmp(buf, head_template, TEXT_AT) == 0;
-    if (!whole || (!template && memcmp(buf + MF_HEAD_SLOT, MF_HEAD_MAGIC, 8) != 0))
+    int signed_ = whole && memcmp(buf, head_template, 8) == 0;
+    int template = signed_ && memcmp(buf, head_template, TEXT_AT) == 0;
+    int slot     = whole && memcmp(buf + MF_HEAD_SLOT, MF_HEAD_MAGIC, 8) == 0;
+    if (!template && !slot)
         return 0;
     char name[MF_HEAD_NAME_SIZE], copy[PATH_MAX], real[PATH_MAX];
     if (parse_slot(buf + MF_HEAD_SLOT, path, name, run, err) < 0)
@@ -154,6 +155,14 @@ mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t err
     const char *parent, *base; /* beside the head itself, not beside a link to it */
     vfd_split_path(realpath(path, real) ? real : path, copy, &parent, &base);
     snprintf(body, n, "%s/%s", parent, name);
+    if (!signed_) { /* the slot is there, HDF5's signature is not: bytes written over the head */
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: the head of a multifile file whose first bytes were overwritten without the driver "
+                 "(a user block written into the path?); its data is intact in %s: reconstruct it with "
+                 "h5mf merge %s -o FILE, and write the user block into that ordinary file",
+                 path, body, body);
+        return -1; /* body and run are set: the body is still this head's */
+    }
     return 1;
 }
 
@@ -221,12 +230,12 @@ mf_head_owned(const char *body, uint64_t run)
     int            owned = 0;
     struct dirent *e;
     while (!owned && (e = readdir(dir))) {
-        uint64_t r = 0;
+        uint64_t r = ~run;
         mf_err_t ignored;
         if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
             continue;
         snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
-        if (mf_head_read(path, named, sizeof named, &r, ignored) == 1 && r == run) {
+        if (mf_head_read(path, named, sizeof named, &r, ignored) != 0 && r == run) { /* damaged ones too */
             char        ncopy[PATH_MAX];
             const char *np, *nb;
             vfd_split_path(named, ncopy, &np, &nb);

@@ -31,10 +31,11 @@
 #define MF_HEAD_SUFFIX    ".h5mf"
 #define MF_HEAD_MAGIC     "H5MFHEAD" /* the slot's first 8 bytes */
 
-/* does path name a head (a regular HDF5 file with a slot, or that begins with the
- * template)? 1 with the body's path (beside the head; beside its target for a symbolic
- * link) and run, 0 not a head (no such file, a directory, any other file), -1 with the
- * reason: a head whose slot is damaged */
+/* does path name a head (a regular file with a slot, or that begins with the template)?
+ * 1 with the body's path (beside the head; beside its target for a symbolic link) and
+ * run, 0 not a head (no such file, a directory, any other file), -1 with the reason: a
+ * head whose slot is damaged, or whose HDF5 signature was overwritten (then body and run
+ * are set: the slot still names them) */
 int mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t err);
 
 /* the body's name for a new head at path: NAME.h5mf, or NAME.<run>.h5mf when that name

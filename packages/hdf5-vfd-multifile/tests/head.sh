@@ -9,8 +9,8 @@
 # h5mf takes the head for its directory; a renamed head keeps its directory, a new file
 # of the old name gets another; an orphan directory (its head removed) is replaced by
 # a new file of its name, and h5mf clean lists and removes orphans (not one a writer
-# holds); a head without its directory, or with its slot overwritten, is refused with
-# the reason.
+# holds); a head without its directory, with its slot overwritten, or with its first
+# bytes overwritten (a user block written into the path), is refused with the reason.
 set -euo pipefail
 mpiexec=$1 prog=$2 template=$3 h5mf=$4
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-head.XXXXXX")
@@ -93,6 +93,14 @@ step check a.h5 2 || fail "a.h5 after a create over a stale copy of its head: $(
 # the directory, h5mf too
 step plain a.h5 && step check a.h5 2 || fail "a head that HDF5 rewrote: $(tail -3 "$work/out")"
 "$h5mf" verify a.h5 >/dev/null 2>&1 || fail "h5mf verify of a head that HDF5 rewrote"
+# bytes written over the head's start (a user block written into the path with open()):
+# refused with the reason and the way out, the directory not an orphan, h5mf merge of it
+step create ub.h5 6 || fail "create ub.h5: $(tail -3 "$work/out")"
+printf 'USERBLOCK%.0s' {1..50} | dd of=ub.h5 conv=notrunc status=none
+step check ub.h5 6 && fail "a head whose first bytes were overwritten was read"
+grep -q "first bytes were overwritten .*h5mf merge .*ub.h5.h5mf -o FILE" "$work/out" || fail "no reason: $(cat "$work/out")"
+"$h5mf" clean . >"$work/out" 2>&1 && ! grep -q "ub.h5" "$work/out" || fail "h5mf clean: $(cat "$work/out")"
+"$h5mf" merge ub.h5.h5mf -o ub2.h5 >/dev/null && step check ub2.h5 6 || fail "h5mf merge of the overwritten head's directory"
 # H5F_ACC_EXCL never removes a directory that no head names
 mkdir sub && mv a.h5 sub/
 step excl a.h5 4 && fail "H5F_ACC_EXCL over a.h5.h5mf (no head beside it) succeeded"
@@ -111,4 +119,4 @@ step create "$long" 5 && step check "$long" 5 || fail "a name of 243 bytes: $(ta
 cd "$work"
 echo "head: ok (netCDF's sniff, stat, reopen, MPI_File_delete, remove, H5Fdelete; h5dump without the driver;"
 echo "h5mf on heads, h5mf clean; renamed heads, orphans, a head without its directory or slot, stale copies, heads"
-echo "HDF5 rewrote, H5F_ACC_EXCL, links, long names)"
+echo "HDF5 rewrote, a head's start overwritten, H5F_ACC_EXCL, links, long names)"
