@@ -144,7 +144,7 @@ mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t err
     close(fd);
     /* a head by its slot (HDF5 without the driver may have rewritten the HDF5 part), or
      * by its template (the slot then damaged); else any other file */
-    int signed_ = whole && memcmp(buf, head_template, 8) == 0;
+    int signed_  = whole && memcmp(buf, head_template, 8) == 0;
     int template = signed_ && memcmp(buf, head_template, TEXT_AT) == 0;
     int slot     = whole && memcmp(buf + MF_HEAD_SLOT, MF_HEAD_MAGIC, 8) == 0;
     if (!template && !slot)
