@@ -98,8 +98,10 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
     """
     envs = []
     mpi_settings = this_machine_mpi_settings()
+    series = load_config()["hdf5"]
     for desc in local_stacks() + runtime_stacks():
         known = mpi_settings.get(desc["mpi"], {}).get("mpiio_known_faults")
+        hdf5_known = (series.get(desc["hdf5_series"]) or {}).get("known_faults")
         multifile_pkg = [p for p in desc.get("packages", []) if p["name"] == "hdf5-vfd-multifile"]
         envs.append(
             {
@@ -137,7 +139,9 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                 # where H5FDmultifile.h and libh5fd_multifile are (the package; not in a twin)
                 | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {})
                 # faults of the MPI's MPI-IO accepted for now (reframe-tests/mpiio-faults: xfail)
-                | ({"mpiio_known_faults": known} if known else {}),
+                | ({"mpiio_known_faults": known} if known else {})
+                # faults of the HDF5 series accepted for now (reframe-tests/hdf5-faults: xfail)
+                | ({"hdf5_known_faults": {k: str(v) for k, v in hdf5_known.items()}} if hdf5_known else {}),
             }
         )
     return envs

@@ -1,0 +1,128 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""Faults of parallel HDF5 itself (with its MPI-IO driver), before a site's users meet
+them: src/hdf5_faults.c, built with the environment's h5pcc, on 3 ranks, on each
+file-system kind of the partition (FileSystemMixin); one probe per fault class (README.md).
+
+- hdf5_faults %probe=coll-md-cache: "does a collective operation fail when independent
+  reads left the ranks' metadata caches different?" A control run (every rank reads the
+  same) must pass; then the probe's run: its verdict decides.
+
+A fault the site knows and accepts is named in the environment's
+`extras['hdf5_known_faults']` ({probe: reason}; the local stacks take it from
+stacks.yaml, per HDF5 series): when it shows, the test is an expected failure (xfail);
+when it does not, it passes. `-S hdf5_faults.accept_known=no` judges a known fault as any
+other (the check's own test: it must fail where the fault shows).
+"""
+
+import os
+import shlex
+import sys
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+# appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
+sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.filesystems import FileSystemMixin  # noqa: E402
+from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.nodes import MultiNodeMixin  # noqa: E402
+
+PROBES = ["coll-md-cache"]
+
+
+class hdf5_faults_build(rfm.CompileOnlyRegressionTest):
+    """src/hdf5_faults.c with the environment's C compiler (h5pcc)."""
+
+    build_system = "SingleSource"
+    sourcesdir = "src"
+    sourcepath = "hdf5_faults.c"
+    executable = "hdf5_faults"
+
+    @run_before("compile")
+    def set_flags(self):
+        self.build_system.cflags = ["-std=c99", "-Wall", "-Wextra", "-O2"]
+
+    @sanity_function
+    def built(self):
+        return sn.assert_not_found(r"error", self.stderr)
+
+
+def known_and_shown(test):
+    """An expected failure: the environment names the fault as known, it showed, and the
+    rest of the sanity holds (a known fault masks nothing else)."""
+    if not test.accept_known or test.probe not in test.current_environ.extras.get("hdf5_known_faults", {}):
+        return False
+    try:
+        return sn.evaluate(sn.all(test.basic_sanity())) and bool(sn.evaluate(test.fault_shown()))
+    except SanityError:
+        return False
+
+
+@rfm.xfail("a known fault of this HDF5 (the environment's extras['hdf5_known_faults'] names it)", known_and_shown)
+@rfm.simple_test
+class hdf5_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
+    probe = parameter(PROBES)
+    valid_prog_environs = ["+hdf5-parallel"]
+    tags = {"hdf5", "correctness"}
+    num_tasks = 3
+    time_limit = "10m"
+
+    #: a fault the environment names as known is an expected failure (no: a failure)
+    accept_known = variable(typ.Bool, value=True)
+
+    program = fixture(hdf5_faults_build, scope="environment")
+
+    @run_after("setup")
+    def describe(self):
+        self.descr = f"HDF5 faults: {self.probe} on {self.num_tasks} ranks on {self.fs.get('name')}"
+
+    def launch(self, *args):
+        self.job.num_tasks = self.num_tasks
+        return " ".join(self.job.launcher.run_command(self.job).split() + list(args))
+
+    @run_before("run")
+    def set_commands(self):
+        program = os.path.join(self.program.stagedir, "hdf5_faults")
+        reason = self.current_environ.extras.get("hdf5_known_faults", {}).get(self.probe)
+        self.executable = program
+        self.executable_opts = [self.probe, '"$fsdir/probe.h5"']
+        self.prerun_cmds = self.fs_setup_cmds() + [
+            *([f"echo {shlex.quote(f'known-fault: {reason}')}"] if reason else []),
+            self.launch(program, self.probe, '"$fsdir/control.h5"', "--control"),
+            'echo "control-status: $?"',
+        ]
+        # a fault ends the probe's job (MPI_Abort): its status is judged with its verdict
+        self.postrun_cmds = ['echo "launcher-status: $?"', 'rm -rf "$fsdir"']
+
+    def basic_sanity(self):
+        """Both runs started on every rank with the environment's MPI, on the configured file
+        system; the control passed; the probe gave a verdict, and exit 0 with OK."""
+        verdicts = sn.extractall(rf"^{self.probe}: verdict: (OK|FAULT): ", self.stdout, 1)
+        return (
+            mpi_sanity(self, expected_lines=2)
+            + self.fs_sanity()
+            + [
+                sn.assert_found(r"^control-status: 0$", self.stdout, msg="the control run failed"),
+                sn.assert_eq(sn.count(verdicts), 2, msg=f"expected a {self.probe} verdict from both runs, got {{0}}"),
+                sn.assert_eq(sn.getitem(verdicts, 0), "OK", msg="the control run did not pass"),
+                sn.assert_true(
+                    sn.or_(
+                        sn.getitem(verdicts, 1) == "FAULT", sn.len(sn.findall(r"^launcher-status: 0$", self.stdout))
+                    ),
+                    msg="the probe's run said OK but exited non-zero",
+                ),
+            ]
+        )
+
+    def fault_shown(self):
+        return sn.findall(rf"^{self.probe}: verdict: FAULT: .*$", self.stdout)
+
+    @sanity_function
+    def validate(self):
+        faults = sn.extractall(rf"^{self.probe}: verdict: (FAULT: .*)$", self.stdout, 1)
+        return sn.all(
+            self.basic_sanity() + [sn.assert_eq(faults, [], msg=f"this HDF5 shows the fault ({self.probe}): {{0}}")]
+        )

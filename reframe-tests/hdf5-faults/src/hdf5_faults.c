@@ -1,0 +1,166 @@
+/* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * hdf5_faults - faults of parallel HDF5 itself (with its MPI-IO driver), one probe each:
+ *
+ *   mpiexec -n 3 hdf5_faults coll-md-cache FILE [--control]
+ *
+ * coll-md-cache: a collective operation after independent reads that left the ranks'
+ * metadata caches holding different entries. Every rank makes the same HDF5 calls; only
+ * the selections of one independent H5Dread differ:
+ *   1. a 16 KiB metadata cache (H5Pset_mdc_config); a compact dataset /d whose object
+ *      header is larger than 512 bytes, and a chunked dataset /c of 2000 chunks;
+ *   2. reopened read-write; H5Oget_info_by_name3("/d") on every rank: /d's header is in
+ *      every cache;
+ *   3. an independent H5Dread of /c: rank 0 reads one chunk, the others every chunk;
+ *      their chunk-index lookups evict /d's header from their caches only;
+ *   4. H5Ldelete("/d") on every rank, collective as HDF5 asks. HDF5 reads the metadata
+ *      of a modifying operation collectively: rank 0 broadcasts an entry it holds with
+ *      its whole size (H5C_protect), a rank that must load it expects the 512 bytes of
+ *      the speculative first read (H5C__load_entry): MPI_Bcast of different sizes.
+ * HDF5 1.14.6 and 2.2.0: the delete fails ("MPI_Bcast failed ... Message truncated" on
+ * MPICH, MPI_ERR_TRUNCATE on Open MPI) in every run. --control: every rank reads every
+ * chunk (the same caches everywhere), which must succeed.
+ *
+ * Output (rank 0): mpi-ranks, mpi-library, hdf5-library, then "coll-md-cache: verdict:
+ * OK: ..." (exit 0) or "coll-md-cache: verdict: FAULT: ...", after which rank 0 ends the
+ * job with MPI_Abort (H5Fclose would wait for collectives that never match): a fault
+ * exits non-zero. Exit 2: bad usage, or an HDF5 call before the probe's own failed.
+ */
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ELEMENTS 500   /* of the compact dataset: a header of about 2.3 KiB */
+#define CHUNKED  20000 /* elements of the chunked dataset */
+#define CHUNK    10
+
+static void
+must(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "hdf5_faults: %s failed\n", what);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+/* MPI-IO with a small fixed-size metadata cache */
+static hid_t
+small_cache_fapl(void)
+{
+    hid_t               fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5AC_cache_config_t mdc  = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
+    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
+    must(H5Pget_mdc_config(fapl, &mdc) >= 0, "H5Pget_mdc_config");
+    mdc.set_initial_size = 1;
+    mdc.initial_size = mdc.min_size = mdc.max_size = 16 * 1024;
+    must(H5Pset_mdc_config(fapl, &mdc) >= 0, "H5Pset_mdc_config");
+    return fapl;
+}
+
+static void
+create_datasets(const char *path, hid_t fapl)
+{
+    hsize_t n = ELEMENTS, cn = CHUNKED, cc = CHUNK;
+    hid_t   f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    must(f >= 0, "H5Fcreate");
+    hid_t s = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_layout(dcpl, H5D_COMPACT);
+    hid_t d  = H5Dcreate2(f, "/d", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    hid_t cs = H5Screate_simple(1, &cn, NULL), ccpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(ccpl, 1, &cc);
+    hid_t c = H5Dcreate2(f, "/c", H5T_NATIVE_INT, cs, H5P_DEFAULT, ccpl, H5P_DEFAULT);
+    must(d >= 0 && c >= 0, "H5Dcreate2");
+    H5Dclose(d), H5Dclose(c), H5Sclose(s), H5Sclose(cs), H5Pclose(dcpl), H5Pclose(ccpl);
+    must(H5Fclose(f) >= 0, "H5Fclose");
+}
+
+/* an independent read of the first count elements of /c */
+static void
+read_chunks(hid_t f, hsize_t count)
+{
+    hsize_t start = 0;
+    int    *buf   = malloc(CHUNKED * sizeof *buf);
+    hid_t   c = H5Dopen2(f, "/c", H5P_DEFAULT), fs = H5Dget_space(c), ms = H5Screate_simple(1, &count, NULL);
+    must(buf && c >= 0, "H5Dopen2");
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
+    must(H5Dread(c, H5T_NATIVE_INT, ms, fs, H5P_DEFAULT, buf) >= 0, "H5Dread");
+    H5Sclose(ms), H5Sclose(fs), H5Dclose(c);
+    free(buf);
+}
+
+static int
+coll_md_cache(const char *path, int control)
+{
+    int   rank, size, failed, failures = 0;
+    hid_t fapl = small_cache_fapl();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    create_datasets(path, fapl);
+    hid_t       f = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    H5O_info2_t oi;
+    must(f >= 0 && H5Oget_info_by_name3(f, "/d", &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0,
+         "H5Oget_info_by_name3");
+    read_chunks(f, control || rank != 0 ? CHUNKED : CHUNK);
+    MPI_Barrier(MPI_COMM_WORLD);
+    H5E_BEGIN_TRY
+    {
+        failed = H5Ldelete(f, "/d", H5P_DEFAULT) < 0;
+    }
+    H5E_END_TRY
+    MPI_Allreduce(&failed, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (failures) {
+        if (rank == 0) {
+            printf("coll-md-cache: verdict: FAULT: a collective H5Ldelete failed on %d of %d ranks whose "
+                   "metadata caches differed (MPI_Bcast of different sizes in HDF5's collective metadata "
+                   "read)\n",
+                   failures, size);
+            fflush(stdout);
+            sleep(1);                     /* the line reaches the launcher before the abort */
+            MPI_Abort(MPI_COMM_WORLD, 1); /* H5Fclose would wait for collectives that never match */
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    must(H5Fclose(f) >= 0, "H5Fclose");
+    H5Pclose(fapl);
+    if (rank == 0)
+        printf("coll-md-cache: verdict: OK: the collective H5Ldelete succeeded on %d ranks%s\n", size,
+               control ? " (control: the same caches everywhere)" : "");
+    return 0;
+}
+
+/* which MPI and HDF5 ran, on how many ranks (reframe-tests/lib/h5checks/mpi.py) */
+static void
+banner(int size)
+{
+    char     library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int      len = 0;
+    unsigned maj = 0, min = 0, rel = 0;
+    MPI_Get_library_version(library, &len);
+    H5get_libversion(&maj, &min, &rel);
+    printf("mpi-ranks: %d\nmpi-library: %s\nhdf5-library: %u.%u.%u\n", size, strtok(library, "\n"), maj, min,
+           rel);
+    fflush(stdout);
+}
+
+int
+main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int size, rank;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (argc < 3 || strcmp(argv[1], "coll-md-cache") != 0 || (argc == 4 && strcmp(argv[3], "--control")) ||
+        argc > 4 || size < 2) {
+        fprintf(stderr, "usage: mpiexec -n N (N >= 2) hdf5_faults coll-md-cache FILE [--control]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    if (rank == 0)
+        banner(size);
+    int rc = coll_md_cache(argv[2], argc == 4);
+    MPI_Finalize();
+    return rc;
+}
