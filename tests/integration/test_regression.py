@@ -54,6 +54,7 @@ def expected_rows(desc):
     # HDF5's own faults: HDF5 1.14.6 and 2.2.0 fail a collective operation after independent
     # reads that left the metadata caches different (stacks.yaml names it for both series)
     rows[("hdf5_faults", "%probe=coll-md-cache")] = "xfail"
+    rows[("filesystem_locking", "%fs_kind=posix")] = "pass"  # a finding, never a failure
     # the Apptainer image of the stack's MPI, in both run models (the plain 1.14 stack's
     # environment: the host MPI of the image); skipped where the image is not built
     if not twin and desc["hdf5_series"] == "1.14":
@@ -128,6 +129,7 @@ CLUSTER_CHECKS = [
     "container_h5pwrite3dc",
     "mpiio_faults",
     "hdf5_faults",
+    "filesystem_locking",
     "multifile_workload",
     "multifile_bench",
     "multifile_scale",
@@ -274,6 +276,28 @@ def test_hdf5_faults_fail_where_the_fault_shows_unless_known(tmp_path):
     assert [(c["result"], c["fail_phase"]) for c in cases] == [("fail", "sanity")], cases
     reason = cases[0]["fail_reason"]
     assert "this HDF5 shows the fault (coll-md-cache)" in reason and "failed on 2 of 3 ranks" in reason, reason
+
+
+def test_a_run_in_which_no_check_ran_fails():
+    """A check name that matches nothing (a typo) is no pass."""
+    proc = h5stack("run", "--no-setup", "--stack", "mpich-hdf5-1.14", "no_such_check")
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "error: no check ran (no_such_check)" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_locking_finding_names_each_lock_and_the_advice(tmp_path):
+    """filesystem_locking reports every finding as 0 or 1 and an advice; on this machine's
+    local file system locks work and HDF5 opens files with them."""
+    path = tmp_path / "summary.json"
+    proc = h5stack("run", "--no-setup", "--stack", "openmpi-hdf5-2", "--json", str(path), "filesystem_locking")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    (case,) = json.load(open(path))["cases"]
+    report = json.load(open(json.load(open(path))["reframe_report"]))["runs"][-1]["testcases"]
+    values = {k.rsplit(":", 1)[-1]: v[0] for c in report if not c["fixture"] for k, v in c["perfvalues"].items()}
+    assert values == dict.fromkeys(
+        ["flock", "flock_excludes", "fcntl", "fcntl_excludes", "hdf5_as_set", "hdf5_off", "hdf5_best_effort"], 1
+    ), values
+    assert case["result"] == "pass", case
 
 
 def test_run_on_a_missing_spack_environment_says_so(tmp_path):

@@ -293,9 +293,17 @@ def show_results(opts, report, stack_names, rc, seconds):
     JSON summary (--json) and the performance page; False when the summary asked for could
     not be written."""
     dry = "--dry-run" in opts.reframe_args
+    listing = any(a in ("-l", "-L", "--list", "--list-detailed") for a in opts.reframe_args)
+    rows = summarize(report, {reframe_environ_name(n): n for n in stack_names}, dry) if os.path.exists(report) else []
+    if not rows and rc == 0 and not listing:  # nothing ran is no pass
+        named = f" ({', '.join(opts.checks)})" if opts.checks else ""
+        info(
+            f"error: no check ran{named}: none of that name runs on these stacks, or a check file did not "
+            "load (ReFrame's warnings above)"
+        )
+        return False
     if not os.path.exists(report):
         return not opts.json or write_summary(opts.json, opts.system, [], count([], dry), None, rc, seconds)
-    rows = summarize(report, {reframe_environ_name(n): n for n in stack_names}, dry)
     print_table(rows, f"h5stack regression on {opts.system} ({seconds:.0f} s)")
     totals = count(rows, dry)
     known = f", {totals['xfailed']} expected failure(s) (known faults)" if totals["xfailed"] else ""
