@@ -32,10 +32,18 @@ def _package_cases():
     return cases
 
 
+#: ctest entries that run with --full only: the same kind runs at fewer ranks by default
+#: (multifile's workload at 1, 2 and 4 ranks; 8 ranks busy-poll 2 cores for a minute)
+CTEST_FULL_ONLY = {"hdf5-vfd-multifile": ["workload_8ranks"]}
+
+
 @pytest.mark.parametrize("stack, package", _package_cases())
 def test_package_ctest(stack, package):
-    """Each package's own tests (ctest) in each stack's environment."""
-    proc = in_stack(stack, f"ctest --test-dir {package['build_dir']} --output-on-failure --timeout 600", timeout=3600)
+    """Each package's own tests (ctest) in each stack's environment (CTEST_FULL_ONLY: --full)."""
+    left_out = [] if FULL else CTEST_FULL_ONLY.get(package["name"], [])
+    exclude = f" -E '^({'|'.join(left_out)})$'" if left_out else ""
+    cmd = f"ctest --test-dir {package['build_dir']} --output-on-failure --timeout 600{exclude}"
+    proc = in_stack(stack, cmd, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
 
 
