@@ -47,6 +47,23 @@ check(int ok, const char *what)
     }
 }
 
+/* a call that every rank refused (the driver agrees on refusals): the program ends
+ * normally with exit 1, every rank's reason printed; an MPI_Abort may end the other ranks
+ * before the launcher has forwarded what they printed */
+static void
+end_if_refused(int failed, const char *what)
+{
+    int any = 0;
+    fflush(stderr);
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any) {
+        if (rank_g == 0)
+            fprintf(stderr, "mf_path: %s failed\n", what);
+        MPI_Finalize();
+        exit(1);
+    }
+}
+
 static hid_t
 access_list(MPI_Comm comm)
 {
@@ -102,9 +119,7 @@ create_file_with(const char *path, int seed, unsigned flags)
 {
     hid_t fapl = access_list(MPI_COMM_WORLD);
     hid_t f    = H5Fcreate(path, flags, H5P_DEFAULT, fapl);
-    fflush(stderr);
-    MPI_Barrier(MPI_COMM_WORLD); /* a refusal fails every rank: each has printed why before any aborts */
-    check(f >= 0, path);
+    end_if_refused(f < 0, path);
     write_bands(f, "v", seed);
     check(H5Fclose(f) >= 0 && H5Pclose(fapl) >= 0, "close");
 }
@@ -128,18 +143,7 @@ step(const char *what, const char *path, int seed)
         check(H5Fclose(f) >= 0, "close");
     }
     else if (!strcmp(what, "delete")) {
-        int failed = H5Fdelete(path, fapl) < 0, any = 0;
-        fflush(stderr);
-        /* a refused delete ends the program normally, every rank's reason printed: an
-         * MPI_Abort may end the other ranks before the launcher has forwarded theirs */
-        MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (any) {
-            if (rank_g == 0)
-                fprintf(stderr, "mf_path: H5Fdelete %s failed\n", path);
-            H5Pclose(fapl);
-            MPI_Finalize();
-            exit(1);
-        }
+        end_if_refused(H5Fdelete(path, fapl) < 0, "H5Fdelete");
     }
     else if (!strcmp(what, "plain") && rank_g == 0) {
         hid_t sec2 = H5Pcreate(H5P_FILE_ACCESS), s = H5Screate(H5S_SCALAR);
