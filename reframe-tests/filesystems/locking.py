@@ -22,26 +22,17 @@ from reframe.core.builtins import fixture, performance_function, run_before, san
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.builds import SingleSourceBuild  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 
 FINDINGS = ["flock", "flock-excludes", "fcntl", "fcntl-excludes", "hdf5-as-set", "hdf5-off", "hdf5-best-effort"]
 
 
-class locking_build(rfm.CompileOnlyRegressionTest):
+class locking_build(SingleSourceBuild):
     """src/locking.c with the environment's C compiler (h5pcc)."""
 
-    build_system = "SingleSource"
-    sourcesdir = "src"
     sourcepath = "locking.c"
     executable = "locking"
-
-    @run_before("compile")
-    def set_flags(self):
-        self.build_system.cflags = ["-std=c99", "-Wall", "-Wextra", "-O2"]
-
-    @sanity_function
-    def built(self):
-        return sn.assert_not_found(r"error", self.stderr)
 
 
 @rfm.simple_test

@@ -22,10 +22,11 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.builds import SingleSourceBuild  # noqa: E402
+from h5checks.faults import known_and_shown  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
@@ -33,35 +34,17 @@ from h5checks.nodes import MultiNodeMixin  # noqa: E402
 PROBES = ["coll-md-cache"]
 
 
-class hdf5_faults_build(rfm.CompileOnlyRegressionTest):
+class hdf5_faults_build(SingleSourceBuild):
     """src/hdf5_faults.c with the environment's C compiler (h5pcc)."""
 
-    build_system = "SingleSource"
-    sourcesdir = "src"
     sourcepath = "hdf5_faults.c"
     executable = "hdf5_faults"
 
-    @run_before("compile")
-    def set_flags(self):
-        self.build_system.cflags = ["-std=c99", "-Wall", "-Wextra", "-O2"]
 
-    @sanity_function
-    def built(self):
-        return sn.assert_not_found(r"error", self.stderr)
-
-
-def known_and_shown(test):
-    """An expected failure: the environment names the fault as known, it showed, and the
-    rest of the sanity holds (a known fault masks nothing else)."""
-    if not test.accept_known or test.probe not in test.current_environ.extras.get("hdf5_known_faults", {}):
-        return False
-    try:
-        return sn.evaluate(sn.all(test.basic_sanity())) and bool(sn.evaluate(test.fault_shown()))
-    except SanityError:
-        return False
-
-
-@rfm.xfail("a known fault of this HDF5 (the environment's extras['hdf5_known_faults'] names it)", known_and_shown)
+@rfm.xfail(
+    "a known fault of this HDF5 (the environment's extras['hdf5_known_faults'] names it)",
+    lambda test: known_and_shown(test, "hdf5_known_faults"),
+)
 @rfm.simple_test
 class hdf5_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     probe = parameter(PROBES)

@@ -29,10 +29,11 @@ import sys
 import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, parameter, run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
+from h5checks.builds import SingleSourceBuild  # noqa: E402
+from h5checks.faults import known_and_shown  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
@@ -44,35 +45,17 @@ RUNS = {
 }
 
 
-class mpiio_faults_build(rfm.CompileOnlyRegressionTest):
+class mpiio_faults_build(SingleSourceBuild):
     """src/mpiio_faults.c with the environment's C compiler (h5pcc)."""
 
-    build_system = "SingleSource"
-    sourcesdir = "src"
     sourcepath = "mpiio_faults.c"
     executable = "mpiio_faults"
 
-    @run_before("compile")
-    def set_flags(self):
-        self.build_system.cflags = ["-std=c99", "-Wall", "-Wextra", "-O2"]
 
-    @sanity_function
-    def built(self):
-        return sn.assert_not_found(r"error", self.stderr)
-
-
-def known_and_shown(test):
-    """An expected failure: the environment names the fault as known, it showed, and the
-    rest of the sanity holds (a known fault masks nothing else)."""
-    if test.probe not in test.current_environ.extras.get("mpiio_known_faults", {}):
-        return False
-    try:
-        return sn.evaluate(sn.all(test.basic_sanity())) and bool(sn.evaluate(test.fault_shown()))
-    except SanityError:
-        return False
-
-
-@rfm.xfail("a known fault of this MPI-IO (the environment's extras['mpiio_known_faults'] names it)", known_and_shown)
+@rfm.xfail(
+    "a known fault of this MPI-IO (the environment's extras['mpiio_known_faults'] names it)",
+    lambda test: known_and_shown(test, "mpiio_known_faults"),
+)
 @rfm.simple_test
 class mpiio_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     probe = parameter(list(RUNS))
