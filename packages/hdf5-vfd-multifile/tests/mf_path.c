@@ -138,7 +138,7 @@ step(const char *what, const char *path, int seed)
     if (!strcmp(what, "create") || !strcmp(what, "excl"))
         create_file_with(path, seed, !strcmp(what, "excl") ? H5F_ACC_EXCL : H5F_ACC_TRUNC);
     else if (!strcmp(what, "check")) {
-        check((f = H5Fopen(path, H5F_ACC_RDONLY, fapl)) >= 0, path);
+        end_if_refused((f = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0, path);
         check_values(f, "v", seed);
         check(H5Fclose(f) >= 0, "close");
     }
