@@ -15,7 +15,6 @@ other (the check's own test: it must fail where the fault shows).
 """
 
 import os
-import shlex
 import sys
 
 import reframe as rfm
@@ -26,9 +25,9 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, san
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.builds import SingleSourceBuild  # noqa: E402
-from h5checks.faults import known_and_shown  # noqa: E402
+from h5checks.faults import known_and_shown, known_fault_cmds  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
-from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.mpi import launch_command, mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 PROBES = ["coll-md-cache"]
@@ -62,19 +61,14 @@ class hdf5_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     def describe(self):
         self.descr = f"HDF5 faults: {self.probe} on {self.num_tasks} ranks on {self.fs.get('name')}"
 
-    def launch(self, *args):
-        self.job.num_tasks = self.num_tasks
-        return " ".join(self.job.launcher.run_command(self.job).split() + list(args))
-
     @run_before("run")
     def set_commands(self):
         program = os.path.join(self.program.stagedir, "hdf5_faults")
-        reason = self.current_environ.extras.get("hdf5_known_faults", {}).get(self.probe)
         self.executable = program
         self.executable_opts = [self.probe, '"$fsdir/probe.h5"']
         self.prerun_cmds = self.fs_setup_cmds() + [
-            *([f"echo {shlex.quote(f'known-fault: {reason}')}"] if reason else []),
-            self.launch(program, self.probe, '"$fsdir/control.h5"', "--control"),
+            *known_fault_cmds(self, "hdf5_known_faults"),
+            launch_command(self, program, self.probe, '"$fsdir/control.h5"', "--control"),
             'echo "control-status: $?"',
         ]
         # a fault ends the probe's job (MPI_Abort): its status is judged with its verdict
@@ -99,9 +93,6 @@ class hdf5_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
                 ),
             ]
         )
-
-    def fault_shown(self):
-        return sn.findall(rf"^{self.probe}: verdict: FAULT: .*$", self.stdout)
 
     @sanity_function
     def validate(self):

@@ -23,7 +23,6 @@ purpose (the check's own test).
 """
 
 import os
-import shlex
 import sys
 
 import reframe as rfm
@@ -33,9 +32,9 @@ from reframe.core.builtins import fixture, parameter, run_after, run_before, san
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.builds import SingleSourceBuild  # noqa: E402
-from h5checks.faults import known_and_shown  # noqa: E402
+from h5checks.faults import known_and_shown, known_fault_cmds  # noqa: E402
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
-from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.mpi import launch_command, mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 #: the two runs of the program per probe: the file it writes in $fsdir, and its options
@@ -75,22 +74,17 @@ class mpiio_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     def describe(self):
         self.descr = f"MPI-IO faults: {self.probe}, {self.runs} runs on {self.num_tasks} ranks on {self.fs.get('name')}"
 
-    def launch(self, *args):
-        self.job.num_tasks = self.num_tasks
-        return " ".join(self.job.launcher.run_command(self.job).split() + list(args))
-
     @run_before("run")
     def set_commands(self):
         program = os.path.join(self.program.stagedir, "mpiio_faults")
         (first, *first_opts), (second, *second_opts) = RUNS[self.probe]
         if self.inject:
             self.env_vars["MPIIO_FAULTS_TEST_INJECT"] = self.inject
-        reason = self.current_environ.extras.get("mpiio_known_faults", {}).get(self.probe)
         self.executable = program
         self.executable_opts = [self.probe, f'"$fsdir/{second}"', "--runs", str(self.runs), *second_opts]
         self.prerun_cmds = self.fs_setup_cmds() + [
-            *([f"echo {shlex.quote(f'known-fault: {reason}')}"] if reason else []),
-            self.launch(program, self.probe, f'"$fsdir/{first}"', "--runs", str(self.runs), *first_opts),
+            *known_fault_cmds(self, "mpiio_known_faults"),
+            launch_command(self, program, self.probe, f'"$fsdir/{first}"', "--runs", str(self.runs), *first_opts),
             'echo "first-status: $?"',
         ]
         self.postrun_cmds = ["status=$?", 'echo "launcher-status: $status"', 'rm -rf "$fsdir"', "exit $status"]
@@ -107,9 +101,6 @@ class mpiio_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
                 sn.assert_eq(verdicts, 2, msg=f"expected a {self.probe} verdict from both runs, got {{0}}"),
             ]
         )
-
-    def fault_shown(self):
-        return sn.findall(rf"^{self.probe}: verdict: FAULT: .*$", self.stdout)
 
     @sanity_function
     def validate(self):

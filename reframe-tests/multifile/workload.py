@@ -27,7 +27,7 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks.filesystems import FileSystemMixin  # noqa: E402
-from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.mpi import launch_command, mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 PACKAGE_TESTS = os.path.join(
@@ -63,11 +63,6 @@ class multifile_workload_base(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegres
     time_limit = "10m"
     workload = fixture(mf_workload_build, scope="environment")
 
-    def launch(self, *args):
-        """A command line that starts `args` with this job's launcher and ranks."""
-        self.job.num_tasks = self.num_tasks
-        return " ".join(self.job.launcher.run_command(self.job).split() + list(args))
-
     @property
     def program(self):
         return os.path.join(self.workload.stagedir, "mf_workload")
@@ -87,7 +82,7 @@ class multifile_workload_write(multifile_workload_base):
         self.executable = self.program
         self.executable_opts = ['"$fsdir/mf.h5"', "--driver", "multifile"] + align
         self.prerun_cmds = self.fs_setup_cmds() + [
-            self.launch(self.program, '"$fsdir/ref.h5"', "--driver", "mpio", *align),
+            launch_command(self, self.program, '"$fsdir/ref.h5"', "--driver", "mpio", *align),
             'echo "reference-status: $?"',
         ]
         self.postrun_cmds = [
@@ -149,7 +144,7 @@ class multifile_workload_read(multifile_workload_base):
             "status=$?",
             'echo "launcher-status: $status"',
             'test -d "$fsdir/inplace.h5" && echo "in-place-kept: yes"',
-            self.launch("h5mf", "merge", '"$fsdir/parallel.h5"', "-q") + ' || status=1',
+            launch_command(self, "h5mf", "merge", '"$fsdir/parallel.h5"', "-q") + ' || status=1',
             'test -f "$fsdir/parallel.h5" && echo "parallel-merge: file"',
             'h5diff "$fsdir/ref.h5" "$fsdir/parallel.h5"; echo "h5diff-parallel: $?"',
             'h5mf merge "$fsdir/mf.h5" -o "$fsdir/serial.h5" -q || status=1',

@@ -236,19 +236,27 @@ def test_wrong_launcher_starting_singletons_fails(stack_descriptions, tmp_path):
     assert 'expected "rank R of 4"' in case["fail_reason"], case["fail_reason"]
 
 
-def test_mpiio_faults_fail_when_the_fault_shows(stack_descriptions, tmp_path):
-    """The MPI-IO fault checks fail in sanity when their fault shows (the program shows
-    both on purpose: MPIIO_FAULTS_TEST_INJECT), each naming what it saw."""
+def _failing_check_cases(tmp_path, check_file, environ, settings):
+    """The test cases (no fixtures) of reframe-tests/CHECK_FILE's checks on `generic` in one
+    environment with `-S` settings, run by ReFrame itself, which must exit non-zero."""
+    name = os.path.basename(check_file)[:-3]
     cmd = [
         "reframe", "-C", ":" + os.path.join(ROOT, "site-configs", "config.py"), "--system", "generic", "-r",
-        "-c", os.path.join(ROOT, "reframe-tests", "mpiio-faults", "mpiio_faults.py"), "-n", "^mpiio_faults",
-        "-p", "^mpich-hdf5-1_14$", "-S", "mpiio_faults.inject=lost-writes,never-written", "-S", "mpiio_faults.runs=2",
+        "-c", os.path.join(ROOT, "reframe-tests", check_file), "-n", f"^{name}", "-p", f"^{environ}$",
+        *(a for setting in settings for a in ("-S", setting)),
         "--prefix", str(tmp_path), "--perflogdir", str(tmp_path / "perflogs"),
         "--report-file", str(tmp_path / "report.json"),
     ]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert proc.returncode != 0, proc.stdout[-3000:]
-    cases = [c for c in json.load(open(tmp_path / "report.json"))["runs"][-1]["testcases"] if not c["fixture"]]
+    return [c for c in json.load(open(tmp_path / "report.json"))["runs"][-1]["testcases"] if not c["fixture"]]
+
+
+def test_mpiio_faults_fail_when_the_fault_shows(stack_descriptions, tmp_path):
+    """The MPI-IO fault checks fail in sanity when their fault shows (the program shows
+    both on purpose: MPIIO_FAULTS_TEST_INJECT), each naming what it saw."""
+    settings = ["mpiio_faults.inject=lost-writes,never-written", "mpiio_faults.runs=2"]
+    cases = _failing_check_cases(tmp_path, "mpiio-faults/mpiio_faults.py", "mpich-hdf5-1_14", settings)
     results = {re.search(r"%probe=(\S+)", c["display_name"]).group(1): c for c in cases}
     assert {p: (c["result"], c["fail_phase"]) for p, c in results.items()} == {
         "lost-writes": ("fail", "sanity"),
@@ -263,16 +271,9 @@ def test_mpiio_faults_fail_when_the_fault_shows(stack_descriptions, tmp_path):
 def test_hdf5_faults_fail_where_the_fault_shows_unless_known(tmp_path):
     """The HDF5 fault check judged without its known-fault entry (accept_known=no) fails in
     sanity naming the fault; its control run passed (the sanity's other assertions hold)."""
-    cmd = [
-        "reframe", "-C", ":" + os.path.join(ROOT, "site-configs", "config.py"), "--system", "generic", "-r",
-        "-c", os.path.join(ROOT, "reframe-tests", "hdf5-faults", "hdf5_faults.py"), "-n", "^hdf5_faults",
-        "-p", "^openmpi-hdf5-1_14$", "-S", "hdf5_faults.accept_known=no",
-        "--prefix", str(tmp_path), "--perflogdir", str(tmp_path / "perflogs"),
-        "--report-file", str(tmp_path / "report.json"),
-    ]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert proc.returncode != 0, proc.stdout[-3000:]
-    cases = [c for c in json.load(open(tmp_path / "report.json"))["runs"][-1]["testcases"] if not c["fixture"]]
+    cases = _failing_check_cases(
+        tmp_path, "hdf5-faults/hdf5_faults.py", "openmpi-hdf5-1_14", ["hdf5_faults.accept_known=no"]
+    )
     assert [(c["result"], c["fail_phase"]) for c in cases] == [("fail", "sanity")], cases
     reason = cases[0]["fail_reason"]
     assert "this HDF5 shows the fault (coll-md-cache)" in reason and "failed on 2 of 3 ranks" in reason, reason

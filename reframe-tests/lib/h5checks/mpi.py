@@ -33,6 +33,13 @@ def mpi_sanity(test, expected_lines=1, num_tasks=None):
     ] + nodes_sanity(test)
 
 
+def launch_command(test, *args):
+    """A command line that starts `args` with the test's launcher on its num_tasks ranks
+    (for a run in prerun_cmds or postrun_cmds beside the test's own executable)."""
+    test.job.num_tasks = test.num_tasks
+    return " ".join(test.job.launcher.run_command(test.job).split() + list(args))
+
+
 def mpmd_command(test, programs):
     """A command line that starts several programs in one MPI job (MPMD), with the
     partition's launcher: `mpirun -np 2 server ... : -np 2 client ...` (mpirun, mpiexec),
