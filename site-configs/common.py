@@ -43,6 +43,9 @@ from h5stack.reframe.spackviews import (  # noqa: E402,F401
     spack_views,
 )
 
+sys.path.append(HERE)  # squeue_here, beside this file
+import squeue_here  # noqa: E402
+
 # File systems of a partition: extras['filesystems'], a list of
 #   {'name': 'scratch',                    # a label (test names, perflogs)
 #    'path': '/lus/scratch/$USER/h5stack', # where checks write ($VARS expanded on the node)
@@ -114,7 +117,7 @@ def this_machine_slurm_site(system, descr, partition, srun_mpi, left_out=(), scr
                     {
                         "name": partition["name"],
                         "descr": partition["descr"],
-                        "scheduler": "squeue",
+                        "scheduler": squeue_here.NAME,  # squeue, asked as often as a local controller allows
                         "launcher": "srun",
                         "access": partition["access"],
                         "max_jobs": 2,
