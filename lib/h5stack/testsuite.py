@@ -16,6 +16,7 @@ that "no tests collected" (5) counts as a failure.
 import os
 import subprocess
 import sys
+import time
 
 from h5stack.base import paths, settings
 from h5stack.base.ui import StepError, info
@@ -91,8 +92,10 @@ def _full(full):
 
 
 def _pytest(args, full):
-    # -ra: why each test was skipped; --durations: where the time of a run went
-    cmd = [sys.executable, "-m", "pytest", *args, "-ra", "--durations=30"]
+    # -ra: why each test was skipped; --durations: where the time of a run went (every
+    # test's time in the JUnit file of the run, kept under the cache's reports/)
+    junit = os.path.join(paths.sub("reports"), f"pytest-{time.strftime('%Y%m%d-%H%M%S')}.xml")
+    cmd = [sys.executable, "-m", "pytest", *args, "-ra", "--durations=30", f"--junitxml={junit}"]
     env = dict(os.environ, H5STACK_TEST_FULL="1" if full else settings.get("H5STACK_TEST_FULL"))
     info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
     rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
