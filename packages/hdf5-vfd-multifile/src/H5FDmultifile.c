@@ -2094,7 +2094,7 @@ mf_delete(const char *name, hid_t fapl_id)
     MPI_Comm    comm = MPI_COMM_NULL;
     MPI_Info    info = MPI_INFO_NULL;
     mf_err_t    err  = "";
-    int         rank = 0, ok = 1;
+    int         rank = 0, ok = 1, head;
     struct stat st;
     if (vfd_ensure_mpi(&mf_driver_g, name) < 0)
         return -1;
@@ -2116,8 +2116,10 @@ mf_delete(const char *name, hid_t fapl_id)
                 ok = 0;
             }
         }
-        else if (mf_head_read(name, body, sizeof body, &run, err) == 1) { /* the head first, then its body */
-            mf_meta_t meta; /* the body only if it is still this head's (same run) */
+        else if ((head = mf_head_read(name, body, sizeof body, &run, err)) < 0)
+            ok = 0;           /* a head this driver cannot read (err says why): neither it nor its body */
+        else if (head == 1) { /* the head first, then its body */
+            mf_meta_t meta;   /* the body only if it is still this head's (same run) */
             int       own = mf_is_multifile(body) && mf_meta_read(body, &meta, err) == 0 && meta.run == run;
             if (own && mf_being_written(body)) {
                 snprintf(err, MF_ERRMSG_SIZE, MF_BEING_WRITTEN, name);

@@ -101,6 +101,11 @@ step check ub.h5 6 && fail "a head whose first bytes were overwritten was read"
 grep -q "first bytes were overwritten .*h5mf merge .*ub.h5.h5mf -o FILE" "$work/out" || fail "no reason: $(cat "$work/out")"
 "$h5mf" clean . >"$work/out" 2>&1 && ! grep -q "ub.h5" "$work/out" || fail "h5mf clean: $(cat "$work/out")"
 "$h5mf" merge ub.h5.h5mf -o ub2.h5 >/dev/null && step check ub2.h5 6 || fail "h5mf merge of the overwritten head's directory"
+# ... and H5Fdelete of it (HDF5 opens the file first) is refused with the same reason,
+# the head and its directory both kept
+step delete ub.h5 && fail "H5Fdelete of the overwritten head succeeded"
+grep -q "first bytes were overwritten" "$work/out" && [[ -f ub.h5 && -d ub.h5.h5mf ]] ||
+    fail "H5Fdelete of the overwritten head: $(ls -d ub.h5*) $(tail -3 "$work/out")"
 # H5F_ACC_EXCL never removes a directory that no head names
 mkdir sub && mv a.h5 sub/
 step excl a.h5 4 && fail "H5F_ACC_EXCL over a.h5.h5mf (no head beside it) succeeded"
