@@ -110,3 +110,28 @@ def test_multifile_writes_a_chunk_handed_over_row_by_row_at_once(tmp_path):
     writes = [line for line in open(tmp_path / "trace.txt") if inside in line and "write" in line.split("(")[0]]
     chunks = 4 * 2 * 2  # images x chunks per image row x per column: 16 chunks in all
     assert 0 < len(writes) <= 4 * chunks, f"{len(writes)} writes into the directory for {chunks} chunks"
+
+
+CONSUMER = os.path.join(ROOT, "tests", "data", "driver_consumer")
+
+
+def test_other_projects_build_against_the_installed_drivers(tmp_path):
+    """The drivers as another project uses them: its CMake finds both installed packages
+    (find_package CONFIG, the targets h5stack::h5fd_multifile and h5stack::h5fd_dsm), and
+    the same program builds with h5pcc and pkg-config. Both builds write through multifile
+    a file that h5mf verifies and that holds each rank's number."""
+    shutil.copytree(CONSUMER, tmp_path / "src")
+    script = (
+        "cmake -S src -B build -DCMAKE_C_COMPILER=mpicc > cmake.log 2>&1 || { cat cmake.log; exit 1; }\n"
+        "cmake --build build > build.log 2>&1 || { cat build.log; exit 1; }\n"
+        "h5pcc -o by-pkg-config src/consumer.c $(pkg-config --cflags --libs h5fd_multifile h5fd_dsm)\n"
+        "for prog in build/consumer ./by-pkg-config; do\n"
+        "  rm -rf out.h5; mpiexec -n 2 $prog out.h5; h5mf verify out.h5\n"
+        "  HDF5_DRIVER=multifile h5dump -d ranks out.h5\n"
+        "done\n"
+    )
+    proc = in_stack(PACKAGE_STACKS[-1], script, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert out.count("consumer: ok") == 2 and out.count("out.h5: ok: 2 ranks") == 2, out[-4000:]
+    assert out.count("(0): 0, 1") == 2, out[-4000:]
