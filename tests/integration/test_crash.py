@@ -1,5 +1,5 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""The crash-state explorer (lib/h5stack/verify/crash.py) on a stack: a bounded exploration
+"""The crash-state explorer (lib/h5stack/verify/crash/) on a stack: a bounded exploration
 of a write session and a merge, the crash states kept as regressions, and a negative
 control (a metafile written in place without fsync is caught). Its model and strace
 parser alone: tests/unit/test_crash_model.py."""

@@ -111,7 +111,7 @@ def test_a_regression_seed_that_plans_otherwise_is_refused(runner):
     case = fuzz.regression_case(stack, "multifile", entry)
     # the recorded plan holds (the regression workloads run it): the stack's h5fuzz agrees
     assert case.plan
-    runner.check_plan(case, fuzz.stack_env(runner.desc(stack)))
+    runner.check_plan(case, fuzz.process_env(runner.desc(stack)))
     outcome = runner.run(dataclasses.replace(case, plan="0" * 16))
     assert not outcome.ok and f"recorded as {'0' * 16}" in outcome.message and case.plan in outcome.message, outcome
 
@@ -264,7 +264,7 @@ def test_a_variant_failing_in_an_hdf5_call_runs_the_reference_again(tmp_path, op
 def test_a_seed_in_two_grammars_has_two_references(runner):
     """The same seed is another workload in another grammar: each gets its own reference."""
     stack = next(s for s, v in _pairs() if v == "multifile")
-    env = fuzz.stack_env(runner.desc(stack))
+    env = fuzz.process_env(runner.desc(stack))
     refs = [
         runner.reference(case, env, fuzz.Outcome(case, False))
         for case in (fuzz.Case(stack, "multifile", 2, 2, 12, grammar=g, perturb=False) for g in (1, 2))
@@ -321,7 +321,7 @@ def test_undefined_elements_are_left_out_of_the_whole_file_comparison(runner):
     case = fuzz.Case(stack, "multifile", 1008202500, 5, 31, perturb=False)
     outcome = runner.run(case)
     assert outcome.ok, fuzz.report_failure(runner, outcome, minimise=False)
-    ref = runner.reference(case, fuzz.stack_env(runner.desc(stack)), fuzz.Outcome(case, False))
+    ref = runner.reference(case, fuzz.process_env(runner.desc(stack)), fuzz.Outcome(case, False))
     assert ("/g1/g2/d11", 15393, 15393) in ref.undefined, ref.undefined  # ROMIO's 0xFF: not zero
     assert any(step.startswith("h5diff --exclude-path") and " /g1/g2/d11 " in step for step in outcome.steps)
 

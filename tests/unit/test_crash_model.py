@@ -1,6 +1,6 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """The crash-state explorer's persistence model on hand-made operation logs and its strace
-parser (lib/h5stack/verify/crash.py; no stack needed). Its explorations on a stack are
+parser (lib/h5stack/verify/crash/; no stack needed). Its explorations on a stack are
 tests/integration/test_crash.py."""
 
 import pytest

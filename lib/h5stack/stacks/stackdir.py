@@ -177,6 +177,18 @@ def exports(desc, as_root=None):
     return result
 
 
+def process_env(desc):
+    """This process's environment with a stack put to use, for the programs a tool starts
+    in it (the fuzzer's and the crash explorer's runs): without the variables that choose
+    a driver or slow a rank, so that each run sets its own."""
+    env = dict(os.environ)
+    for var, value, prepend in exports(desc):
+        env[var] = f"{value}:{env[var]}" if prepend and env.get(var) else value
+    for var in ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG", "LD_PRELOAD", "H5FUZZ_DELAY", "H5FUZZ_CLOCK"):
+        env.pop(var, None)
+    return env
+
+
 def _sh_line(var, value, prepend):
     if prepend:  # no empty entry when the variable was unset: it would mean "."
         return f'export {var}="{value}${{{var}:+:${var}}}"'

@@ -49,7 +49,7 @@ from h5stack.base import paths, results
 from h5stack.base.ui import StepError, fmt_seconds, info
 from h5stack.machine.launch import Launcher
 from h5stack.stacks.plan import Stacks
-from h5stack.stacks.stackdir import exports
+from h5stack.stacks.stackdir import process_env
 
 #: variables shown with each step of a failing case (they choose the driver and its paths)
 STEP_ENV = ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG", "H5MF_TEST_WINDOW_RECORDS")
@@ -174,15 +174,6 @@ def check_drivers(drivers):
             raise StepError(
                 f"--driver {d}: unknown; the variants are {', '.join(ALL_VARIANTS)} (dsm: every distribution)"
             )
-
-
-def stack_env(desc):
-    env = dict(os.environ)
-    for var, value, prepend in exports(desc):
-        env[var] = f"{value}:{env[var]}" if prepend and env.get(var) else value
-    for var in ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG", "LD_PRELOAD", "H5FUZZ_DELAY", "H5FUZZ_CLOCK"):
-        env.pop(var, None)
-    return env
 
 
 def bounded(cmd, cwd, env):
@@ -375,7 +366,7 @@ class Runner:
     def run(self, case):
         out = Outcome(case, ok=False)
         t0 = time.monotonic()
-        env = stack_env(self.desc(case.stack))
+        env = process_env(self.desc(case.stack))
         name = case.case or f"{case.seed}-{case.ranks}r-{case.ops}o"  # minimising keeps the failure's files
         work = os.path.join(self.workroot, case.stack, case.variant.replace(":", "_"), name)
         shutil.rmtree(work, ignore_errors=True)
@@ -657,7 +648,7 @@ def run(opts):
         check_capabilities()
     runner = Runner(keep=opts.keep, launcher=Launcher(opts.launcher))
     pairs = runnable(selection(runner, list(opts.stacks), list(opts.drivers)), opts)
-    nodes = runner.launcher.preflight(stack_env(runner.desc(pairs[0][0])))
+    nodes = runner.launcher.preflight(process_env(runner.desc(pairs[0][0])))
     info(f"fuzz: ranks started by {opts.launcher} on {len(nodes)} node(s): {', '.join(nodes)}")
     entries = regressions() if opts.regressions else None
     if entries is not None:
