@@ -16,7 +16,15 @@ import subprocess
 from h5stack.base import paths, settings
 from h5stack.base.ui import StepError
 from h5stack.stacks.mpi import MPI
-from h5stack.stacks.plan import load_config, reframe_environ_name
+from h5stack.stacks.plan import load_config
+
+#: the stacks run with another MPI's library, for the site configs (`./h5stack run --mpi-runtime`)
+MPI_RUNTIMES_VARIABLE = "H5STACK_MPI_RUNTIMES"
+
+
+def reframe_environ_name(stack_name):
+    """ReFrame environment names allow only [A-Za-z0-9_-]: mpich-hdf5-1.14 -> mpich-hdf5-1_14."""
+    return stack_name.replace(".", "_")
 
 
 class SiteConfigError(StepError):
@@ -67,7 +75,7 @@ def runtime_stacks():
     --mpi-runtime` wrote ($H5STACK_MPI_RUNTIMES: directories separated by ':')."""
     from h5stack.stacks import abi
 
-    dirs = [d for d in settings.get("H5STACK_MPI_RUNTIMES").split(os.pathsep) if d]
+    dirs = [d for d in settings.get(MPI_RUNTIMES_VARIABLE).split(os.pathsep) if d]
     try:
         return abi.descriptions(dirs)
     except StepError as e:

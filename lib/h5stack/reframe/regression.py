@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from h5stack.base import paths, results
 from h5stack.base.ui import StepError, info
-from h5stack.stacks.plan import reframe_environ_name
+from h5stack.reframe.environs import MPI_RUNTIMES_VARIABLE, reframe_environ_name
+from h5stack.reframe.spackviews import SPACK_ENVS_VARIABLE
 
 #: systems whose Slurm h5stack starts on this machine, and the command that does (machine/<command>.py)
 SCHEDULERS = {"slurm-local": "slurm", "slurm-cluster": "cluster"}
@@ -264,7 +265,7 @@ def run(opts):
     env, runtime_names = dict(os.environ), []
     if opts.mpi_runtimes:  # the stacks with other MPIs' libraries, in place of the stacks themselves
         runtime_dirs, runtime_names = runtime_environs(registry, stacks, opts.mpi_runtimes)
-        env["H5STACK_MPI_RUNTIMES"] = os.pathsep.join(runtime_dirs)
+        env[MPI_RUNTIMES_VARIABLE] = os.pathsep.join(runtime_dirs)
         environs, stacks = environs + [reframe_environ_name(n) for n in runtime_names], []
         info(f"MPI runtimes: {', '.join(runtime_names)}")
     dry = "--dry-run" in opts.reframe_args
@@ -274,7 +275,7 @@ def run(opts):
     if scheduler:
         env["SLURM_CONF"] = scheduler.conf_path()
     if env_dirs:
-        env["H5STACK_SPACK_ENVS"] = os.pathsep.join(env_dirs)
+        env[SPACK_ENVS_VARIABLE] = os.pathsep.join(env_dirs)
         info(f"Spack environments: {', '.join(env_dirs)} -> {', '.join(environs)}")
     info("running: " + " ".join(cmd))
     t0 = time.monotonic()

@@ -13,8 +13,8 @@ import shlex
 import yaml
 
 from h5stack.base import settings
-from h5stack.reframe.environs import SiteConfigError, _env_vars, _hdf5_series
-from h5stack.stacks.plan import reframe_environ_name, spack_package_and_range, version_in_range
+from h5stack.reframe.environs import SiteConfigError, _env_vars, _hdf5_series, reframe_environ_name
+from h5stack.stacks.plan import spack_package_and_range, version_in_range
 from h5stack.stacks.pybuild import OWN_PYTHON
 
 SPACK_ENVS_VARIABLE = "H5STACK_SPACK_ENVS"

@@ -474,8 +474,3 @@ def _version_from_source_name(src):
     if text is None:
         raise StepError(f"{src.archive}: no {sub}")
     return sources.hdf5_version_in(text.decode(errors="replace"), f"{src.archive}: {sub}")
-
-
-def reframe_environ_name(stack_name):
-    """ReFrame environment names allow only [A-Za-z0-9_-]: mpich-hdf5-1.14 -> mpich-hdf5-1_14."""
-    return stack_name.replace(".", "_")
