@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import FULL, ROOT, SELECTED_STACKS, h5stack
+from conftest import FULL, ROOT, SELECTED_STACKS, h5stack, in_stack
 from h5stack.machine import images
 from h5stack.reframe.regression import SCHEDULERS
 
@@ -297,6 +297,21 @@ def test_hdf5_faults_fail_where_the_fault_shows_unless_known(tmp_path):
     assert [(c["result"], c["fail_phase"]) for c in cases] == [("fail", "sanity")], cases
     reason = cases[0]["fail_reason"]
     assert "this HDF5 shows the fault (coll-md-cache)" in reason and "failed on 2 of 3 ranks" in reason, reason
+
+
+def test_a_hdf5_probe_that_hangs_ends_with_a_fault_verdict(tmp_path):
+    """hdf5_faults never hangs: a step that does not return within --timeout (rank 0
+    stalled on purpose before the delete) is the verdict FAULT naming the step, and the
+    job ends non-zero well before the launcher's own timeout."""
+    program = os.path.join(ROOT, "reframe-tests", "hdf5-faults", "src", "hdf5_faults.c")
+    script = (
+        f"h5pcc -O1 -o hdf5_faults {program}\n"
+        "HDF5_FAULTS_TEST_STALL=30 timeout 25 mpiexec -n 3 ./hdf5_faults coll-md-cache f.h5 --control --timeout 2"
+    )
+    proc = in_stack("openmpi-hdf5-1.14", script, cwd=tmp_path)
+    assert proc.returncode not in (0, 124), (proc.returncode, proc.stdout[-2000:] + proc.stderr[-2000:])
+    verdict = "coll-md-cache: verdict: FAULT: the collective H5Ldelete did not return within the timeout on rank 0"
+    assert verdict in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
 def test_a_run_in_which_no_check_ran_fails():

@@ -2,7 +2,7 @@
 /*
  * hdf5_faults - faults of parallel HDF5 itself (with its MPI-IO driver), one probe each:
  *
- *   mpiexec -n 3 hdf5_faults coll-md-cache FILE [--control]
+ *   mpiexec -n 3 hdf5_faults coll-md-cache FILE [--control] [--timeout SECONDS]
  *
  * coll-md-cache: a collective operation after independent reads that left the ranks'
  * metadata caches holding different entries. Every rank makes the same HDF5 calls; only
@@ -18,8 +18,13 @@
  *      its whole size (H5C_protect), a rank that must load it expects the 512 bytes of
  *      the speculative first read (H5C__load_entry): MPI_Bcast of different sizes.
  * HDF5 1.14.6 and 2.2.0: the delete fails ("MPI_Bcast failed ... Message truncated" on
- * MPICH, MPI_ERR_TRUNCATE on Open MPI) in every run. --control: every rank reads every
- * chunk (the same caches everywhere), which must succeed.
+ * MPICH, MPI_ERR_TRUNCATE on Open MPI) in every run; under Intel MPI the job hangs.
+ * --control: every rank reads every chunk (the same caches everywhere), which must
+ * succeed.
+ *
+ * A probe never hangs: rank 0 gives the verdict FAULT and ends the job when a step has
+ * not returned within --timeout seconds (default 60), naming the step
+ * (HDF5_FAULTS_TEST_STALL=S makes rank 0 stall S seconds before the delete: its test).
  *
  * Output (rank 0): mpi-ranks, mpi-library, hdf5-library, then "coll-md-cache: verdict:
  * OK: ..." (exit 0) or "coll-md-cache: verdict: FAULT: ...", after which rank 0 ends the
@@ -28,6 +33,7 @@
  */
 #include <hdf5.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +42,23 @@
 #define ELEMENTS 500   /* of the compact dataset: a header of about 2.3 KiB */
 #define CHUNKED  20000 /* elements of the chunked dataset */
 #define CHUNK    10
+
+static const char *volatile step = "the set-up"; /* what rank 0 is doing, for a hang's verdict */
+static const char *probe_name    = "coll-md-cache";
+
+/* SIGALRM on rank 0: a step that did not return is a hang, said as the probe's verdict */
+static void
+on_hang(int sig)
+{
+    (void)sig;
+    char line[512];
+    int  n = snprintf(line, sizeof line,
+                      "%s: verdict: FAULT: %s did not return within the timeout on rank 0 (a hang)\n",
+                      probe_name, step);
+    if (write(STDOUT_FILENO, line, (size_t)n) < 0)
+        _exit(3);
+    _exit(1); /* the launcher ends the other ranks */
+}
 
 static void
 must(int ok, const char *what)
@@ -103,8 +126,12 @@ coll_md_cache(const char *path, int control)
     H5O_info2_t oi;
     must(f >= 0 && H5Oget_info_by_name3(f, "/d", &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0,
          "H5Oget_info_by_name3");
+    step = "the independent H5Dread";
     read_chunks(f, control || rank != 0 ? CHUNKED : CHUNK);
     MPI_Barrier(MPI_COMM_WORLD);
+    step = "the collective H5Ldelete";
+    if (rank == 0 && getenv("HDF5_FAULTS_TEST_STALL")) /* the watchdog's own test: rank 0 stalls */
+        sleep((unsigned)atoi(getenv("HDF5_FAULTS_TEST_STALL")));
     H5E_BEGIN_TRY
     {
         failed = H5Ldelete(f, "/d", H5P_DEFAULT) < 0;
@@ -123,6 +150,7 @@ coll_md_cache(const char *path, int control)
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    step = "H5Fclose";
     must(H5Fclose(f) >= 0, "H5Fclose");
     H5Pclose(fapl);
     if (rank == 0)
@@ -152,15 +180,28 @@ main(int argc, char **argv)
     int size, rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (argc < 3 || strcmp(argv[1], "coll-md-cache") != 0 || (argc == 4 && strcmp(argv[3], "--control")) ||
-        argc > 4 || size < 2) {
-        fprintf(stderr, "usage: mpiexec -n N (N >= 2) hdf5_faults coll-md-cache FILE [--control]\n");
+    int control = 0, timeout = 60, bad = argc < 3 || strcmp(argv[1], "coll-md-cache") != 0 || size < 2;
+    for (int i = 3; i < argc && !bad; i++) {
+        if (!strcmp(argv[i], "--control"))
+            control = 1;
+        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc && (timeout = atoi(argv[++i])) > 0)
+            continue;
+        else
+            bad = 1;
+    }
+    if (bad) {
+        fprintf(
+            stderr,
+            "usage: mpiexec -n N (N >= 2) hdf5_faults coll-md-cache FILE [--control] [--timeout SECONDS]\n");
         MPI_Finalize();
         return 2;
     }
-    if (rank == 0)
+    if (rank == 0) {
         banner(size);
-    int rc = coll_md_cache(argv[2], argc == 4);
+        signal(SIGALRM, on_hang);
+        alarm((unsigned)timeout);
+    }
+    int rc = coll_md_cache(argv[2], control);
     MPI_Finalize();
     return rc;
 }
