@@ -15,7 +15,7 @@ from conftest import ROOT, h5stack, in_stack
 from h5stack.base import paths
 from h5stack.machine import cluster as emulation
 from h5stack.machine import fusemounts
-from h5stack.stacks import plan
+from h5stack.reframe.environs import reframe_environ_name
 
 #: the stack of the cluster's MPI tests (Open MPI: slurm-cluster's site config says why not MPICH)
 STACK = "openmpi-hdf5-1.14"
@@ -84,7 +84,7 @@ def site_config():
 def srun_env(stack):
     """The variables slurm-cluster's site config gives the stack's environment (srun's PMI,
     Open MPI's one-sided component): the one place that says what MPI needs there."""
-    env = next(e for e in site_config()["environments"] if e["name"] == plan.reframe_environ_name(stack))
+    env = next(e for e in site_config()["environments"] if e["name"] == reframe_environ_name(stack))
     return dict(env.get("env_vars", []))
 
 
