@@ -59,12 +59,19 @@ import squeue_here  # noqa: E402
 #    'mpiio_hints': {'romio_cb_write': 'enable', 'striping_factor': '8'}}   # a ROMIO hints file
 # The kind is also a partition feature: valid_systems = ['+lustre'], ['+gpfs'], ['+posixfs'].
 
+#: the systems that run on this machine (ReFrame's local scheduler, a Slurm on loopback)
+#: ask about their jobs at least twice a second: ReFrame's default slows its polls to one
+#: in 10 s as a job runs, so a job of a minute ends seconds before ReFrame notices; a
+#: site's own controller keeps ReFrame's defaults
+THIS_MACHINE_SYSTEMS = ["generic", "slurm-local", "slurm-cluster"]
+
 general = [
+    {"poll_rate_min": 2, "target_systems": THIS_MACHINE_SYSTEMS},
     {
         "check_search_path": [os.path.join(os.path.dirname(HERE), "reframe-tests")],
         "check_search_recursive": True,
         "report_file": os.path.join(paths.home(), "reports", "run-report-{sessionid}.json"),
-    }
+    },
 ]
 
 logging = [
