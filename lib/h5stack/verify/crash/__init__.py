@@ -23,11 +23,11 @@ ParaCrash).
 
 The modules, each using only those above it: model (the operation log, the file system
 it describes, the crash states), strace (a recording's strace output as an operation
-log), workloads (what is recorded, and how), oracle (a crash state judged), explore (the
+log), recording (what is recorded, and how), oracle (a crash state judged), exploring (the
 crash points and states of a recording, the faults, the regression cases, the command).
 """
 
-from h5stack.verify.crash.explore import (
+from h5stack.verify.crash.exploring import (
     Fault,
     Options,
     Tally,
@@ -53,8 +53,8 @@ from h5stack.verify.crash.model import (
     tree_digest,
 )
 from h5stack.verify.crash.oracle import Oracle
+from h5stack.verify.crash.recording import Workload, commits, record
 from h5stack.verify.crash.strace import Recorder, parse_strace
-from h5stack.verify.crash.workloads import Workload, commits, record
 
 __all__ = [
     "EVERYTHING", "ROOT_INO", "Choice", "Fault", "Model", "Op", "Options", "Oracle", "Recorder", "Tally", "Workload",

@@ -24,7 +24,7 @@ from h5stack.verify.crash.model import (
     sample_choice,
 )
 from h5stack.verify.crash.oracle import Oracle
-from h5stack.verify.crash.workloads import Workload, record
+from h5stack.verify.crash.recording import Workload, record
 
 EXHAUSTIVE_POINTS = 400  # logs with more crash points are sampled
 REGRESSIONS = os.path.join(paths.ROOT, "tests", "data", "crash_regressions.yaml")

@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 
 from h5stack.verify.crash.model import EVERYTHING, materialise, model_at, tree_digest, write_tree
-from h5stack.verify.crash.workloads import DUMP, HEAD_SLOT, commits
+from h5stack.verify.crash.recording import DUMP, HEAD_SLOT, commits
 
 TIMEOUT = 60  # seconds for one h5mf or h5fuzz run on a crash state: longer is a hang
 
