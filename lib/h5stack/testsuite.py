@@ -94,8 +94,10 @@ def _full(full):
 def _pytest(args, full):
     # -ra: why each test was skipped; --durations: where the time of a run went (every
     # test's time in the JUnit file of the run, kept under the cache's reports/)
-    junit = os.path.join(paths.sub("reports"), f"pytest-{time.strftime('%Y%m%d-%H%M%S')}.xml")
-    cmd = [sys.executable, "-m", "pytest", *args, "-ra", "--durations=30", f"--junitxml={junit}"]
+    cmd = [sys.executable, "-m", "pytest", *args, "-ra", "--durations=30"]
+    if not any(a.startswith("--junit") for a in args):  # unless the caller names one
+        stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        cmd.append(f"--junitxml={os.path.join(paths.sub('reports'), f'pytest-{stamp}.xml')}")
     env = dict(os.environ, H5STACK_TEST_FULL="1" if full else settings.get("H5STACK_TEST_FULL"))
     info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
     rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
