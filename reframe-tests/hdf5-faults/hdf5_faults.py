@@ -64,6 +64,8 @@ class hdf5_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     @run_before("run")
     def set_commands(self):
         program = os.path.join(self.program.stagedir, "hdf5_faults")
+        if type(self.job.launcher).registered_name == "srun":  # a hang's verdict ends rank 0: the job with it
+            self.job.launcher.options += ["--kill-on-bad-exit=1"]
         self.executable = program
         self.executable_opts = [self.probe, '"$fsdir/probe.h5"']
         self.prerun_cmds = self.fs_setup_cmds() + [

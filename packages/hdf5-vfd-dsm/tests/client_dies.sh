@@ -13,7 +13,7 @@ export HDF5_PLUGIN_PATH=$4
 jobs_workdir client_dies
 join_jobs
 # the client timeout: long enough for a busy 2-core machine, short enough for a test
-if ! start_server -n 2 "$server" --size 2m --distribution block-cyclic:4k --connections 2 --client-timeout 8 \
+if ! start_server -n 2 "$server" --size 2m --distribution block-cyclic:4k --connections 2 --client-timeout 12 \
     --action summary --action "dump:dump_{step}.h5"; then
     grep -q "MPI_Open_port failed: this MPI cannot accept connections from other jobs" server.txt ||
         fail "the server stopped without a contact file, and not because this MPI cannot open ports"
@@ -31,7 +31,7 @@ wait "$spid"
 rc=$?
 ((rc == 1)) || fail "the server exited $rc, expected 1 (a connection lost its clients)"
 grep -q "workload: ok (1 files, 2 ranks, verified)" client.txt || fail "the next clients did not read their file back"
-grep -q "h5dsm: step 0: 'dead_0.h5' discarded (no word from the clients for 8 s with the file open" server.txt ||
+grep -q "h5dsm: step 0: 'dead_0.h5' discarded (no word from the clients for 12 s with the file open" server.txt ||
     fail "the server did not discard the dead clients' file"
 grep -q "the clients were lost .*; serving the next connection" server.txt || fail "no word of serving on"
 grep -q "h5dsm-server: step 0: 'mem_0.h5' closed" server.txt || fail "the next clients' file was not served"

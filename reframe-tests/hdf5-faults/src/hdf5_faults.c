@@ -22,8 +22,9 @@
  * --control: every rank reads every chunk (the same caches everywhere), which must
  * succeed.
  *
- * A probe never hangs: rank 0 gives the verdict FAULT and ends the job when a step has
- * not returned within --timeout seconds (default 60), naming the step
+ * A probe never hangs: rank 0 gives the verdict FAULT and ends the job when a step (the
+ * set-up, the read, the delete, the close) has not returned within --timeout seconds
+ * (default 60, at most a day), naming the step
  * (HDF5_FAULTS_TEST_STALL=S makes rank 0 stall S seconds before the delete: its test).
  *
  * Output (rank 0): mpi-ranks, mpi-library, hdf5-library, then "coll-md-cache: verdict:
@@ -45,19 +46,37 @@
 
 static const char *volatile step = "the set-up"; /* what rank 0 is doing, for a hang's verdict */
 static const char *probe_name    = "coll-md-cache";
+static unsigned    step_seconds  = 60; /* --timeout: the longest a step may take */
+static int         watching      = 0;  /* rank 0 watches the steps */
+
+/* a step begins: it has step_seconds to return (rank 0) */
+static void
+begin(const char *what)
+{
+    step = what;
+    if (watching)
+        alarm(step_seconds);
+}
+
+/* before a verdict: no step is watched any more */
+static void
+end_watch(void)
+{
+    if (watching)
+        alarm(0);
+}
 
 /* SIGALRM on rank 0: a step that did not return is a hang, said as the probe's verdict */
 static void
 on_hang(int sig)
 {
     (void)sig;
-    char line[512];
-    int  n = snprintf(line, sizeof line,
-                      "%s: verdict: FAULT: %s did not return within the timeout on rank 0 (a hang)\n",
-                      probe_name, step);
-    if (write(STDOUT_FILENO, line, (size_t)n) < 0)
-        _exit(3);
-    _exit(1); /* the launcher ends the other ranks */
+    const char *parts[] = {probe_name, ": verdict: FAULT: ", step,
+                           " did not return within the timeout on rank 0 (a hang)\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) /* write(): safe in a handler */
+        if (write(STDOUT_FILENO, parts[i], strlen(parts[i])) < 0)
+            _exit(3);
+    _exit(1); /* the launcher ends the other ranks (srun: --kill-on-bad-exit) */
 }
 
 static void
@@ -121,15 +140,16 @@ coll_md_cache(const char *path, int control)
     hid_t fapl = small_cache_fapl();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    begin("the set-up");
     create_datasets(path, fapl);
     hid_t       f = H5Fopen(path, H5F_ACC_RDWR, fapl);
     H5O_info2_t oi;
     must(f >= 0 && H5Oget_info_by_name3(f, "/d", &oi, H5O_INFO_BASIC, H5P_DEFAULT) >= 0,
          "H5Oget_info_by_name3");
-    step = "the independent H5Dread";
+    begin("the independent H5Dread");
     read_chunks(f, control || rank != 0 ? CHUNKED : CHUNK);
     MPI_Barrier(MPI_COMM_WORLD);
-    step = "the collective H5Ldelete";
+    begin("the collective H5Ldelete");
     if (rank == 0 && getenv("HDF5_FAULTS_TEST_STALL")) /* the watchdog's own test: rank 0 stalls */
         sleep((unsigned)atoi(getenv("HDF5_FAULTS_TEST_STALL")));
     H5E_BEGIN_TRY
@@ -140,6 +160,7 @@ coll_md_cache(const char *path, int control)
     MPI_Allreduce(&failed, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (failures) {
         if (rank == 0) {
+            end_watch();
             printf("coll-md-cache: verdict: FAULT: a collective H5Ldelete failed on %d of %d ranks whose "
                    "metadata caches differed (MPI_Bcast of different sizes in HDF5's collective metadata "
                    "read)\n",
@@ -150,12 +171,15 @@ coll_md_cache(const char *path, int control)
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    step = "H5Fclose";
+    begin("H5Fclose");
     must(H5Fclose(f) >= 0, "H5Fclose");
     H5Pclose(fapl);
-    if (rank == 0)
+    end_watch();
+    if (rank == 0) {
         printf("coll-md-cache: verdict: OK: the collective H5Ldelete succeeded on %d ranks%s\n", size,
                control ? " (control: the same caches everywhere)" : "");
+        fflush(stdout);
+    }
     return 0;
 }
 
@@ -180,12 +204,15 @@ main(int argc, char **argv)
     int size, rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    int control = 0, timeout = 60, bad = argc < 3 || strcmp(argv[1], "coll-md-cache") != 0 || size < 2;
+    int control = 0, bad = argc < 3 || strcmp(argv[1], "coll-md-cache") != 0 || size < 2;
     for (int i = 3; i < argc && !bad; i++) {
+        char         *end = NULL;
+        unsigned long s   = 0;
         if (!strcmp(argv[i], "--control"))
             control = 1;
-        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc && (timeout = atoi(argv[++i])) > 0)
-            continue;
+        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc && (s = strtoul(argv[++i], &end, 10)) > 0 &&
+                 *end == '\0' && s <= 86400)
+            step_seconds = (unsigned)s;
         else
             bad = 1;
     }
@@ -199,7 +226,7 @@ main(int argc, char **argv)
     if (rank == 0) {
         banner(size);
         signal(SIGALRM, on_hang);
-        alarm((unsigned)timeout);
+        watching = 1;
     }
     int rc = coll_md_cache(argv[2], control);
     MPI_Finalize();
