@@ -7,8 +7,8 @@ site-configs/slurm-local/slurm.conf.in; every Slurm command needs SLURM_CONF
 (`eval "$(./h5stack slurm env)"`).
 
 One partition, `local`: jobs go through sbatch, ReFrame polls them with squeue (its
-`squeue` backend, asked sooner and more often: site-configs/squeue_here.py; the `slurm`
-one needs sacct and a slurmdbd), MPI programs start with
+`squeue` backend, first asked 0.2 s after a submission: site-configs/squeue_here.py; the
+`slurm` one needs sacct and a slurmdbd), MPI programs start with
 srun. 4 ranks on 2 CPUs need `--overcommit`. srun's PMI differs per MPI (SLURM_MPI_TYPE in each environment): pmi2 for
 Debian's MPICH, MPICH 5 and Intel MPI, pmix for Debian's Open MPI and Open MPI 5 (tried
 with a 2-rank program: MPICH 5's PMI client refuses pmix, Open MPI 5 finds no PMIx under
