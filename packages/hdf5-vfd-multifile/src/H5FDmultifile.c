@@ -544,8 +544,8 @@ static int
 clear_name(const char *name, unsigned flags, mf_err_t err)
 {
     struct stat st;
-    char        old[PATH_MAX];
-    uint64_t    run = 0;
+    char        old[PATH_MAX] = "";
+    uint64_t    run           = 0;
     if (stat(name, &st) != 0)
         return 0;
     if (flags & H5F_ACC_EXCL) {
@@ -556,8 +556,11 @@ clear_name(const char *name, unsigned flags, mf_err_t err)
         snprintf(err, MF_ERRMSG_SIZE, "%s: exists and H5F_ACC_TRUNC was not given", name);
         return -1;
     }
-    mf_meta_t meta; /* its directory goes too if it is still this head's (same run) */
-    if (mf_head_read(name, old, sizeof old, &run, err) == 1)
+    /* its directory goes too if it is still this head's (same run); also when the head's
+     * first bytes were overwritten (its slot still names the directory: -1 with old set) */
+    mf_meta_t meta;
+    int       head = mf_head_read(name, old, sizeof old, &run, err);
+    if (head == 1 || (head < 0 && old[0]))
         return mf_is_multifile(old) && mf_meta_read(old, &meta, err) == 0 && meta.run == run
                    ? remove_body(old, err)
                    : 0;

@@ -106,6 +106,11 @@ grep -q "first bytes were overwritten .*h5mf merge .*ub.h5.h5mf -o FILE" "$work/
 step delete ub.h5 && fail "H5Fdelete of the overwritten head succeeded"
 grep -q "first bytes were overwritten" "$work/out" && [[ -f ub.h5 && -d ub.h5.h5mf ]] ||
     fail "H5Fdelete of the overwritten head: $(ls -d ub.h5*) $(tail -3 "$work/out")"
+# ... and a new file created over it (H5F_ACC_TRUNC) replaces the head and its directory,
+# leaving no orphan behind
+step create ub.h5 7 && step check ub.h5 7 || fail "create over the overwritten head: $(tail -3 "$work/out")"
+compgen -G "ub.h5.*.h5mf" >/dev/null && fail "create over the overwritten head left an orphan: $(ls -d ub.h5*)"
+"$h5mf" clean . >"$work/out" 2>&1 && ! grep -q "ub.h5" "$work/out" || fail "h5mf clean after the create: $(cat "$work/out")"
 # H5F_ACC_EXCL never removes a directory that no head names
 mkdir sub && mv a.h5 sub/
 step excl a.h5 4 && fail "H5F_ACC_EXCL over a.h5.h5mf (no head beside it) succeeded"
