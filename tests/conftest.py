@@ -8,6 +8,7 @@ The tests run inside h5stack's virtual environment with lib/ importable, after
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -27,6 +28,14 @@ from h5stack.stacks.plan import Stacks  # noqa: E402
 FULL = os.environ.get("H5STACK_TEST_FULL") == "1"
 SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2"]
 PACKAGE_STACKS = ["openmpi-hdf5-2", "mpich-hdf5-1.14"]
+
+
+def in_turn(items, every=None):
+    """Of items, those whose turn it is today, by the day of the year (UTC): each whose
+    index is the day modulo `every` (by default len(items): one item a day), so that a
+    default run's selection covers them all within `every` days; all with --full."""
+    day, every = time.gmtime().tm_yday, every or len(items)
+    return [item for i, item in enumerate(items) if FULL or i % every == day % every]
 
 
 def tested_stacks():

@@ -19,7 +19,7 @@ import time
 import pytest
 
 from clusters import CLOCK_STEP, NODES, STACK, restoring, running_cluster, srun_env, stale_reads, start
-from conftest import FULL, ROOT, h5stack, in_stack
+from conftest import FULL, ROOT, h5stack, in_stack, in_turn
 from h5stack.base import paths
 from h5stack.base.ui import tail
 from h5stack.machine import ceph
@@ -80,7 +80,7 @@ def _start_cluster():
 #: the Ceph daemons killed during a write: one a run by default, in turn by the day of the
 #: year (an OSD on odd days, the metadata server on even ones: every day's reruns alike);
 #: --full: both
-CEPH_DAEMONS = ["osd.1", "mds.a"] if FULL else [["mds.a", "osd.1"][time.gmtime().tm_yday % 2]]
+CEPH_DAEMONS = in_turn(["mds.a", "osd.1"])
 
 
 @pytest.mark.parametrize("daemon", CEPH_DAEMONS)

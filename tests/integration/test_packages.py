@@ -33,8 +33,10 @@ def _package_cases():
 
 
 #: ctest entries that run with --full only: the same kind runs at fewer ranks by default
-#: (multifile's workload at 1, 2 and 4 ranks; 8 ranks busy-poll 2 cores for a minute)
-CTEST_FULL_ONLY = {"hdf5-vfd-multifile": ["workload_8ranks"]}
+#: (multifile's workload at 1 and 2 ranks here; at 4 ranks as the regression's
+#: multifile_workload on every stack and on a twin, tests/integration/test_stacks.py; 8
+#: ranks busy-poll 2 cores for a minute)
+CTEST_FULL_ONLY = {"hdf5-vfd-multifile": ["workload_4ranks", "workload_8ranks"]}
 
 
 @pytest.mark.parametrize("stack, package", _package_cases())

@@ -13,7 +13,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import ROOT, TESTED, in_stack
+from conftest import ROOT, TESTED, in_stack, in_turn
 
 WORKLOAD = os.path.join(ROOT, "python", "examples", "workload.py")
 STACK_NAMES = TESTED
@@ -46,7 +46,11 @@ def test_parallel_h5py_and_mpi4py_are_the_stacks_own(stack, stack_descriptions, 
         assert os.path.realpath(lib).startswith(desc["hdf5_prefix"] + "/"), f"{lib} is not the stack's libhdf5"
 
 
-@pytest.mark.parametrize("stack", STACK_NAMES)
+#: every MPI and HDF5 series, the plain stacks one day and the twins the next (--full: all)
+EACH_DRIVER_STACKS = in_turn(sorted(STACK_NAMES), every=2)
+
+
+@pytest.mark.parametrize("stack", EACH_DRIVER_STACKS)
 def test_the_workload_through_each_driver_equals_mpi_io(stack, tmp_path):
     """MPI-IO reference; multifile: merged equal to it (h5diff, bytes), read in place by 3
     ranks and serially; the DSM (2 servers, 4 clients of an MPMD job): its dump equal."""
@@ -333,7 +337,8 @@ def h5py_mpio_failures(tmp_path_factory):
     return h5py_suite_failures("mpich-hdf5-1.14-multifile", "mpio", tmp_path_factory.mktemp("mpio"))
 
 
-@pytest.mark.parametrize("layout", ["dir", "head"])
+#: the layouts h5py's suite runs through: one a run, in turn by the day (--full: both)
+@pytest.mark.parametrize("layout", in_turn(["dir", "head"]))
 def test_h5py_suite_with_multifile_fails_only_where_the_path_is_read_without_it(layout, h5py_mpio_failures, tmp_path):
     """h5py's suite with HDF5_DRIVER=multifile (each layout) against the same with
     HDF5_DRIVER=mpio: the tests that fail only with multifile are exactly those of

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import FULL, ROOT, SELECTED_STACKS, h5stack, in_stack
+from conftest import FULL, ROOT, SELECTED_STACKS, h5stack, in_stack, in_turn
 from h5stack.machine import images
 from h5stack.reframe.regression import SCHEDULERS
 
@@ -141,8 +141,7 @@ CLUSTER_CHECKS = [
 
 
 #: the benchmarks on `generic`: each on one of SELECTED_STACKS, in turn over them (sorted by
-#: name), as the packages' ctests (--full: each on every stack); Open MPI's run across the
-#: nodes of slurm-cluster too (CLUSTER_CHECKS)
+#: name), as the packages' ctests (--full: each on every stack)
 BENCHMARKS = ["dsm_bench", "h5pwrite3dc_bench", "multifile_bench", "multifile_scale"]
 
 
@@ -150,6 +149,21 @@ def others_benchmarks(stack):
     """The benchmarks whose turn on `generic` is another stack's than this one of
     SELECTED_STACKS: its run leaves them out (ReFrame's -x), and runs every other check."""
     return [b for i, b in enumerate(sorted(BENCHMARKS)) if SELECTED_STACKS[i % len(SELECTED_STACKS)] != stack]
+
+
+#: ... and across the nodes of slurm-cluster (Open MPI's, CLUSTER_CHECKS): one of them a
+#: run, in turn by the day (--full: all)
+CLUSTER_BENCHMARKS = ["dsm_bench", "multifile_bench", "multifile_scale"]
+
+
+def left_out_of(system, stack):
+    """The checks a run of the system (of one stack, or all) leaves out: the benchmarks
+    whose turn it is not (--full: none)."""
+    if FULL:
+        return []
+    if system == "slurm-cluster":
+        return [b for b in CLUSTER_BENCHMARKS if b not in in_turn(CLUSTER_BENCHMARKS)]
+    return others_benchmarks(stack) if stack else []
 
 
 def _expected(desc, checks, left_out):
@@ -173,7 +187,7 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, stack
     if system in SCHEDULERS:  # the command of each is named like its module (./h5stack slurm, cluster)
         h5stack(SCHEDULERS[system], "stop", check=True)  # the run must start (and then stop) it
     checks = {"slurm-local": SLURM_CHECKS, "slurm-cluster": CLUSTER_CHECKS}.get(system, []) if not FULL else []
-    left_out = others_benchmarks(stack) if stack else []
+    left_out = left_out_of(system, stack)
     excluded = [a for b in left_out for a in ("-x", f"^{b}(%|$)")]
     stacks = [a for n in names for a in ("--stack", n)]
     proc, summary = _run(tmp_path, "--system", system, "--no-setup", *stacks, *checks, "--", *excluded, env=CLUSTER_ENV)
