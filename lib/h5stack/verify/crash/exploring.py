@@ -95,12 +95,14 @@ def states_at(model, point, seed, exhaustive, samples, killed=False):
     return [(n, sample_choice(model, int(n[1:]))) for n in names]
 
 
-def explore(recording, oracle, stack, tally, deadline=None, seed=0, samples=4, on_fault=None, most=EXHAUSTIVE_POINTS):
-    """Every crash point of the log and its enumerated states when it has at most `most`
-    points; else a seeded sample of `most` points and `samples` random states at each.
-    Each state judged; faults into the tally."""
+def explore(
+    recording, oracle, stack, tally, deadline=None, seed=0, samples=4, on_fault=None, most=EXHAUSTIVE_POINTS, only=None
+):
+    """Every crash point of the log (or those of `only`) and its enumerated states when
+    they are at most `most`; else a seeded sample of `most` points and `samples` random
+    states at each. Each state judged; faults into the tally."""
     ops = recording.ops
-    points = crash_points(ops)
+    points = crash_points(ops) if only is None else sorted(only)
     exhaustive = len(points) <= most
     if not exhaustive:
         points = sorted(random.Random(seed).sample(points, most))
