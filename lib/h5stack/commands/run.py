@@ -6,7 +6,12 @@ def add_parser(sub):
     p = sub.add_parser("run", help="run the ReFrame regression (sets up what is missing)")
     p.add_argument("--system", default="generic", help="site config to use (default: generic)")
     p.add_argument("--stack", action="append", default=[], metavar="STACK", help="only these stacks (repeatable)")
-    p.add_argument("checks", nargs="*", metavar="CHECK", help="only checks whose name matches (reframe -n)")
+    p.add_argument(
+        "checks",
+        nargs="*",
+        metavar="CHECK",
+        help="only checks whose name matches (reframe -n): NAME, or NAME%%PARAM=VALUE... with the parameters in the order of the listed name (-- -l lists them), e.g. h5pwrite3dc_verify%%fs_kind=posix%%driver=multifile",
+    )
     p.add_argument(
         "--spack-env",
         action="append",

@@ -299,8 +299,9 @@ def show_results(opts, report, stack_names, rc, seconds):
     if not rows and rc == 0 and not listing:  # nothing ran is no pass
         named = f" ({', '.join(opts.checks)})" if opts.checks else ""
         info(
-            f"error: no check ran{named}: none of that name runs on these stacks, or a check file did not "
-            "load (ReFrame's warnings above)"
+            f"error: no check ran{named}: none of that name runs on these stacks (a name's parameters go in "
+            "the order of its listed name: `-- -l` lists them), or a check file did not load (ReFrame's "
+            "warnings above)"
         )
         return False
     if not os.path.exists(report):
