@@ -402,17 +402,30 @@ def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stac
 
 #: the checks of every kind that runs on a file system, once on the CephFS across nodes (each
 #: applies the layout and reads it back): compiled programs through MPI-IO and multifile
-#: (collective; the independent ones on one machine), h5pwrite3dc with every driver, h5py.
+#: (collective; the independent ones on one machine), h5pwrite3dc with every driver (half of
+#: them with each MPI: H5PWRITE3DC_HALVES), h5py.
 #: h5pwrite3dc's measurement per layout (h5pwrite3dc_layouts: one of its 15 jobs here, all
 #: with --full); not yet here: the probes and benchmarks of many small shared writes
 #: (mpiio_faults, multifile_bench, h5perf: on the local scratch across nodes) take 5 to
 #: more than 10 minutes each on it; multifile_workload fails there, in its MPI-IO reference (Open MPI 4.1.4 reads back
 #: old values of a collective overwrite, docs/regression.md).
-CEPHFS_CHECKS = [
-    "hdf5_tutorial_hyperslab%pattern=by_chunk%transfer=collective",
-    "h5pwrite3dc_verify",
-    "h5py_workload",
-]
+CEPHFS_CHECKS = ["hdf5_tutorial_hyperslab%pattern=by_chunk%transfer=collective", "h5py_workload"]
+#: h5pwrite3dc's drivers on the CephFS: MPI-IO collective and independent (`%driver=mpio`
+#: selects both) with one MPI, multifile and subfiling with the other, swapped by the day
+#: (--full: every driver with every MPI)
+H5PWRITE3DC = "h5pwrite3dc_verify%fs_kind=cephfs%driver="
+H5PWRITE3DC_HALVES = [[H5PWRITE3DC + "mpio"], [H5PWRITE3DC + "multifile", H5PWRITE3DC + "subfiling"]]
+
+
+def h5pwrite3dc_on_cephfs(runtime):
+    """The h5pwrite3dc_verify selectors of a run across nodes: Debian's Open MPI (runtime
+    None) takes today's half, another MPI's library the other; all with --full."""
+    if FULL:
+        return ["h5pwrite3dc_verify"]
+    today = in_turn([0, 1])[0]
+    return H5PWRITE3DC_HALVES[today if runtime is None else 1 - today]
+
+
 #: the shared-file-versus-multifile measurement per CephFS layout: 15 jobs with --full, one here
 #: --full: every driver but the independent one, whose shared-file writes ran for minutes
 #: per job on this CephFS (docs/regression.md; run it by name)
@@ -423,7 +436,7 @@ LAYOUTS = (
 )
 #: the stacks run with another MPI's library (--mpi-runtime): on the CephFS, and the DSM's
 #: one-sided transfers between nodes
-RUNTIME_CHECKS = [*CEPHFS_CHECKS[:2], "h5py_workload", "dsm_roundtrip%distribution=linear"]
+RUNTIME_CHECKS = [*CEPHFS_CHECKS, "dsm_roundtrip%distribution=linear"]
 
 
 #: (stack, the MPI whose library it runs with): Debian's Open MPI; MPICH 5 (the MPICH that
@@ -442,13 +455,16 @@ def test_the_regression_on_cephfs_across_nodes(cluster, stack_descriptions, tmp_
     path = tmp_path / "summary.json"
     args = ["run", "--system", "slurm-cluster", "--no-setup", "--keep-slurm", "--json", str(path), "--stack", stack]
     args += ["--mpi-runtime", runtime] if runtime else []
-    proc = h5stack(*args, *(RUNTIME_CHECKS if runtime else [*CEPHFS_CHECKS, LAYOUTS]), timeout=1800)
+    checks = [*(RUNTIME_CHECKS if runtime else [*CEPHFS_CHECKS, LAYOUTS]), *h5pwrite3dc_on_cephfs(runtime)]
+    proc = h5stack(*args, *checks, timeout=1800)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
     summary = json.load(open(path))
     cases = summary["cases"]
     assert cases and all(c["result"] == "pass" for c in cases), cases
-    # tutorial 2, verify 4, h5py 1, and the DSM 1 | the layouts
-    assert len(cases) == (8 if runtime else 7 + (12 if FULL else 1)), cases
+    # tutorial 2, verify 4 (--full) or 2, h5py 1, and the DSM 1 | the layouts
+    verify = [c for c in cases if c["check"] == "h5pwrite3dc_verify"]
+    assert len(verify) == (4 if FULL else 2), verify
+    assert len(cases) == len(verify) + (4 if runtime else 3 + (12 if FULL else 1)), cases
     on_fs = [c for c in cases if "%fs_kind=" in c["variant"]]
     assert on_fs and all("%fs_kind=cephfs" in c["variant"] for c in on_fs), on_fs
     assert {c["stack"] for c in cases} == {f"{stack}-on-{runtime}" if runtime else stack}, cases
