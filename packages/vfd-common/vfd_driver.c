@@ -109,6 +109,24 @@ vfd_agree(MPI_Comm comm, int ok, char *msg, size_t len)
     return -1;
 }
 
+herr_t
+vfd_sync_collective(vfd_driver_t *d, MPI_Comm comm, const char *path, const char *who, const char *what,
+                    herr_t status, int64_t *clock)
+{
+    int64_t v[2] = {status < 0, clock ? *clock : 0};
+    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS) {
+        VFD_ERROR(d, "%s: the %ss could not complete a %s together", path, who, what);
+        return -1;
+    }
+    if (clock)
+        *clock = v[1];
+    if (v[0] && status >= 0) {
+        VFD_ERROR(d, "%s: another %s's part of this %s failed", path, who, what);
+        return -1;
+    }
+    return status;
+}
+
 bool
 vfd_collective_call(void)
 {

@@ -62,6 +62,14 @@ void vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, con
  * the message of the lowest failing rank. 0 when every rank succeeded, else -1. */
 int vfd_agree(MPI_Comm comm, int ok, char *msg, size_t len);
 
+/* The start and the end of a collective call, on every rank of comm: no rank goes on
+ * before every rank has come, and the ranks agree on the call's outcome (status: this
+ * rank's) and, with clock, on the largest of their clocks (this rank's in, the largest
+ * out). status, or -1 with the reason for path pushed: the ranks could not exchange, or
+ * another one's part failed ("another <who>'s part of this <what> failed"). */
+herr_t vfd_sync_collective(vfd_driver_t *d, MPI_Comm comm, const char *path, const char *who,
+                           const char *what, herr_t status, int64_t *clock);
+
 /*
  * HDF5's record of the transfer mode of the current call, which its built-in MPI drivers
  * read: HDF5 switches a call to collective there (chunk fills at allocation, collective

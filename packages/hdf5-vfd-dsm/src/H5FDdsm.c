@@ -22,7 +22,9 @@
 #include "dsm_link.h"
 #include "vfd_datatype.h"
 #include "vfd_driver.h"
+#include "vfd_fapl.h"
 #include "vfd_mpihandle.h"
+#include "vfd_options.h"
 #include "vfd_watch.h"
 #include "vfd_selection.h"
 
@@ -35,9 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DSM_MAXADDR   ((haddr_t)((1ULL << 62) - 1))
-#define DSM_ERR_SIZE  1024
-#define DSM_CONFIG_SZ 1024
+#define DSM_MAXADDR  ((haddr_t)((1ULL << 62) - 1))
+#define DSM_ERR_SIZE 1024
 
 typedef enum { MODE_CLIENT, MODE_HOST } dsm_mode_t;
 
@@ -177,75 +178,49 @@ H5PLget_plugin_info(void)
 /* ---------------------------------------------------------------- options */
 
 static void
-options_default(dsm_options_t *o)
+options_default(void *opt)
 {
+    dsm_options_t *o = opt;
     memset(o, 0, sizeof *o);
     o->magic   = DSM_OPTIONS_MAGIC;
     o->timeout = 60.0;
 }
 
-/* "contact=<file>;timeout=<seconds>" (also ',' between items); 0, or -1 with err */
+#define KEYS "contact, timeout"
+
+/* one key=value over the options (vfd_option_fn) */
+static int
+one_option(void *ctx, const char *key, const char *value, char *err, size_t len)
+{
+    dsm_options_t *o = ctx;
+    if (!strcmp(key, "contact")) {
+        if (!*value || strlen(value) >= sizeof o->contact) {
+            snprintf(err, len, "contact: an empty or too long file name");
+            return -1;
+        }
+        strcpy(o->contact, value);
+        return 0;
+    }
+    if (!strcmp(key, "timeout")) {
+        char  *end = NULL;
+        double t   = strtod(value, &end);
+        if (!*value || *end || !(t > 0 && t <= H5FD_DSM_TIMEOUT_MAX)) {
+            snprintf(err, len, "timeout must be a positive number of seconds up to %.0f (a week), got '%s'",
+                     H5FD_DSM_TIMEOUT_MAX, value);
+            return -1;
+        }
+        o->timeout = t;
+        return 0;
+    }
+    snprintf(err, len, "unknown key '%s' (keys: " KEYS ")", key);
+    return -1;
+}
+
+/* "contact=<file>;timeout=<seconds>" (vfd_options.h); 0, or -1 with err */
 static int
 options_parse(dsm_options_t *o, const char *text, char *err, size_t len)
 {
-    char  copy[DSM_CONFIG_SZ];
-    char *save = NULL;
-    if (strlen(text) >= sizeof copy) {
-        snprintf(err, len, "the configuration is longer than %zu characters", sizeof copy - 1);
-        return -1;
-    }
-    strcpy(copy, text);
-    for (char *item = strtok_r(copy, ";,", &save); item; item = strtok_r(NULL, ";,", &save)) {
-        while (*item == ' ')
-            item++;
-        if (!*item)
-            continue;
-        char *eq = strchr(item, '=');
-        if (!eq) {
-            snprintf(err, len, "'%s' is not key=value (keys: contact, timeout)", item);
-            return -1;
-        }
-        *eq               = '\0';
-        const char *value = eq + 1;
-        if (!strcmp(item, "contact")) {
-            if (!*value || strlen(value) >= sizeof o->contact) {
-                snprintf(err, len, "contact: an empty or too long file name");
-                return -1;
-            }
-            strcpy(o->contact, value);
-        }
-        else if (!strcmp(item, "timeout")) {
-            char  *end = NULL;
-            double t   = strtod(value, &end);
-            if (!*value || *end || !(t > 0 && t <= H5FD_DSM_TIMEOUT_MAX)) {
-                snprintf(err, len,
-                         "timeout must be a positive number of seconds up to %.0f (a week), got '%s'",
-                         H5FD_DSM_TIMEOUT_MAX, value);
-                return -1;
-            }
-            o->timeout = t;
-        }
-        else {
-            snprintf(err, len, "unknown key '%s' (keys: contact, timeout)", item);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static void
-get_options(hid_t fapl_id, dsm_options_t *o)
-{
-    const dsm_options_t *cur = NULL;
-    H5E_BEGIN_TRY
-    {
-        cur = H5Pget_driver_info(fapl_id);
-    } /* NULL without error: by name or HDF5_DRIVER */
-    H5E_END_TRY
-    if (cur && cur->magic == DSM_OPTIONS_MAGIC)
-        *o = *cur;
-    else
-        options_default(o);
+    return vfd_options_each(text, KEYS, one_option, o, err, len);
 }
 
 /* ---------------------------------------------------------------- public API */
@@ -427,21 +402,9 @@ mpmd_client(void)
 static int
 client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t len)
 {
-    char config[DSM_CONFIG_SZ];
-    get_options(fapl_id, o);
-    ssize_t config_len = -1;
-    H5E_BEGIN_TRY
-    {
-        config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config);
-    }
-    H5E_END_TRY
-    if (config_len > 0 && options_parse(o, config, err, len) < 0) {
-        char why[DSM_ERR_SIZE];
-        snprintf(why, sizeof why, "%s", err);
-        snprintf(err, len, "driver configuration '%s': %s", config, why);
+    if (vfd_fapl_options(fapl_id, DSM_OPTIONS_MAGIC, o, sizeof *o, options_default, KEYS, one_option, err,
+                         len) < 0)
         return -1;
-    }
-    herr_t   got        = -1;
     MPI_Info info       = MPI_INFO_NULL;
     int      world_rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -455,16 +418,12 @@ client_setup(H5FD_dsm_t *f, hid_t fapl_id, dsm_options_t *o, char *err, size_t l
         "file one rank opens alone cannot be in the DSM), or they come later than timeout allows (raise "
         "it). Ending the job",
         f->name, world_rank, o->timeout);
-    H5E_BEGIN_TRY
-    {
-        got = H5Pget_mpi_params(fapl_id, &f->comm, &info);
-    }
-    H5E_END_TRY
+    int named = vfd_fapl_mpi(fapl_id, &f->comm, &info);
     if (info != MPI_INFO_NULL) { /* the application's hints, given back by H5Fget_access_plist */
         MPI_Info_free(&f->info);
         f->info = info;
     }
-    if (got < 0 || f->comm == MPI_COMM_NULL) { /* HDF5_DRIVER=dsm in an unmodified program */
+    if (!named) { /* HDF5_DRIVER=dsm in an unmodified program */
         if (!client_linked_g && !*o->contact && mpmd_client()) {
             /* a later program of an MPMD job (the servers are the first): join them, as
              * H5FD_dsm_mpmd_clients() would; its MPI_COMM_WORLD holds the servers too */
@@ -785,16 +744,8 @@ transfer(H5FD_dsm_t *f, H5FD_mem_t type, bool writing, haddr_t addr, size_t size
 static herr_t
 sync_collective(H5FD_dsm_t *f, herr_t status)
 {
-    int failed = status < 0, any = 0;
-    if (MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, f->comm) != MPI_SUCCESS) {
-        DSM_ERROR("%s: the clients could not complete a collective transfer together", f->name);
-        return -1;
-    }
-    if (any && status >= 0) {
-        DSM_ERROR("%s: another client's part of this collective transfer failed", f->name);
-        return -1;
-    }
-    return status;
+    return vfd_sync_collective(&dsm_driver_g, f->comm, f->name, "client", "collective transfer", status,
+                               NULL);
 }
 
 /* collective for raw data only, as HDF5's MPI-IO driver reads (metadata: independently) */

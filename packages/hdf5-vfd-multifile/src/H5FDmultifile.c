@@ -31,6 +31,7 @@
 #include "mf_options.h"
 #include "vfd_datatype.h"
 #include "vfd_driver.h"
+#include "vfd_fapl.h"
 #include "vfd_mpihandle.h"
 #include "vfd_path.h"
 #include "vfd_selection.h"
@@ -274,20 +275,10 @@ set_options(hid_t fapl_id, const mf_options_t *opt)
     return H5Pset_driver(fapl_id, id, opt);
 }
 
-static int
+static void
 get_options(hid_t fapl_id, mf_options_t *opt)
 {
-    const mf_options_t *cur = NULL;
-    H5E_BEGIN_TRY
-    {
-        cur = H5Pget_driver_info(fapl_id);
-    } /* NULL without error: set by name or HDF5_DRIVER */
-    H5E_END_TRY
-    if (cur && cur->magic == MF_OPTIONS_MAGIC)
-        *opt = *cur;
-    else
-        mf_options_default(opt);
-    return 0;
+    vfd_fapl_info(fapl_id, MF_OPTIONS_MAGIC, opt, sizeof *opt, mf_options_default);
 }
 
 herr_t
@@ -377,15 +368,7 @@ mf_fapl_get(H5FD_t *_file)
 static void
 fapl_comm(hid_t fapl_id, int world, MPI_Comm *comm, MPI_Info *info)
 {
-    herr_t got = -1;
-    *comm      = MPI_COMM_NULL;
-    *info      = MPI_INFO_NULL;
-    H5E_BEGIN_TRY
-    {
-        got = H5Pget_mpi_params(fapl_id, comm, info);
-    }
-    H5E_END_TRY
-    if (got < 0 || *comm == MPI_COMM_NULL)
+    if (!vfd_fapl_mpi(fapl_id, comm, info))
         MPI_Comm_dup(world ? MPI_COMM_WORLD : MPI_COMM_SELF, comm);
 }
 
@@ -1013,23 +996,12 @@ watch_open(H5FD_multifile_t *f)
 static int
 fapl_options(const char *name, hid_t fapl_id, mf_options_t *opt)
 {
-    mf_err_t err;
-    char     config[1024];
-    ssize_t  config_len;
-    memset(err, 0, sizeof err);
-    get_options(fapl_id, opt);
-    H5E_BEGIN_TRY
-    {
-        config_len = H5Pget_driver_config_str(fapl_id, config, sizeof config);
-    }
-    H5E_END_TRY
-    if (config_len > 0 && mf_options_parse(opt, config, err) < 0) {
-        char msg[MF_ERRMSG_SIZE];
-        snprintf(msg, sizeof msg, "%s: driver configuration '%s': %s", name, config, err);
-        MF_ERROR("%s", msg);
-        return -1;
-    }
-    return 0;
+    char err[MF_ERRMSG_SIZE];
+    if (vfd_fapl_options(fapl_id, MF_OPTIONS_MAGIC, opt, sizeof *opt, mf_options_default, MF_OPTIONS_KEYS,
+                         mf_option_item, err, sizeof err) == 0)
+        return 0;
+    MF_ERROR("%s: %s", name, err);
+    return -1;
 }
 
 /* a new file structure: its communicator and options from the fapl; NULL (error pushed) */
@@ -1527,17 +1499,7 @@ static herr_t
 sync_collective(H5FD_multifile_t *f, herr_t status)
 {
     close_run(f);
-    int64_t v[2] = {status < 0, f->hlc};
-    if (MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, f->comm) != MPI_SUCCESS) {
-        MF_ERROR("%s: the ranks could not complete a collective write together", f->path);
-        return -1;
-    }
-    f->hlc = v[1];
-    if (v[0] && status >= 0) {
-        MF_ERROR("%s: another rank's part of this collective write failed", f->path);
-        return -1;
-    }
-    return status;
+    return vfd_sync_collective(&mf_driver_g, f->comm, f->path, "rank", "collective write", status, &f->hlc);
 }
 
 /*

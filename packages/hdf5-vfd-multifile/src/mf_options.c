@@ -4,20 +4,23 @@
  */
 #include "mf_options.h"
 
+#include "vfd_options.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void
-mf_options_default(mf_options_t *o)
+mf_options_default(void *opt)
 {
-    o->magic      = MF_OPTIONS_MAGIC;
-    o->read_mode  = MF_READ_INPLACE;
-    o->checksums  = 1;
-    o->sync       = 0;
-    o->comm_world = 0;
-    o->open_wait  = 600;
-    o->head       = 0;
+    mf_options_t *o = opt;
+    o->magic        = MF_OPTIONS_MAGIC;
+    o->read_mode    = MF_READ_INPLACE;
+    o->checksums    = 1;
+    o->sync         = 0;
+    o->comm_world   = 0;
+    o->open_wait    = 600;
+    o->head         = 0;
 }
 
 /* whole seconds, 0 to a day */
@@ -44,60 +47,59 @@ on_off(const char *v, int32_t *out)
     return 0;
 }
 
+/* read=inplace|merge|parallel */
+static int
+read_mode(const char *v, int32_t *out)
+{
+    if (!strcmp(v, "merge"))
+        *out = MF_READ_MERGE;
+    else if (!strcmp(v, "inplace"))
+        *out = MF_READ_INPLACE;
+    else if (!strcmp(v, "parallel"))
+        *out = MF_READ_PARALLEL;
+    else
+        return -1;
+    return 0;
+}
+
+/* one of two words: 0 for the first, 1 for the second */
+static int
+either(const char *v, const char *zero, const char *one, int32_t *out)
+{
+    if (strcmp(v, zero) && strcmp(v, one))
+        return -1;
+    *out = !strcmp(v, one);
+    return 0;
+}
+
+int
+mf_option_item(void *opt, const char *key, const char *val, char *err, size_t len)
+{
+    mf_options_t *o = opt;
+    int           bad;
+    if (!strcmp(key, "read"))
+        bad = read_mode(val, &o->read_mode);
+    else if (!strcmp(key, "checksums"))
+        bad = on_off(val, &o->checksums);
+    else if (!strcmp(key, "sync"))
+        bad = on_off(val, &o->sync);
+    else if (!strcmp(key, "comm"))
+        bad = either(val, "self", "world", &o->comm_world);
+    else if (!strcmp(key, "open_wait"))
+        bad = seconds(val, &o->open_wait);
+    else if (!strcmp(key, "layout"))
+        bad = either(val, "dir", "head", &o->head);
+    else {
+        snprintf(err, len, "unknown option '%s' (known: " MF_OPTIONS_KEYS ")", key);
+        return -1;
+    }
+    if (bad)
+        snprintf(err, len, "option %s: invalid value '%s'", key, val);
+    return bad ? -1 : 0;
+}
+
 int
 mf_options_parse(mf_options_t *o, const char *text, mf_err_t err)
 {
-    char buf[1024];
-    if (!text)
-        return 0;
-    if (strlen(text) >= sizeof buf) {
-        snprintf(err, MF_ERRMSG_SIZE, "options too long");
-        return -1;
-    }
-    strcpy(buf, text);
-    for (char *save = NULL, *tok = strtok_r(buf, ";, \t\n", &save); tok;
-         tok = strtok_r(NULL, ";, \t\n", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq) {
-            snprintf(err, MF_ERRMSG_SIZE, "option '%s': expected key=value", tok);
-            return -1;
-        }
-        *eq             = '\0';
-        const char *val = eq + 1;
-        int         bad = 0;
-        if (!strcmp(tok, "read")) {
-            if (!strcmp(val, "merge"))
-                o->read_mode = MF_READ_MERGE;
-            else if (!strcmp(val, "inplace"))
-                o->read_mode = MF_READ_INPLACE;
-            else if (!strcmp(val, "parallel"))
-                o->read_mode = MF_READ_PARALLEL;
-            else
-                bad = 1;
-        }
-        else if (!strcmp(tok, "checksums"))
-            bad = on_off(val, &o->checksums);
-        else if (!strcmp(tok, "sync"))
-            bad = on_off(val, &o->sync);
-        else if (!strcmp(tok, "comm") && (!strcmp(val, "self") || !strcmp(val, "world")))
-            o->comm_world = !strcmp(val, "world");
-        else if (!strcmp(tok, "comm"))
-            bad = 1;
-        else if (!strcmp(tok, "open_wait"))
-            bad = seconds(val, &o->open_wait);
-        else if (!strcmp(tok, "layout") && (!strcmp(val, "dir") || !strcmp(val, "head")))
-            o->head = !strcmp(val, "head");
-        else if (!strcmp(tok, "layout"))
-            bad = 1;
-        else {
-            snprintf(err, MF_ERRMSG_SIZE,
-                     "unknown option '%s' (known: read, checksums, sync, comm, open_wait, layout)", tok);
-            return -1;
-        }
-        if (bad) {
-            snprintf(err, MF_ERRMSG_SIZE, "option %s: invalid value '%s'", tok, val);
-            return -1;
-        }
-    }
-    return 0;
+    return vfd_options_each(text, MF_OPTIONS_KEYS, mf_option_item, o, err, MF_ERRMSG_SIZE);
 }

@@ -21,13 +21,14 @@
  *                                 directory itself (the default), or a head, a small
  *                                 HDF5 file that names the directory NAME.h5mf beside it
  *                                 (mf_head.h); opening reads either
- * separated by ';', ',' or blanks.
+ * separated by ";", "," or blanks (vfd_options.h).
  */
 #ifndef MF_OPTIONS_H
 #define MF_OPTIONS_H
 
 #include "mf_format.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define MF_OPTIONS_MAGIC 0x4d463033u /* "MF03" */
@@ -45,7 +46,12 @@ typedef struct {
     int32_t  head;       /* layout=head */
 } mf_options_t;
 
-void mf_options_default(mf_options_t *o);
+/* the defaults over o, an mf_options_t (a vfd_defaults_fn) */
+void mf_options_default(void *o);
+/* the keys, for messages */
+#define MF_OPTIONS_KEYS "read, checksums, sync, comm, open_wait, layout"
+/* one key=value over o, an mf_options_t (a vfd_option_fn); 0, or -1 with the reason */
+int mf_option_item(void *o, const char *key, const char *value, char *err, size_t len);
 /* parse text over o; 0, or -1 with a message naming the bad option */
 int mf_options_parse(mf_options_t *o, const char *text, mf_err_t err);
 
