@@ -105,15 +105,16 @@ def _run(tmp_path, *args, timeout=3600, env=None):
 #: every stack
 SLURM_STACKS = ["mpich-hdf5-2-multifile"]
 #: ... and there the checks whose start Slurm changes (sbatch, srun with pmi2 for one
-#: tutorial program in its four variants, the twin's original API, multifile's workload,
-#: parallel h5py, the DSM's srun --multi-prog); every other kind runs on generic and
-#: across the nodes of slurm-cluster (--full: every check)
+#: tutorial program through MPI-IO and multifile, its transfer in turn by the day; the
+#: twin's original API, multifile's workload, parallel h5py, the DSM's srun --multi-prog
+#: with one distribution in turn); every other kind and variant runs on generic and across
+#: the nodes of slurm-cluster (--full: every check)
 SLURM_CHECKS = [
-    "hdf5_tutorial_hyperslab%pattern=by_chunk",
+    *(f"hdf5_tutorial_hyperslab%pattern=by_chunk%transfer={t}" for t in in_turn(["collective", "independent"])),
     "multifile_mpiposix_original",
     "multifile_workload",
     "h5py_workload",
-    "dsm_roundtrip",
+    *(f"dsm_roundtrip%distribution={d}" for d in in_turn(DSM_DISTRIBUTIONS)),
     "dsm_h5pwrite3dc",
 ]
 #: slurm-cluster (every job on 2 of 4 emulated nodes): every check kind across nodes, on the
@@ -126,7 +127,12 @@ CLUSTER_ENV = dict(os.environ, H5STACK_CLUSTER_FS="local")
 #: (tests/integration/test_cluster.py, CEPHFS_CHECKS; --full: every check here too)
 CLUSTER_CHECKS = [
     "container_tutorial",
-    "container_h5pwrite3dc",
+    # the application image of one HDF5 series a run, in turn (generic runs both)
+    *(
+        f"container_h5pwrite3dc%model={m}%image_stack={s}"
+        for m in ("inside", "hybrid")
+        for s in in_turn(["hdf5-1.14", "hdf5-2"])
+    ),
     "mpiio_faults",
     "hdf5_faults",
     "filesystem_locking",
@@ -134,7 +140,7 @@ CLUSTER_CHECKS = [
     "multifile_bench",
     "multifile_scale",
     "h5perf_check",
-    "dsm_roundtrip",
+    *(f"dsm_roundtrip%distribution={d}" for d in in_turn(DSM_DISTRIBUTIONS)),  # one a run, in turn
     "dsm_bench",
     "dsm_h5pwrite3dc",
 ]
