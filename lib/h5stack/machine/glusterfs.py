@@ -27,7 +27,7 @@ from h5stack.base.ui import StepError, info, tail
 from h5stack.machine import fusemounts
 
 REQUIREMENTS = os.path.join(os.path.dirname(paths.DEBIAN_REQUIREMENTS), "debian-glusterfs.txt")
-PROGRAMS = ["glusterd", "gluster", "glusterfs"]
+PROGRAMS = ["glusterd", "gluster", "glusterfs", "pgrep"]
 FSTYPE = "fuse.glusterfs"
 VOLUME, BRICKS = "h5scratch", 3
 #: translators that would let a client serve old data or old sizes: all off
