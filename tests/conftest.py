@@ -30,12 +30,17 @@ SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2"]
 PACKAGE_STACKS = ["openmpi-hdf5-2", "mpich-hdf5-1.14"]
 
 
+def turn(every):
+    """Today's turn of `every` in turn: the day of the year (UTC) modulo every."""
+    return time.gmtime().tm_yday % every
+
+
 def in_turn(items, every=None):
-    """Of items, those whose turn it is today, by the day of the year (UTC): each whose
-    index is the day modulo `every` (by default len(items): one item a day), so that a
-    default run's selection covers them all within `every` days; all with --full."""
-    day, every = time.gmtime().tm_yday, every or len(items)
-    return [item for i, item in enumerate(items) if FULL or i % every == day % every]
+    """Of items, those whose turn it is today: each whose index modulo `every` (by default
+    len(items): one item a day) is turn(every), so that a default run's selection covers
+    them all within `every` days; all with --full."""
+    every = every or len(items)
+    return [item for i, item in enumerate(items) if FULL or i % every == turn(every)]
 
 
 def tested_stacks():

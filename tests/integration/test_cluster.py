@@ -19,7 +19,7 @@ import time
 import pytest
 
 from clusters import CLOCK_STEP, NODES, STACK, restoring, running_cluster, srun_env, stale_reads, start
-from conftest import FULL, ROOT, h5stack, in_stack, in_turn
+from conftest import FULL, ROOT, h5stack, in_stack, in_turn, turn
 from h5stack.base import paths
 from h5stack.base.ui import tail
 from h5stack.machine import ceph
@@ -422,8 +422,7 @@ def h5pwrite3dc_on_cephfs(runtime):
     None) takes today's half, another MPI's library the other; all with --full."""
     if FULL:
         return ["h5pwrite3dc_verify"]
-    today = in_turn([0, 1])[0]
-    return H5PWRITE3DC_HALVES[today if runtime is None else 1 - today]
+    return H5PWRITE3DC_HALVES[turn(2) if runtime is None else 1 - turn(2)]
 
 
 #: the shared-file-versus-multifile measurement per CephFS layout: 15 jobs with --full, one here

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import FULL, ROOT, SELECTED_STACKS, h5stack, in_stack, in_turn
+from conftest import FULL, ROOT, SELECTED_STACKS, h5stack, in_stack, in_turn, turn
 from h5stack.machine import images
 from h5stack.reframe.regression import SCHEDULERS
 
@@ -184,7 +184,7 @@ def left_out_of(system, stack):
         return [b for b in CLUSTER_BENCHMARKS if b not in in_turn(CLUSTER_BENCHMARKS)]
     if not stack:
         return []
-    other = (SELECTED_STACKS.index(stack) + in_turn([0, 1])[0]) % 2  # the half this stack leaves
+    other = (SELECTED_STACKS.index(stack) + turn(2)) % 2  # the half this stack leaves
     return others_benchmarks(stack) + [s for halves in GENERIC_HALVES for s in halves[other]]
 
 
@@ -198,7 +198,8 @@ def _expected(desc, checks, left_out):
     those it leaves out."""
     rows = selected_rows(expected_rows(desc), checks)
     names = [s for s in left_out if "%" not in s]
-    gone = selected_rows(rows, [s for s in left_out if "%" in s]) if len(names) < len(left_out) else {}
+    selectors = [s for s in left_out if "%" in s]
+    gone = selected_rows(rows, selectors) if selectors else {}
     return {k: v for k, v in rows.items() if k[0] not in names and k not in gone}
 
 
@@ -224,9 +225,9 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, stack
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
     descriptions = {n: d for n, d in stack_descriptions.items() if not names or n in names}
+    expectations = {n: _expected(d, checks, left_out) for n, d in descriptions.items()}
     total, skipped, xfailed = (0 if names else 1), 0, 0  # filesystem_preflight (builtin) when every stack runs
-    for name, desc in descriptions.items():  # the table names each stack and its checks
-        expected = _expected(desc, checks, left_out)
+    for name, expected in expectations.items():  # the table names each stack and its checks
         found = [r for r in _found_rows(summary, name) if not r[0].startswith("ior_")]
         want = {}
         for (check, variant), result in expected.items():
@@ -250,9 +251,9 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, stack
     cases = [c for c in json.load(open(report))["runs"][-1]["testcases"] if not c["fixture"]]
     assert len(cases) == total + skipped + xfailed
     # the right variants passed or were skipped (the report, since the table wraps long names)
-    for name, desc in descriptions.items():
+    for name, expected in expectations.items():
         mine = [(c["display_name"].split(), c["result"]) for c in cases if c["environ"] == name.replace(".", "_")]
-        for (check, variant), result in _expected(desc, checks, left_out).items():
+        for (check, variant), result in expected.items():
             if variant.startswith("%"):
                 parts = variant.split()
                 assert any(words[0] == check and all(p in words for p in parts) and r == result for words, r in mine), (
