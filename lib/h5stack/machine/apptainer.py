@@ -49,8 +49,10 @@ APPTAINER_SOURCE = {
 }
 # no setuid starter, said outright: upstream's mconfig infers it only where `unshare -U`
 # works, and stops ("Run mconfig with either --with-suid or --without-suid") where it
-# does not, e.g. in a chroot, whose processes may not make user namespaces
-MCONFIG_OPTIONS = ("--without-suid",)
+# does not, e.g. in a chroot, whose processes may not make user namespaces. No CNI network
+# plugins (`--net`): nothing here gives a container a network of its own, and they are 16
+# more Go programs to build
+MCONFIG_OPTIONS = ("--without-suid", "--without-network")
 RECIPE_VERSION = 1  # bump to rebuild Apptainer after a change in how it is built
 REQUIRED = ("bin/apptainer", "libexec/apptainer/bin/starter", "etc/apptainer/apptainer.conf")
 REQUIRED_DIRS = ("var/apptainer/mnt/session",)  # empty, so not in the manifest; exec fails without it
