@@ -70,12 +70,22 @@ class PipComponent(build.Component):
         run_logged([*pip, "install", "-q", "--only-binary", ":all:", *tools], log, f"{self.label}: build tools")
         pip.append("--no-cache-dir")  # pip's cache of wheels it built would hand one MPI's build to another
         site = os.path.join(stage, SITE)
-        env = dict(env, MAKEFLAGS=f"-j{jobs}", CFLAGS=COMPILE_FLAGS)
+        env = dict(env, MAKEFLAGS=f"-j{jobs}", CFLAGS=COMPILE_FLAGS, DIST_EXTRA_CONFIG=_parallel_config(src, jobs))
         for what, args, extra in self.steps:
             args = [a.replace("{src}", os.path.join(src, "src")) for a in args]
             run_logged([*pip, "install", "--no-deps", "--target", site, *args], log, f"{self.label}: {what}",
                        env=dict(env, **extra))  # fmt: skip
         return stage
+
+
+def _parallel_config(work, jobs):
+    """A setuptools configuration file (for DIST_EXTRA_CONFIG) that compiles a package's
+    extension modules `jobs` at a time (h5py has about thirty; setuptools compiles one at a
+    time unless told)."""
+    path = os.path.join(work, "parallel.cfg")
+    with open(path, "w") as f:
+        f.write(f"[build_ext]\nparallel = {jobs}\n")
+    return path
 
 
 def mpi4py_component(mpi):
