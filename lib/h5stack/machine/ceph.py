@@ -15,14 +15,13 @@ GPFS's tokens do). State, logs and the configuration: $H5STACK_HOME/cluster/ceph
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 import uuid
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info, tail
-from h5stack.machine import fusemounts, slurm
+from h5stack.machine import fusemounts, processes, slurm
 
 TEMPLATE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster", "ceph.conf.in")
 REQUIREMENTS = os.path.join(os.path.dirname(paths.DEBIAN_REQUIREMENTS), "debian-cephfs.txt")
@@ -33,6 +32,7 @@ MON_PORT = 3300
 MOUNT_TIMEOUT = 90
 FS_NAME = "cephfs"
 MGR_POOL = "device_health_metrics"  # the manager's device-health pool (Ceph 16's name)
+NAME = "CephFS"
 FSTYPE = "fuse.ceph-fuse"
 DAEMONS = ["mon.a", "mgr.x", "mds.a"] + [f"osd.{i}" for i in range(OSDS)]
 
@@ -180,11 +180,12 @@ def health():
     }
 
 
-def start(mon_addr, network, timeout=180):
-    """Start what is not running of the file system; the seconds it took to be ready."""
+def start(address, network, timeout=180):
+    """Start what is not running of the file system, its daemons on address for the clients
+    of network; the seconds it took to be ready."""
     check_programs()
     t0 = time.monotonic()
-    values = write_config(mon_addr, network)
+    values = write_config(address, network)
     start_mon(values)
     start_osds()
     start_mds_mgr()
@@ -218,6 +219,22 @@ def mount(client, node_pid, mountpoint):
             time.sleep(3)
 
 
+def down():
+    """Is a part of the file system down? A daemon whose process is gone counts as down
+    before the monitor says so (the metadata server stays "up:active" for its beacon grace
+    after a crash)."""
+    h = health()
+    return h["mds"] != "up:active" or h["osds_up"] < OSDS or any(not daemon_pid(name) for name in DAEMONS)
+
+
+def status():
+    """One line on the file system for `./h5stack cluster status`; and whether it is up."""
+    h = health()
+    line = (f"cephfs: {h['health']}, {h['osds_up']}/{OSDS} OSDs up, mds {h['mds'] or 'down'}, {h['pgs']} pgs"
+            f"{' active' if h['pgs_active'] else ' not all active'}; {conf()}")  # fmt: skip
+    return line, h["mds"] == "up:active"
+
+
 def unmount_here(mountpoint):
     """Take this machine's client off (before its daemons stop) and end its process, which
     a lazy unmount leaves running; True if one was mounted."""
@@ -228,33 +245,17 @@ def unmount_here(mountpoint):
         fusemounts.abort(conn)
     if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:  # the client then flushes and ends
         subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client: lazily
-    client = daemon_pid("client.host")
-    if client:  # its data flushed while the daemons still run; a client that hangs is killed
-        os.kill(client, signal.SIGTERM)
-        t0 = time.monotonic()
-        while daemon_pid("client.host") and time.monotonic() - t0 < 10:
-            time.sleep(0.2)
-        if daemon_pid("client.host"):  # hung, perhaps inside the kernel: its connection aborted first
-            fusemounts.abort(conn)
-            os.kill(client, signal.SIGKILL)
+    # its data flushed while the daemons still run; a client that hangs (perhaps inside the
+    # kernel) is killed, its connection aborted first
+    processes.end([daemon_pid("client.host")], 10, before_kill=lambda: fusemounts.abort(conn))
     return True
 
 
 def stop(timeout=30):
     """Stop every daemon (SIGTERM, then SIGKILL); the names of those that ran."""
-    stopped = []
-    for name in reversed(DAEMONS):
-        pid = daemon_pid(name)
-        if pid:
-            os.kill(pid, signal.SIGTERM)
-            stopped.append(name)
-    t0 = time.monotonic()
-    while any(daemon_pid(n) for n in stopped) and time.monotonic() - t0 < timeout:
-        time.sleep(0.2)
-    for name in stopped:
-        pid = daemon_pid(name)
-        if pid:
-            os.kill(pid, signal.SIGKILL)
+    pids = {name: daemon_pid(name) for name in reversed(DAEMONS)}
+    stopped = [name for name, pid in pids.items() if pid]
+    processes.end([pids[n] for n in stopped], timeout)
     return stopped
 
 

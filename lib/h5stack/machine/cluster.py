@@ -29,7 +29,7 @@ import time
 
 from h5stack.base import paths, settings
 from h5stack.base.ui import StepError, info, tail
-from h5stack.machine import ceph, fusemounts, glusterfs, slurm
+from h5stack.machine import ceph, fusemounts, glusterfs, processes, slurm
 
 HERE = os.path.join(paths.SITE_CONFIGS, "slurm-cluster")
 TEMPLATE = os.path.join(HERE, "slurm.conf.in")
@@ -56,7 +56,6 @@ PROGRAMS = ["unshare", "nsenter", "ip"]
 #: (machine/ceph.py) or a GlusterFS (machine/glusterfs.py)
 FILE_SYSTEMS = ("local", "cephfs", "glusterfs")
 NETWORKED = {"cephfs": ceph, "glusterfs": glusterfs}
-FS_NAMES = {"cephfs": "CephFS", "glusterfs": "GlusterFS"}
 UP_STATES = ("idle", "mixed", "allocated", "completing")
 
 
@@ -133,13 +132,6 @@ def running_fs():
     return (load_layout() or {}).get("fs", "local")
 
 
-def _mount(fs, client, node_pid):
-    if fs == "cephfs":
-        ceph.mount(client, node_pid, scratch_mountpoint(fs))
-    else:
-        glusterfs.mount(client, node_pid, scratch_mountpoint(fs), bridge_address())
-
-
 def mount_scratch(fs, names, fresh):
     """Mount the networked file system on each of these nodes where it is not mounted yet
     (on the fresh ones, just started, always: what they copied from here is this machine's
@@ -148,11 +140,11 @@ def mount_scratch(fs, names, fresh):
     for name in names:
         pid = node_pid(name)
         if pid and (name in fresh or fusemounts.mounted(pid, here) != fstype):
-            _mount(fs, name, pid)
+            NETWORKED[fs].mount(name, pid, here)
     if fusemounts.mounted(None, here) == fstype and not fusemounts.answers(here):  # its client died
         NETWORKED[fs].unmount_here(here)
     if fusemounts.mounted(None, here) != fstype:
-        _mount(fs, "host", None)
+        NETWORKED[fs].mount("host", None, here)
 
 
 def write_config(nodes, slurmd_timeout):
@@ -299,14 +291,7 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
         )
     names, offsets = node_names(nodes), clock_offsets(nodes, clock_step)
     down = [n for n in names if not node_pid(n)]
-    health = ceph.health() if fs == "cephfs" else None
-    # a daemon whose process is gone counts as down before the monitor says so (the
-    # metadata server stays "up:active" for its beacon grace after a crash)
-    fs_down = (health is not None and (
-        health["mds"] != "up:active"
-        or health["osds_up"] < ceph.OSDS
-        or any(not ceph.daemon_pid(name) for name in ceph.DAEMONS)
-    )) or (fs == "glusterfs" and glusterfs.bricks_online() < glusterfs.BRICKS)  # fmt: skip
+    fs_down = fs in NETWORKED and NETWORKED[fs].down()
     if not down and not fs_down and slurm.pid_alive(d, "slurmctld") and slurm.munge_alive(d):
         return False
     t0 = time.monotonic()
@@ -314,10 +299,8 @@ def start(nodes=4, clock_step=7, slurmd_timeout=20, timeout=90, fs=None):
         os.makedirs(os.path.join(d, sub), exist_ok=True)
     write_config(names, slurmd_timeout)
     ensure_bridge()
-    if fs == "cephfs":  # its daemons on the bridge's address, before the nodes mount it
-        ceph.start(bridge_address(), str(SUBNET))
-    elif fs == "glusterfs":
-        glusterfs.start(bridge_address())
+    if fs in NETWORKED:  # its daemons on the bridge's address, before the nodes mount it
+        NETWORKED[fs].start(bridge_address(), str(SUBNET))
     save_layout(names, offsets, fs)
     slurm.start_munge(d)
     if not slurm.pid_alive(d, "slurmctld"):
@@ -342,19 +325,8 @@ def kill_node(name):
     if not pid:
         raise StepError(f"{name} is not running (`./h5stack cluster status`)")
     os.kill(pid, signal.SIGKILL)
-    for _ in range(100):
-        if not node_pid(name):
-            return
-        time.sleep(0.05)
-    raise StepError(f"{name} (pid {pid}) did not end after SIGKILL")
-
-
-def _ends(name, timeout):
-    """Does the node end within timeout s?"""
-    t0 = time.monotonic()
-    while node_pid(name) and time.monotonic() - t0 < timeout:
-        time.sleep(0.1)
-    return not node_pid(name)
+    if processes.wait_gone([pid], 5, poll=0.05):
+        raise StepError(f"{name} (pid {pid}) did not end after SIGKILL")
 
 
 def stop_node(name, timeout=20):
@@ -366,13 +338,12 @@ def stop_node(name, timeout=20):
     if not pid:
         return False
     conns = [fusemounts.connection(pid, scratch_mountpoint(fs)) for fs in NETWORKED]
-    os.kill(pid, signal.SIGTERM)  # node.sh stops slurmd, then ends
-    if _ends(name, timeout):
-        return True
-    for conn in conns:
-        fusemounts.abort(conn)
-    os.kill(pid, signal.SIGKILL)
-    if not _ends(name, timeout):
+
+    def abort_clients():
+        for conn in conns:
+            fusemounts.abort(conn)
+
+    if processes.end([pid], timeout, before_kill=abort_clients):  # node.sh stops slurmd, then ends
         raise StepError(f"{name} (pid {pid}) did not end after SIGKILL (`ps -o pid,stat,wchan,cmd --ppid {pid}`)")
     return True
 
@@ -393,7 +364,8 @@ def stop():
     for fs, module in NETWORKED.items():  # the nodes' clients ended with them
         if module.unmount_here(scratch_mountpoint(fs)):
             stopped.append(f"{fs} client here")
-    stopped += [f"ceph {n}" for n in ceph.stop()] + [f"glusterfs {n}" for n in glusterfs.stop()]
+    for fs, module in NETWORKED.items():
+        stopped += [f"{fs} {n}" for n in module.stop()]
     if shutil.which("ip") and ip("link", "show", BRIDGE, check=False).returncode == 0:
         ip("link", "del", BRIDGE)
         stopped.append(f"bridge {BRIDGE}")
@@ -426,17 +398,12 @@ def status_lines():
         if fs in NETWORKED:
             state = _mount_state(pid, fs)
             ok = ok and state == "mounted"
-            line += f", {FS_NAMES[fs]} {state}"
+            line += f", {NETWORKED[fs].NAME} {state}"
         lines.append(line)
-    if fs == "glusterfs":
-        online = glusterfs.bricks_online()
-        ok = ok and online == glusterfs.BRICKS
-        lines.append(f"glusterfs: volume {glusterfs.VOLUME}, {online}/{glusterfs.BRICKS} bricks online")
-    if fs == "cephfs":
-        h = ceph.health()
-        ok = ok and h["mds"] == "up:active"
-        lines.append(f"cephfs: {h['health']}, {h['osds_up']}/{ceph.OSDS} OSDs up, mds {h['mds'] or 'down'}, {h['pgs']} pgs"
-                     f"{' active' if h['pgs_active'] else ' not all active'}; {ceph.conf()}")  # fmt: skip
+    if fs in NETWORKED:
+        line, up = NETWORKED[fs].status()
+        ok = ok and up
+        lines.append(line)
     return lines, ok
 
 

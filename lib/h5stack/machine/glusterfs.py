@@ -17,17 +17,17 @@ logs stay where Debian's GlusterFS puts them (/var/run/gluster, /var/log/gluster
 import os
 import re
 import shutil
-import signal
 import subprocess
 import time
 from xml.etree import ElementTree
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info, tail
-from h5stack.machine import fusemounts
+from h5stack.machine import fusemounts, processes
 
 REQUIREMENTS = os.path.join(os.path.dirname(paths.DEBIAN_REQUIREMENTS), "debian-glusterfs.txt")
 PROGRAMS = ["glusterd", "gluster", "glusterfs", "pgrep"]
+NAME = "GlusterFS"
 FSTYPE = "fuse.glusterfs"
 VOLUME, BRICKS = "h5scratch", 3
 #: translators that would let a client serve old data or old sizes: all off
@@ -143,12 +143,20 @@ def applied_options():
     return {o: values.get(o, "?").strip() for o in VOLUME_OPTIONS}
 
 
-def start(address, timeout=60):
-    """Start what is not running of the file system; the seconds it took to be ready."""
+def _server_file():
+    return os.path.join(gluster_dir(), "volfile-server")
+
+
+def start(address, network, timeout=60):
+    """Start what is not running of the file system, its bricks on address (the clients of
+    network reach it there: every client that reaches it may mount); the seconds it took
+    to be ready."""
     check_programs()
     t0 = time.monotonic()
     start_glusterd()
     ensure_volume(address)
+    with open(_server_file(), "w") as f:  # where mount() sends the clients
+        f.write(address)
     while bricks_online() < BRICKS:
         if time.monotonic() - t0 > timeout:
             raise StepError(f"GlusterFS: {bricks_online()} of {BRICKS} bricks online after {timeout} s; "
@@ -158,14 +166,16 @@ def start(address, timeout=60):
     if wrong:
         raise StepError(f"GlusterFS volume {VOLUME}: options not off: {wrong} (`./h5stack cluster stop --wipe`)")
     seconds = time.monotonic() - t0
-    info(f"GlusterFS ready in {seconds:.1f} s: volume {VOLUME}, {BRICKS} bricks on {address}")
+    info(f"GlusterFS ready in {seconds:.1f} s: volume {VOLUME}, {BRICKS} bricks on {address} for {network}")
     return seconds
 
 
-def mount(client, node_pid, mountpoint, address):
+def mount(client, node_pid, mountpoint):
     """Mount the volume at mountpoint inside the node's namespaces (node_pid None: here)
     with a FUSE client of its own (its log and pid file under the cluster's directory); a
     mount the node copied from this machine at its start is taken off first."""
+    with open(_server_file()) as f:
+        address = f.read().strip()
     os.makedirs(mountpoint, exist_ok=True)
     if node_pid:
         subprocess.run(fusemounts.inside(node_pid) + ["umount", "-l", mountpoint], capture_output=True)
@@ -183,33 +193,15 @@ def mount(client, node_pid, mountpoint, address):
                         f"({proc.stderr.strip() or 'no mount'}); its log {log}:\n{tail(log)}")  # fmt: skip
 
 
-def _alive(pid):
-    """Whether the process runs (a zombie, which its parent has not reaped, does not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+def down():
+    """Is a part of the file system down (a brick offline)?"""
+    return bricks_online() < BRICKS
 
 
-def _end(pids, timeout, conn=None):
-    """SIGTERM to each of pids, SIGKILL to those still running after timeout seconds (a
-    process that ended in between is no error); a FUSE client's connection conn is aborted
-    before the SIGKILL (a client hung inside the kernel dies only then)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if sig == signal.SIGKILL:
-            fusemounts.abort(conn)
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        t0 = time.monotonic()
-        while any(_alive(p) for p in pids) and time.monotonic() - t0 < timeout:
-            time.sleep(0.2)
-        pids = [p for p in pids if _alive(p)]
-        if not pids:
-            return
+def status():
+    """One line on the file system for `./h5stack cluster status`; and whether it is up."""
+    online = bricks_online()
+    return f"glusterfs: volume {VOLUME}, {online}/{BRICKS} bricks online", online == BRICKS
 
 
 def unmount_here(mountpoint):
@@ -222,7 +214,8 @@ def unmount_here(mountpoint):
         fusemounts.abort(conn)
     if subprocess.run(["umount", mountpoint], capture_output=True).returncode != 0:
         subprocess.run(["umount", "-l", mountpoint], capture_output=True)  # in use, or a dead client
-    _end(_pid_of(f"--pid-file={re.escape(os.path.join(gluster_dir(), 'run', 'client.host.pid'))}"), 10, conn)
+    client = _pid_of(f"--pid-file={re.escape(os.path.join(gluster_dir(), 'run', 'client.host.pid'))}")
+    processes.end(client, 10, before_kill=lambda: fusemounts.abort(conn))
     return True
 
 
@@ -230,7 +223,7 @@ def stop(timeout=20):
     """Stop the bricks and glusterd (SIGTERM, then SIGKILL); the names of those that ran.
     The volume stays started in glusterd's state: the next start brings its bricks back."""
     bricks, daemon = brick_pids(), glusterd_pid()
-    _end(bricks + ([daemon] if daemon else []), timeout)
+    processes.end(bricks + [daemon], timeout)
     return (["glusterd"] if daemon else []) + ([f"{len(bricks)} bricks"] if bricks else [])
 
 

@@ -13,13 +13,13 @@ prints it; `./h5stack run --system slurm-local` sets it and starts Slurm when ne
 import getpass
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
 
 from h5stack.base import paths, settings
 from h5stack.base.ui import StepError, info, tail
+from h5stack.machine import processes
 
 PROGRAMS = ["munged", "mungekey", "munge", "slurmctld", "slurmd", "sinfo", "squeue", "sbatch", "srun", "scontrol"]
 TEMPLATE = os.path.join(paths.SITE_CONFIGS, "slurm-local", "slurm.conf.in")
@@ -145,14 +145,11 @@ def stop_munge(d):
 
 
 def stop_daemon(d, name, timeout=30):
-    """SIGTERM to the daemon of d/run/NAME.pid, and wait for its end; True if one was running."""
+    """End the daemon of d/run/NAME.pid (SIGTERM; SIGKILL after timeout s); True if one was running."""
     pid = pid_alive(d, name)
     if not pid:
         return False
-    os.kill(pid, signal.SIGTERM)
-    t0 = time.monotonic()
-    while pid_alive(d, name) and time.monotonic() - t0 < timeout:
-        time.sleep(0.2)
+    processes.end([pid], timeout)
     return True
 
 
