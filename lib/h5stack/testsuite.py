@@ -19,6 +19,7 @@ import sys
 import time
 
 from h5stack.base import paths, settings
+from h5stack.base.beside import beside
 from h5stack.base.ui import StepError, info
 from h5stack.machine import apt, images
 from h5stack.stacks.plan import Stacks
@@ -81,8 +82,12 @@ def _set_up(full):
     apt.ensure_packages(paths.DEBIAN_INTEGRATION_REQUIREMENTS)
     registry = Stacks()
     stacks = registry.all() if full else registry.defaults()
-    registry.setup(stacks)
-    registry.setup_hdf5_tests(stacks)
+    # Apptainer and the images' base (Go and debootstrap) are made beside the stacks, on
+    # the core that the builds' serial steps leave idle; their Debian packages first
+    early = images.prepare_tools() if images.can_build() else (lambda: None)
+    with beside(early, "Apptainer"):
+        registry.setup(stacks)
+        registry.setup_hdf5_tests(stacks)
     images.setup_images(registry, stacks)  # tests/integration/test_containers.py, the container checks
 
 

@@ -275,13 +275,31 @@ def build_image(flavour, base=None, force=False, registry=None):
     return link
 
 
+def can_build():
+    """Can this user build images (root, or a user with subordinate ids)?"""
+    return os.geteuid() == 0 or apptainer.ensure_subids()
+
+
+def prepare_tools():
+    """Install the Debian packages the images need (here, now); return what makes the
+    rest of their tools, Apptainer and the base (a build each, cached), to be run later
+    or beside other work."""
+    apptainer.ensure_packages()
+
+    def make():
+        apptainer.ensure_apptainer()
+        apptainer.ensure_base()
+
+    return make
+
+
 def setup_images(registry, stacks=None):
     """What `run` and `test` do before the checks, after setting up these stacks (Stack;
     default: all): the images of their MPIs, cached. Where this user cannot build images (not
     root and no subordinate ids), says so and builds none: the container checks then skip."""
     stacks = stacks or registry.all()
     flavours = [f for f in FLAVOURS if any(s.mpi.name == f for s in stacks)]
-    if os.geteuid() != 0 and not apptainer.ensure_subids():
+    if not can_build():
         info("containers: no images built (needs root, or subordinate ids for `apptainer build --fakeroot`)")
         return []
     others = [s for f in flavours for s in flavour_stacks(registry, f) if s not in stacks]  # an image holds them all
