@@ -182,7 +182,7 @@ def _build_apptainer(label, inputs, prefix, key, go_bin):
     os.makedirs(work)
     if os.path.exists(log):
         os.remove(log)
-    info(f"{label}: building with Go {inputs['go']} (log: {log}; about 17 min on 2 cores)")
+    info(f"{label}: building with Go {inputs['go']} (log: {log}; some minutes: Go compiles it all)")
     t0 = time.monotonic()
     src = _unpack(tarball, os.path.join(work, "src"))
     needed = _go_mod_version(src)
