@@ -5,7 +5,8 @@
 `--unit`. `tests/integration/` needs the local stacks: before it, the default stacks (with
 `--full` every stack, the optional MPIs' too) are set up (cached after the first run),
 HDF5's own test programs beside the stacks whose source has them (stacks.yaml `hdf5_test_builds`) and the Apptainer images of the stacks
-(containers/). A failing unit tier stops the run before the set-up. What follows `--`
+(containers/); Apptainer and the images' base are made beside the stacks' builds, at a
+lower priority (base/beside.py). A failing unit tier stops the run before the set-up. What follows `--`
 goes to pytest (`./h5stack test -- tests/unit/test_cli_errors.py -x`); named paths are run as
 named, with the set-up only if one is outside tests/unit. Both tiers first install what
 only the tests need (requirements/debian-test.txt; the integration tier also
@@ -84,7 +85,7 @@ def _set_up(full):
     stacks = registry.all() if full else registry.defaults()
     # Apptainer and the images' base (Go and debootstrap) are made beside the stacks, on
     # the core that the builds' serial steps leave idle; their Debian packages first
-    early = images.prepare_tools() if images.can_build() else (lambda: None)
+    early = images.prepare_tools() if images.flavours_of(stacks) and images.can_build() else (lambda: None)
     with beside(early, "Apptainer"):
         registry.setup(stacks)
         registry.setup_hdf5_tests(stacks)

@@ -7,6 +7,8 @@ import contextlib
 import os
 import threading
 
+from h5stack.base.ui import info
+
 NICE = 10
 
 
@@ -29,7 +31,13 @@ def beside(fn, label, nice=NICE):
     thread.start()
     try:
         yield
-    finally:
+    except BaseException:
+        if thread.is_alive():
+            info(f"waiting for {label}, made beside, to end (its processes end with an interrupt)")
         thread.join()
+        if failure:
+            info(f"{label}, made beside, failed too: {failure[0]}")
+        raise
+    thread.join()
     if failure:
         raise failure[0]

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 NINJA_PROGRESS = re.compile(r"^\[(\d+)/(\d+)\]")
@@ -41,7 +42,10 @@ def tail(path, lines=30):
 def run_logged(cmd, log, label, cwd=None, env=None):
     """Run cmd, append its output to log, show progress; raise StepError on failure."""
     t0 = time.monotonic()
-    interactive = sys.stderr.isatty() and os.environ.get("CI") != "true"
+    # one live bar at a time: a command run beside the main thread's (base/beside.py)
+    # reports in lines, which do not erase the bar's
+    interactive = (sys.stderr.isatty() and os.environ.get("CI") != "true"
+                   and threading.current_thread() is threading.main_thread())  # fmt: skip
     with open(log, "a") as out:
         out.write(f"\n$ {' '.join(cmd)}\n")
         out.flush()

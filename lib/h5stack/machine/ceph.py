@@ -12,6 +12,7 @@ the metadata server revokes when several nodes write one file, as Lustre's locks
 GPFS's tokens do). State, logs and the configuration: $H5STACK_HOME/cluster/ceph/.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -255,7 +256,10 @@ def stop(timeout=30):
     """Stop every daemon (SIGTERM, then SIGKILL); the names of those that ran."""
     pids = {name: daemon_pid(name) for name in reversed(DAEMONS)}
     stopped = [name for name, pid in pids.items() if pid]
-    processes.end([pids[n] for n in stopped], timeout)
+    left = processes.end([pids[n] for n in stopped], timeout)
+    for name in (n for n in stopped if pids[n] not in left):  # a killed daemon leaves its pid file
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(ceph_dir(), "run", f"{name}.pid"))
     return stopped
 
 

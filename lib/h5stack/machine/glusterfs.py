@@ -148,9 +148,9 @@ def _server_file():
 
 
 def start(address, network, timeout=60):
-    """Start what is not running of the file system, its bricks on address (the clients of
-    network reach it there: every client that reaches it may mount); the seconds it took
-    to be ready."""
+    """Start what is not running of the file system, its bricks on address, which the
+    clients reach from network (named in the message: the volume itself lets every client
+    that reaches it mount); the seconds it took to be ready."""
     check_programs()
     t0 = time.monotonic()
     start_glusterd()
@@ -174,8 +174,11 @@ def mount(client, node_pid, mountpoint):
     """Mount the volume at mountpoint inside the node's namespaces (node_pid None: here)
     with a FUSE client of its own (its log and pid file under the cluster's directory); a
     mount the node copied from this machine at its start is taken off first."""
-    with open(_server_file()) as f:
-        address = f.read().strip()
+    try:
+        with open(_server_file()) as f:
+            address = f.read().strip()
+    except OSError as e:
+        raise StepError(f"GlusterFS: no address of its server ({e}): `./h5stack cluster start --fs glusterfs`") from e
     os.makedirs(mountpoint, exist_ok=True)
     if node_pid:
         subprocess.run(fusemounts.inside(node_pid) + ["umount", "-l", mountpoint], capture_output=True)

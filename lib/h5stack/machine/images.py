@@ -275,6 +275,11 @@ def build_image(flavour, base=None, force=False, registry=None):
     return link
 
 
+def flavours_of(stacks):
+    """The image flavours (MPIs) that these stacks ask for."""
+    return [f for f in FLAVOURS if any(s.mpi.name == f for s in stacks)]
+
+
 def can_build():
     """Can this user build images (root, or a user with subordinate ids)?"""
     return os.geteuid() == 0 or apptainer.ensure_subids()
@@ -298,7 +303,7 @@ def setup_images(registry, stacks=None):
     default: all): the images of their MPIs, cached. Where this user cannot build images (not
     root and no subordinate ids), says so and builds none: the container checks then skip."""
     stacks = stacks or registry.all()
-    flavours = [f for f in FLAVOURS if any(s.mpi.name == f for s in stacks)]
+    flavours = flavours_of(stacks)
     if not can_build():
         info("containers: no images built (needs root, or subordinate ids for `apptainer build --fakeroot`)")
         return []

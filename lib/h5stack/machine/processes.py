@@ -31,13 +31,15 @@ def _signal(pids, sig):
             os.kill(pid, sig)
         except ProcessLookupError:  # ended in between: no error
             pass
+        except PermissionError:  # not ours (a pid reused by another user's process)
+            pass
 
 
 def end(pids, timeout, before_kill=None):
     """SIGTERM to each of pids; SIGKILL to those still running after timeout seconds,
     before_kill() called first (a FUSE client hung inside the kernel dies only once its
     connection is aborted); those that outlive the SIGKILL by timeout seconds more."""
-    pids = [p for p in pids if p]
+    pids = sorted({p for p in pids if p and p > 0})  # never 0 or -1: a group, or every process
     _signal(pids, signal.SIGTERM)
     left = wait_gone(pids, timeout)
     if not left:

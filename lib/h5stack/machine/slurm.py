@@ -10,6 +10,7 @@ command then needs SLURM_CONF=$H5STACK_HOME/slurm/slurm.conf (`./h5stack slurm e
 prints it; `./h5stack run --system slurm-local` sets it and starts Slurm when needed).
 """
 
+import contextlib
 import getpass
 import os
 import shutil
@@ -149,7 +150,9 @@ def stop_daemon(d, name, timeout=30):
     pid = pid_alive(d, name)
     if not pid:
         return False
-    processes.end([pid], timeout)
+    if not processes.end([pid], timeout):  # a killed daemon leaves its pid file: a pid another process may get
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(d, "run", f"{name}.pid"))
     return True
 
 
