@@ -32,29 +32,28 @@ def test_the_work_runs_during_the_block_nicer_with_its_processes():
     assert os.getpriority(os.PRIO_PROCESS, 0) == before  # this thread's own priority is untouched
 
 
-def test_the_end_of_the_block_waits_and_raises_the_works_failure():
-    done = []
+def _failing_work(done, message):
+    """Work that takes a moment, notes that it ran to its end, then fails."""
 
     def work():
         threading.Event().wait(0.3)
         done.append(1)
-        raise RuntimeError("the build beside failed")
+        raise RuntimeError(message)
 
+    return work
+
+
+def test_the_end_of_the_block_waits_and_raises_the_works_failure():
+    done = []
     with pytest.raises(RuntimeError, match="the build beside failed"):
-        with beside(work, "test"):
+        with beside(_failing_work(done, "the build beside failed"), "test"):
             pass
     assert done == [1]
 
 
 def test_the_blocks_own_failure_comes_first_and_the_work_is_waited_for():
     done = []
-
-    def work():
-        threading.Event().wait(0.3)
-        done.append(1)
-        raise RuntimeError("beside")
-
     with pytest.raises(ValueError, match="in the block"):
-        with beside(work, "test"):
+        with beside(_failing_work(done, "beside"), "test"):
             raise ValueError("in the block")
     assert done == [1]
