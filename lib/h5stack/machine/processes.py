@@ -9,8 +9,10 @@ import time
 
 
 def alive(pid):
-    """Whether the process runs (a zombie, which its parent has not reaped, does not)."""
+    """Whether the process runs and may be signalled by us (a zombie, which its parent has
+    not reaped, does not run; another user's process is not ours)."""
     try:
+        os.kill(pid, 0)
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):

@@ -96,10 +96,9 @@ def pid_alive(d, name):
     try:
         with open(os.path.join(d, "run", f"{name}.pid")) as f:
             pid = int(f.read().split()[0])
-        os.kill(pid, 0)
-        return pid
     except (OSError, ValueError, IndexError):
         return None
+    return pid if pid > 0 and processes.alive(pid) else None
 
 
 def _pid_alive(name):
