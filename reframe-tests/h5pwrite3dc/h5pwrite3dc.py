@@ -116,10 +116,10 @@ class h5pwrite3dc_verify(H5pwrite3dcBase):
         self.descr = f"h5pwrite3dc --verify with {self.driver} on {self.fs.get('name')}"
         self.executable_opts = self.h5pwrite3dc_opts("--verify", "--no-limits")
         self.prerun_cmds = self.fs_setup_cmds()
-        # --verify read a multifile directory in place, leaving it as it was: h5mf merges it
+        # --verify read a multifile file in place, leaving it as it was: h5mf merges it
         # for h5dump; subfiling's file is a stub that only the driver reads
         merge = [
-            'test -f "$fsdir/series.h5/metafile" && echo "after-verify: multifile directory"',
+            'h5mf info "$fsdir/series.h5" > /dev/null 2>&1 && echo "after-verify: multifile file"',
             'h5mf merge -q "$fsdir/series.h5"',
         ] if self.driver == "multifile" else []  # fmt: skip
         dump = [] if self.driver == "subfiling" else merge + [
@@ -137,8 +137,8 @@ class h5pwrite3dc_verify(H5pwrite3dcBase):
                             msg=f"--verify did not read back {pixels} correct pixels"),
         ] + self.driver_sanity()  # fmt: skip
         if self.driver == "multifile":
-            checks.append(sn.assert_found(r"^after-verify: multifile directory$", self.stdout,
-                                          msg="the read-only open of --verify changed the multifile directory"))
+            checks.append(sn.assert_found(r"^after-verify: multifile file$", self.stdout,
+                                          msg="the read-only open of --verify changed the multifile file"))
         if self.driver != "subfiling":
             # image 3 of a dataset is written by rank 3 mod 2 = 1
             checks += [

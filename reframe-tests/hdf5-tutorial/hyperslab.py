@@ -165,7 +165,7 @@ class hdf5_tutorial_hyperslab(MultiNodeMixin, rfm.RunOnlyRegressionTest):
         self.postrun_cmds = ['status=$?', 'echo "launcher-status: $status"']
         if self.driver == 'multifile':
             self.postrun_cmds += [
-                f'test -d {self.h5file} && echo "multifile-directory: yes"',
+                f'h5mf info {self.h5file} > /dev/null 2>&1 && echo "multifile-file: yes"',
                 f'h5mf verify {self.h5file} || status=1',
                 f'h5mf merge -q {self.h5file} || status=1',
             ]
@@ -199,8 +199,8 @@ class hdf5_tutorial_hyperslab(MultiNodeMixin, rfm.RunOnlyRegressionTest):
             library_checks = []
         if self.driver == 'multifile':
             multifile = [
-                sn.assert_found(r'^multifile-directory: yes$', self.stdout,
-                                msg='the driver did not write a directory'),
+                sn.assert_found(r'^multifile-file: yes$', self.stdout,
+                                msg='the driver did not write a multifile file'),
                 sn.assert_found(r': ok: \d+ ranks', self.stdout,
                                 msg='h5mf verify did not pass'),
             ]

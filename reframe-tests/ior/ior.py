@@ -130,15 +130,15 @@ class ior_write(ReferencesMixin, IorBase):
         self.prerun_cmds = self.fs_setup_cmds()
         self.postrun_cmds = [
             "status=$?", 'echo "launcher-status: $status"',
-            f'if [ -d "$fsdir/{name}" ]; then echo "written: directory"; ls "$fsdir/{name}"; '
+            f'if h5mf info "$fsdir/{name}" >/dev/null 2>&1; then echo "written: multifile"; ls "$fsdir"; '
             f'elif [ -f "$fsdir/{name}" ] || ls "$fsdir/{name}".* >/dev/null 2>&1; then echo "written: file"; fi',
             "exit $status",
         ]  # fmt: skip
 
     @sanity_function
     def validate(self):
-        # hdf5-multifile must really have written a multifile directory (the shim took effect)
-        kind = "directory" if self.api == "hdf5-multifile" else "file"
+        # hdf5-multifile must really have written a multifile file (the shim took effect)
+        kind = "multifile" if self.api == "hdf5-multifile" else "file"
         return sn.all(self.ior_sanity("Write") + [
             sn.assert_found(rf"^written: {kind}$", self.stdout, msg=f"ior did not leave a {kind} behind"),
         ])  # fmt: skip
@@ -177,7 +177,7 @@ class ior_read(ReferencesMixin, IorBase):
         self.prerun_cmds = self.fs_setup_cmds(create=False)
         self.postrun_cmds = [
             "status=$?", 'echo "launcher-status: $status"',
-            f'[ -f "$fsdir/{name}/metafile" ] && echo "after read: multifile directory"',
+            f'h5mf info "$fsdir/{name}" > /dev/null 2>&1 && echo "after read: multifile file"',
             'rm -rf "$fsdir"', "exit $status",
         ]  # fmt: skip
 
@@ -187,9 +187,9 @@ class ior_read(ReferencesMixin, IorBase):
             sn.assert_not_found(r"WARNING: incorrect data|[1-9]\d* errors? found", self.stdout,
                                 msg="ior found wrong bytes in what it read"),
         ]  # fmt: skip
-        if self.api == "hdf5-multifile":  # the driver reads the directory in place: reading changes nothing
-            checks.append(sn.assert_found(r"^after read: multifile directory$", self.stdout,
-                                          msg="the read changed the multifile directory"))
+        if self.api == "hdf5-multifile":  # the driver reads the file in place: reading changes nothing
+            checks.append(sn.assert_found(r"^after read: multifile file$", self.stdout,
+                                          msg="the read changed the multifile file"))
         return sn.all(checks)
 
     @performance_function("MiB/s")

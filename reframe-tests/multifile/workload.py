@@ -5,11 +5,12 @@ chunked and extendible datasets, collective and independent transfers, overwrite
 across flushes) written with multifile and, in the same job, with HDF5's MPI-IO driver
 as the reference; then read back on another number of ranks.
 
-- multifile_workload_write (4 ranks): the MPI-IO reference, then the multifile
-  directory; `h5mf info` and `h5mf verify`.
-- multifile_workload_read (3 ranks, depends on its write variant): reads the directory
-  in place and checks every value, reconstructs it in parallel (`h5mf merge` under the
-  launcher) and serially (`h5mf merge -o`), and compares both with the reference (h5diff).
+- multifile_workload_write (4 ranks): the MPI-IO reference, then the multifile file
+  with the driver's defaults (a head beside its directory); `h5mf info` and `h5mf verify`.
+- multifile_workload_read (3 ranks, depends on its write variant): reads the file in
+  place and checks every value, reconstructs it serially (`h5mf merge -o`), then in
+  parallel in place (`h5mf merge` under the launcher), and compares both with the
+  reference (h5diff).
 
 Both run on every environment with `+multifile` (the plugin package or a patched
 HDF5) and on each file-system kind of the partition (FileSystemMixin: striping, hints
@@ -88,7 +89,7 @@ class multifile_workload_write(multifile_workload_base):
         self.postrun_cmds = [
             "status=$?",
             'echo "launcher-status: $status"',
-            'test -d "$fsdir/mf.h5" && echo "multifile-directory: yes"',
+            'test -f "$fsdir/mf.h5" && test -d "$fsdir/mf.h5.h5mf" && echo "multifile-head: yes"',
             'h5mf info "$fsdir/mf.h5"',
             'h5mf verify "$fsdir/mf.h5" || status=1',
             "exit $status",
@@ -105,8 +106,8 @@ class multifile_workload_write(multifile_workload_base):
                 sn.assert_eq(sn.count(sn.findall(r"^workload: wrote .* on \d+ ranks with (mpio|multifile): ok$",
                                                  self.stdout)), 2,
                              msg="expected 'workload: wrote ...: ok' from both runs, got {0}"),
-                sn.assert_found(r"^multifile-directory: yes$", self.stdout,
-                                msg="the driver did not write a directory"),
+                sn.assert_found(r"^multifile-head: yes$", self.stdout,
+                                msg="the driver did not write a head beside its directory (the default layout)"),
                 sn.assert_found(rf"{self.num_tasks} ranks, complete", self.stdout,
                                 msg="h5mf info does not show a complete directory of all ranks"),
                 sn.assert_found(r": ok: \d+ ranks", self.stdout, msg="h5mf verify did not pass"),
@@ -126,7 +127,7 @@ class multifile_workload_read(multifile_workload_base):
         self.depends_on(multifile_workload_write.variant_name(variant), udeps.by_env)
 
     @run_after("setup")
-    def use_the_written_directory(self):
+    def use_the_written_file(self):
         write = self.getdep(multifile_workload_write.variant_name(
             multifile_workload_write.get_variant_nums(fs_kind=self.fs_kind)[0]))
         self.fs_dir = write.fs_dir
@@ -135,20 +136,18 @@ class multifile_workload_read(multifile_workload_base):
     @run_before("run")
     def set_commands(self):
         self.executable = self.program
-        self.executable_opts = ['"$fsdir/inplace.h5"', "--driver", "multifile", "--check",
-                                "--options", "read=inplace"]
-        self.prerun_cmds = self.fs_setup_cmds(create=False) + [
-            'cp -r "$fsdir/mf.h5" "$fsdir/inplace.h5" && cp -r "$fsdir/mf.h5" "$fsdir/parallel.h5" || exit 1',
-        ]
+        # the readers that leave the file as it is first, the merge in place last
+        self.executable_opts = ['"$fsdir/mf.h5"', "--driver", "multifile", "--check", "--options", "read=inplace"]
+        self.prerun_cmds = self.fs_setup_cmds(create=False)
         self.postrun_cmds = [
             "status=$?",
             'echo "launcher-status: $status"',
-            'test -d "$fsdir/inplace.h5" && echo "in-place-kept: yes"',
-            launch_command(self, "h5mf", "merge", '"$fsdir/parallel.h5"', "-q") + ' || status=1',
-            'test -f "$fsdir/parallel.h5" && echo "parallel-merge: file"',
-            'h5diff "$fsdir/ref.h5" "$fsdir/parallel.h5"; echo "h5diff-parallel: $?"',
+            'h5mf info "$fsdir/mf.h5" > /dev/null 2>&1 && echo "in-place-kept: yes"',
             'h5mf merge "$fsdir/mf.h5" -o "$fsdir/serial.h5" -q || status=1',
             'h5diff "$fsdir/ref.h5" "$fsdir/serial.h5"; echo "h5diff-serial: $?"',
+            launch_command(self, "h5mf", "merge", '"$fsdir/mf.h5"', "-q") + ' || status=1',
+            'test -f "$fsdir/mf.h5" && ! test -e "$fsdir/mf.h5.h5mf" && echo "parallel-merge: file"',
+            'h5diff "$fsdir/ref.h5" "$fsdir/mf.h5"; echo "h5diff-parallel: $?"',
             'rm -rf "$fsdir"',
             "exit $status",
         ]
@@ -163,9 +162,9 @@ class multifile_workload_read(multifile_workload_base):
                 sn.assert_found(r"^workload: checked .*: ok$", self.stdout,
                                 msg="the in-place read did not check out"),
                 sn.assert_found(r"^in-place-kept: yes$", self.stdout,
-                                msg="reading in place did not leave the directory"),
+                                msg="reading in place did not leave the multifile file"),
                 sn.assert_found(r"^parallel-merge: file$", self.stdout,
-                                msg="parallel h5mf merge did not replace the directory by a file"),
+                                msg="parallel h5mf merge did not replace the multifile file by an ordinary one"),
                 sn.assert_found(r"^h5diff-parallel: 0$", self.stdout,
                                 msg="the parallel reconstruction differs from the MPI-IO reference"),
                 sn.assert_found(r"^h5diff-serial: 0$", self.stdout,

@@ -101,8 +101,8 @@ def test_a_write_through_multifile_survives_a_ceph_daemon_killed_during_it(clust
         cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     try:
-        for _ in range(600):  # the write has begun: the directory's rank files are there
-            if os.path.exists(os.path.join(work, "fz.h5", "metafile")) or job.poll() is not None:
+        for _ in range(600):  # the write has begun: the head's directory and its metafile are there
+            if os.path.exists(os.path.join(work, "fz.h5.h5mf", "metafile")) or job.poll() is not None:
                 break
             time.sleep(0.1)
         assert job.poll() is None, f"the write ended before {daemon} was killed"

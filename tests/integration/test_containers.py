@@ -194,7 +194,7 @@ def test_image_runs_equal_to_the_stack_outside(flavour, model, tmp_path):
     proc = in_stack(
         stack,
         f"{env_lines}mpiexec -n 2 h5pwrite3dc ref.h5 {args}\n{run} > mf.txt\n"
-        f'test -f mf.h5/metafile\n"{exe}" exec "{img}" h5mf merge -q mf.h5\nh5diff ref.h5 mf.h5\ncat mf.txt',
+        f'test -f mf.h5.h5mf/metafile\n"{exe}" exec "{img}" h5mf merge -q mf.h5\nh5diff ref.h5 mf.h5\ncat mf.txt',
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

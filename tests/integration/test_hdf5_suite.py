@@ -81,7 +81,8 @@ def test_serial_tests_with_multifile(stack, build_dir, tmp_path):
 @pytest.mark.parametrize("stack, build_dir", CASES)
 def test_serial_tests_really_use_the_plugin(stack, build_dir, tmp_path):
     """The driver of the VFD-multifile entries is the plugin: a test program's file
-    (mtime writes it, then reads it back read-only) is still a multifile directory when
+    (mtime writes it, then reads it back read-only) is still a multifile file (a head and its
+    directory) when
     HDF5 keeps its files (HDF5_NOCLEANUP), since a read changes nothing by default; with
     HDF5_DRIVER_CONFIG=read=merge the read reconstructs it into an ordinary file (the
     options reach the plugin)."""
@@ -89,8 +90,9 @@ def test_serial_tests_really_use_the_plugin(stack, build_dir, tmp_path):
     proc = in_stack(stack, f"mkdir default merge\n(cd default && {run})\n(cd merge && HDF5_DRIVER_CONFIG=read=merge {run})",
                     tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (tmp_path / "default" / "mtime.h5" / "metafile").is_file(), sorted(os.listdir(tmp_path / "default"))
+    assert (tmp_path / "default" / "mtime.h5.h5mf" / "metafile").is_file(), sorted(os.listdir(tmp_path / "default"))
     assert (tmp_path / "merge" / "mtime.h5").is_file(), sorted(os.listdir(tmp_path / "merge"))
+    assert not (tmp_path / "merge" / "mtime.h5.h5mf").exists(), sorted(os.listdir(tmp_path / "merge"))
 
 
 #: 2 ranks on every stack, 4 (oversubscribing 2 cores) on Open MPI's by default: MPICH's
@@ -152,9 +154,10 @@ def _testpar_programs(stack, build_dir, tmp_path):
 
 
 def _run_testpar(stack, program, args, ranks, preload, work):
-    """One program through multifile (the head layout: the programs stat, open and
-    delete the path) in the shared directory; (passed, output)."""
-    env = f"env LD_PRELOAD={preload} HDF5_DRIVER=multifile HDF5_DRIVER_CONFIG=layout=head HDF5_ALARM_SECONDS=900"
+    """One program through multifile with the driver's default options (the head
+    layout: the programs stat, open and delete the path) in the shared directory;
+    (passed, output)."""
+    env = f"env LD_PRELOAD={preload} HDF5_DRIVER=multifile HDF5_ALARM_SECONDS=900"
     script = f"timeout 900 mpiexec -n {ranks} {env} {program} {args} < /dev/null"
     proc = in_stack(stack, script, work, timeout=1000)
     out = proc.stdout + proc.stderr

@@ -7,9 +7,9 @@ programs (tests/data/netcdf_runs.yaml, at the rank counts of netCDF's own script
 through HDF5's MPI-IO driver (the reference: it must pass) and through multifile as an
 MPI-IO program meets it: netCDF calls H5Pset_fapl_mpio itself, so the preload library
 with H5MF_MPIO_DRIVER=multifile selects the driver there (files netCDF writes serially,
-with a default access list, stay HDF5's serial driver's, as with MPI-IO), and
-HDF5_DRIVER_CONFIG=layout=head makes the path a file (netCDF sniffs, stats and removes
-the path itself). By default the plugin
+with a default access list, stay HDF5's serial driver's, as with MPI-IO), with the
+driver's default options: the head layout makes the path a file (netCDF sniffs, stats
+and removes the path itself). By default the plugin
 on MPICH and the driver built into the twin's libhdf5 on Open MPI (one stack of each MPI
 family); --full: both on both. Every netCDF file both runs leave is compared by
 `ncdump` (the multifile one read in place through the driver), except files of a
@@ -31,7 +31,7 @@ with open(os.path.join(ROOT, "tests", "data", "netcdf_runs.yaml")) as _f:
     RUNS = yaml.safe_load(_f)["runs"]
 #: the programs: their H5Pset_fapl_mpio becomes multifile, their serial files stay serial
 #: (as with MPI-IO: HDF5 refuses variable-length writes through any MPI driver)
-MULTIFILE = "H5MF_MPIO_DRIVER=multifile HDF5_DRIVER_CONFIG=layout=head"
+MULTIFILE = "H5MF_MPIO_DRIVER=multifile"
 #: a serial reader (ncdump) of multifile files
 READER = "HDF5_DRIVER=multifile"
 

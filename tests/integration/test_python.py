@@ -78,13 +78,13 @@ def test_the_workload_through_each_driver_equals_mpi_io(stack, tmp_path):
 def test_h5vfd_functions_and_their_errors(tmp_path):
     """info as a dataclass, merge with a progress callback, in place; errors carry h5mf's
     message; a directory h5py cannot open gets a reason from h5vfd.open, and h5py's own
-    IsADirectoryError on a multifile directory points to h5vfd.open and is_multifile. A
-    head (layout=head) is a multifile file to is_multifile, open and info; h5py alone
-    opens the small HDF5 file it is."""
+    IsADirectoryError on a multifile directory (layout=dir) points to h5vfd.open and
+    is_multifile. A head (the default layout) is a multifile file to is_multifile, open
+    and info; h5py alone opens the small HDF5 file it is."""
     stack = "mpich-hdf5-1.14"
     script = f"""
-        mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile
-        mpiexec -n 2 python3 {WORKLOAD} hd.h5 --driver multifile --config layout=head
+        mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile --config layout=dir
+        mpiexec -n 2 python3 {WORKLOAD} hd.h5 --driver multifile
         mkdir plain
         python3 - <<'EOF'
 import h5py, h5vfd
@@ -177,7 +177,7 @@ def test_appending_continues_with_any_number_of_ranks_and_gives_the_reason(tmp_p
     create it; the error is the driver's reason for the first, not its refusal of the
     second (it exists)."""
     script = f"""
-        mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile
+        mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile --config layout=dir
         python3 -c 'import h5vfd; f = h5vfd.open("mf.h5", "a"); f.attrs["one"] = 1; f.close()'
         mpiexec -n 3 python3 -c '
 import h5py, h5vfd

@@ -139,16 +139,16 @@ def test_hdf5_1_14s_tools_cannot_judge_that_2x_file(mpi, stack_descriptions, tmp
 
 @pytest.mark.parametrize("stack", [n for n in STACK_NAMES if not n.endswith("-multifile")])
 def test_tools_load_plugins_of_their_own_library(stack, stack_descriptions, tmp_path):
-    """HDF5_DRIVER=multifile h5dump of a multifile directory: a tool of the stack's own
+    """HDF5_DRIVER=multifile h5dump of a multifile file (a head and its directory): a tool of the stack's own
     build loads the stack's plugin, built against the same libhdf5, so one libhdf5 is
     mapped in the process. Debian's serial tools (a 2.x stack built from the crate) load
     no plugin of the stack (built against its parallel libhdf5): they refuse the driver,
-    having mapped Debian's libhdf5 only, and read the directory once `h5mf merge` has
-    made it a file."""
+    having mapped Debian's libhdf5 only, and read the file once `h5mf merge` has
+    made it an ordinary one."""
     proc = in_stack(
         stack,
         "mpiexec -n 2 h5pwrite3dc m.h5 8 2 --size 64 --chunk 32 --quiet --no-limits --driver multifile >/dev/null\n"
-        "test -d m.h5\n"
+        "test -f m.h5 && test -d m.h5.h5mf\n"
         'set +e\nHDF5_DRIVER=multifile LD_DEBUG=files h5dump -H m.h5 2>ld.txt; echo "h5dump-status: $?"\nset -e\n'
         "grep -o 'file=[^ ]*libhdf5\\(_serial\\)\\?\\.so\\.[0-9]*' ld.txt | sed 's|.*/||; s|file=||' | sort -u\n"
         "h5mf merge -q m.h5 && h5dump -H m.h5 | grep -c 'DATASET \"data_' | sed 's/^/merged-datasets: /'",
@@ -201,7 +201,7 @@ def test_unmodified_serial_program_with_hdf5_driver_multifile(stack, tmp_path):
         stack,
         f"h5pcc {program} -o serial\n"
         "HDF5_DRIVER=multifile ./serial grid.h5\n"
-        "test -d grid.h5 && test -f grid.h5/0.offset\n"
+        "test -f grid.h5 && test -f grid.h5.h5mf/0.offset\n"
         "h5mf merge -q grid.h5\n"
         "h5dump -d /grid -w 0 grid.h5",
         tmp_path,

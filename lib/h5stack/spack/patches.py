@@ -55,12 +55,20 @@ def _insert_before(text, anchor, addition, what):
     return text[:i] + addition + text[i:]
 
 
+def inputs():
+    """What of h5stack the patches are made from (besides HDF5's tree): the driver's C
+    sources, then its headers, then VERSION; absolute paths."""
+    sources = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.c"))) + sorted(glob.glob(os.path.join(COMMON, "*.c")))
+    headers = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.h"))) + sorted(glob.glob(os.path.join(COMMON, "*.h")))
+    return sources, headers + [os.path.join(PACKAGE, "include", "H5FDmultifile.h")], paths.VERSION_FILE
+
+
 def modified_files(root):
     """{relative path: new text} of the files the patch adds or changes in tree `root`."""
     files = {}
-    with open(paths.VERSION_FILE) as f:
+    sources, headers, version_file = inputs()
+    with open(version_file) as f:
         version = f.read().strip()  # h5stack's version, which the package's CMake defines
-    sources = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.c"))) + sorted(glob.glob(os.path.join(COMMON, "*.c")))
     for path in sources:
         body = open(path).read()
         files[f"src/{os.path.basename(path)}"] = (
@@ -68,8 +76,7 @@ def modified_files(root):
             + f'#define H5STACK_VERSION "{version}"\n'
             + body + "#endif /* H5_HAVE_PARALLEL */\n"
         )  # fmt: skip
-    headers = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.h"))) + sorted(glob.glob(os.path.join(COMMON, "*.h")))
-    for path in headers + [os.path.join(PACKAGE, "include", "H5FDmultifile.h")]:
+    for path in headers:
         files[f"src/{os.path.basename(path)}"] = HEADER + open(path).read()
 
     cmake = open(os.path.join(root, "src", "CMakeLists.txt")).read()

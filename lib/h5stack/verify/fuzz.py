@@ -291,12 +291,15 @@ class Runner:
         d = os.path.join(work, "out.h5")
         wenv = self._perturbed(case, env, clocks=True)
         driver = {"multifile": "default", "multifile-linked": "multifile", "mpiposix": "mpiposix"}[case.variant]
-        head = case.variant == "multifile" and case.seed % 2 == 1  # the path a head beside its directory
+        head = case.seed % 2 == 1  # the path a head beside its directory (the default), else the directory
+        layout = f"layout={'head' if head else 'dir'}"
+        config = []  # the plugin takes it from HDF5_DRIVER_CONFIG, linked and mpiposix from --config
         if case.variant == "multifile":
-            wenv["HDF5_DRIVER"] = "multifile"
-            wenv["HDF5_DRIVER_CONFIG"] = "layout=head" if head else "layout=dir"
+            wenv["HDF5_DRIVER"], wenv["HDF5_DRIVER_CONFIG"] = "multifile", layout
+        else:
+            config = ["--config", layout]
         clock = ["h5fuzz-clock"] if case.perturb else []
-        argv = [*clock, "h5fuzz", d, *self._fuzz_args(case), "--driver", driver, "--no-verify"]
+        argv = [*clock, "h5fuzz", d, *self._fuzz_args(case), "--driver", driver, *config, "--no-verify"]
         self._run(out, wenv, self.launcher.command(case.ranks, argv), work)
         if head != (os.path.isfile(d) and os.path.isdir(d + ".h5mf")):
             raise CaseFailed(f"{d}: not the layout asked for (layout={'head' if head else 'dir'})")

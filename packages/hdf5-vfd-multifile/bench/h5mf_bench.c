@@ -45,6 +45,7 @@
 #define _GNU_SOURCE /* copy_file_range */
 #endif
 #include "H5FDmultifile.h"
+#include "mf_head.h"
 #include "mf_merge.h"
 #include "mf_scale.h"
 
@@ -176,12 +177,28 @@ path(char *out, const char *name)
     snprintf(out, PATH_MAX, "%s/%s", dir, name);
 }
 
+/* the multifile directory of DIR/name: the body a head names (the default layout), or
+ * the path itself */
+static void
+dir_path(char *out, const char *name)
+{
+    char     body[PATH_MAX];
+    uint64_t run;
+    mf_err_t err;
+    path(out, name);
+    if (mf_head_read(out, body, sizeof body, &run, err) == 1)
+        snprintf(out, PATH_MAX, "%s", body);
+}
+
 static void
 rm(const char *name)
 {
     char p[PATH_MAX];
-    path(p, name);
+    dir_path(p, name); /* a head's body first, then the head */
     struct stat st;
+    if (lstat(p, &st) == 0)
+        S_ISDIR(st.st_mode) ? mf_rmtree(p) : unlink(p);
+    path(p, name);
     if (lstat(p, &st) == 0)
         S_ISDIR(st.st_mode) ? mf_rmtree(p) : unlink(p);
 }
@@ -389,7 +406,7 @@ merge(int parallel)
     mf_dir_t d;
     mf_err_t err;
     int      fd = -1, part = parallel ? rank : 0, nparts = parallel ? size : 1;
-    path(src, "mf.h5");
+    dir_path(src, "mf.h5");
     path(out, "merged.h5");
     double t0 = start_clock();
     if (parallel || rank == 0) {
@@ -443,7 +460,7 @@ copy(int parallel)
 {
     char     src[PATH_MAX], out[PATH_MAX], rf[PATH_MAX];
     uint64_t bytes = 0;
-    path(src, "mf.h5");
+    dir_path(src, "mf.h5");
     path(out, "copy.out");
     double t0 = start_clock();
     if (rank == 0 && close(mf_create_new(out)) < 0)
@@ -482,7 +499,7 @@ cp_files(void)
 {
     char     src[PATH_MAX], rf[PATH_MAX], out[PATH_MAX];
     uint64_t bytes = 0;
-    path(src, "mf.h5");
+    dir_path(src, "mf.h5");
     double t0 = start_clock();
     for (int r = 0; rank == 0 && r < size; r++) {
         struct stat st;

@@ -85,7 +85,7 @@ write_records(const char *path, uint64_t n, uint64_t bytes)
     uint64_t mine  = n / (uint64_t)size + ((uint64_t)rank < n % (uint64_t)size);
     hsize_t  total = 2 * n * bytes, start = 2 * bytes * (hsize_t)rank, stride = 2 * bytes * (hsize_t)size;
     hsize_t  count = mine, block = bytes, all = mine * bytes;
-    hid_t    fapl = mf_fapl(NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t    fapl = mf_fapl("layout=dir"), dcpl = H5Pcreate(H5P_DATASET_CREATE);
     char    *data = malloc(all ? all : 1);
     if (!data)
         fail("malloc");

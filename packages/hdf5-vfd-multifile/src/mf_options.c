@@ -20,7 +20,7 @@ mf_options_default(void *opt)
     o->sync         = 0;
     o->comm_world   = 0;
     o->open_wait    = 600;
-    o->head         = 0;
+    o->head         = 1;
 }
 
 /* whole seconds, 0 to a day */

@@ -17,10 +17,10 @@
  *   open_wait=SECONDS             how long a rank waits in an open for the other ranks of
  *                                 its communicator before it ends the job with the reason
  *                                 (default 600; 0: for ever)
- *   layout=dir|head               what a created file's path names: the multifile
- *                                 directory itself (the default), or a head, a small
+ *   layout=head|dir               what a created file's path names: a head, a small
  *                                 HDF5 file that names the directory NAME.h5mf beside it
- *                                 (mf_head.h); opening reads either
+ *                                 (mf_head.h; the default), or the multifile directory
+ *                                 itself; opening reads either
  * separated by ";", "," or blanks (vfd_options.h).
  */
 #ifndef MF_OPTIONS_H

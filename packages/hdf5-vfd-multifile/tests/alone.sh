@@ -16,7 +16,8 @@ fail() { echo "alone: FAILED: $*"; exit 1; }
 for np in 2 3; do
     rm -rf "${work:?}"/*
     timeout 120 "$mpiexec" -n "$np" "$prog" "$work" own </dev/null || fail "own on $np ranks: exit $?"
-    [[ -d $work/own.h5 && -d $work/rank1.h5 ]] || fail "own on $np ranks: no multifile files written"
+    [[ -f $work/own.h5 && -d $work/own.h5.h5mf && -f $work/rank1.h5 && -d $work/rank1.h5.h5mf ]] ||
+        fail "own on $np ranks: no multifile files (heads beside their directories) written"
 done
 rm -rf "${work:?}"/*
 timeout 120 "$mpiexec" -n 2 "$prog" "$work" conflict </dev/null >"$work/out" 2>&1 || fail "conflict: exit $?: $(tail -5 "$work/out")"

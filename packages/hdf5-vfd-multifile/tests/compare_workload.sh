@@ -7,7 +7,9 @@
 # value, read in place by a read-only open with the default options (the directory
 # unchanged; by another number of ranks, and by the plugin), reconstructed four ways
 # (read-only open with read=merge and read=parallel, h5mf merge -o, h5mf merge under
-# mpiexec), and compared with the reference by h5diff.
+# mpiexec), and compared with the reference by h5diff. The linked writes make the
+# directory at the path (layout=dir), whose copies (cp -r) are whole files; the plugin's
+# write with the default options makes a head (the path a file) beside its directory.
 set -euo pipefail
 mpiexec=$1 np=$2 workload=$3 h5mf=$4 libdir=$5
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-workload-${np}.XXXXXX")
@@ -23,7 +25,7 @@ run "$mpiexec" -n "$np" "$workload" other.h5 --driver mpio --seed 2 --datasets 8
 status=0
 h5diff -q ref.h5 other.h5 || status=$?
 [ "$status" = 1 ] || { echo "h5diff -q ref.h5 other.h5: exit $status, expected 1 (different files)"; exit 1; }
-run "$mpiexec" -n "$np" "$workload" mf.h5 --driver multifile
+run "$mpiexec" -n "$np" "$workload" mf.h5 --driver multifile --options layout=dir
 test -d mf.h5 || { echo "mf.h5 is not a directory"; exit 1; }
 test -f mf.h5/metafile && test -f mf.h5/0 && test -f mf.h5/0.offset
 run "$h5mf" info mf.h5 | tee info.txt
@@ -75,16 +77,17 @@ else
     run env HDF5_DRIVER=multifile HDF5_PLUGIN_PATH="$plugdir${HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}" \
         "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default
 fi
-test -d plugin.h5
-# read back by the same unmodified program: in place, the directory stays
+test -f plugin.h5 && test -d plugin.h5.h5mf || { echo "plugin.h5 is not a head beside plugin.h5.h5mf/"; exit 1; }
+# read back by the same unmodified program: in place, the head and its directory stay
 if [ "$libdir" = builtin ]; then
     run env HDF5_DRIVER=multifile "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default --check
 else
     run env HDF5_DRIVER=multifile HDF5_PLUGIN_PATH="$plugdir${HDF5_PLUGIN_PATH:+:$HDF5_PLUGIN_PATH}" \
         "$mpiexec" -n "$np" "$workload" plugin.h5 --driver default --check
 fi
-test -d plugin.h5
+test -f plugin.h5 && test -d plugin.h5.h5mf || { echo "the read changed plugin.h5 or plugin.h5.h5mf/"; exit 1; }
 run "$h5mf" merge plugin.h5 -q
+test ! -e plugin.h5.h5mf || { echo "h5mf merge left plugin.h5.h5mf/"; exit 1; }
 run h5diff ref.h5 plugin.h5
 run "$mpiexec" -n "$np" "$workload" ref.h5 --driver mpio --check
 echo "compare_workload: $np ranks: all multifile results equal the MPI-IO reference"

@@ -32,7 +32,7 @@ refused_everywhere() { # refused_everywhere DIR "message part": verify, merge, r
     # (into a variable, not a pipe: `grep -q` leaving early kills h5mf with SIGPIPE)
     [[ $("$h5mf" info "$d") == *DAMAGED* ]] || fail "h5mf info $d does not say DAMAGED"
 }
-"$mpiexec" -n 2 "$workload" good.h5 --driver multifile --datasets 4 > /dev/null || exit 1
+"$mpiexec" -n 2 "$workload" good.h5 --driver multifile --options layout=dir --datasets 4 > /dev/null || exit 1
 records=$(( ($(stat -c %s good.h5/1.offset) - 32) / 48 ))
 
 # a bit flipped in the last record of an index
@@ -79,7 +79,7 @@ test ! -e data.out || fail "data.out was written"
 echo "ok: rank 1 wrote $records records; damaged copies refused"
 
 # another run's files of the same shape copied in: every index carries its run's tag
-"$mpiexec" -n 2 "$workload" other.h5 --driver multifile --datasets 4 > /dev/null || exit 1
+"$mpiexec" -n 2 "$workload" other.h5 --driver multifile --options layout=dir --datasets 4 > /dev/null || exit 1
 cp -r good.h5 foreign.h5 && cp other.h5/1 other.h5/1.offset foreign.h5/
 refused_everywhere foreign.h5 "belongs to another run"
 expect_fail "belongs to another run" "$mpiexec" -n 1 "$workload" foreign.h5 --driver multifile --datasets 4 --check

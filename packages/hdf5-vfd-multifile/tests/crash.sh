@@ -15,7 +15,7 @@ bad() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
 crash() { # crash NAME RANK:PHASE
     rm -rf "$1"
-    MF_WORKLOAD_KILL=$2 "$mpiexec" -n 2 "$workload" "$1" --driver multifile --datasets 8 > "$1.log" 2>&1 \
+    MF_WORKLOAD_KILL=$2 "$mpiexec" -n 2 "$workload" "$1" --driver multifile --options layout=dir --datasets 8 > "$1.log" 2>&1 \
         && bad "$1: the workload survived MF_WORKLOAD_KILL=$2"
     test -d "$1" || bad "$1: no directory after the crash"
 }
@@ -58,7 +58,7 @@ grep -q "4 committed epochs" info.txt && ok "before-close: 4 committed epochs" |
     && ok "before-close partial merge is a valid HDF5 file" || bad "before-close partial merge"
 
 # a merge killed part-way leaves the directory intact; the next merge succeeds
-"$mpiexec" -n 2 "$workload" good.h5 --driver multifile --datasets 8 > /dev/null || bad "good workload"
+"$mpiexec" -n 2 "$workload" good.h5 --driver multifile --options layout=dir --datasets 8 > /dev/null || bad "good workload"
 H5MF_TEST_KILL_AFTER_BYTES=1000 "$h5mf" merge good.h5 -q 2> /dev/null && bad "the killed merge succeeded"
 test -d good.h5 && "$h5mf" verify good.h5 > /dev/null && ok "killed merge: directory intact" || bad "killed merge"
 "$h5mf" merge good.h5 -q && test -f good.h5 && ok "merge after a killed merge" || bad "merge after kill"

@@ -18,13 +18,13 @@ fi
 trap 'umount "$small"; rm -rf "$work"' EXIT
 failures=0
 # one rank: no other rank aborts the job while this one prints its error stack
-out=$("$mpiexec" -n 1 "$workload" "$small/full.h5" --driver multifile --datasets 200 2>&1) && { echo "FAIL: wrote into a full disk"; failures=1; }
+out=$("$mpiexec" -n 1 "$workload" "$small/full.h5" --driver multifile --options layout=dir --datasets 200 2>&1) && { echo "FAIL: wrote into a full disk"; failures=1; }
 grep -q "No space left on device" <<<"$out" && grep -q "multifile: $small/full.h5" <<<"$out" \
     && echo "ok: full disk while writing: clear error" || { echo "FAIL: message"; tail -20 <<<"$out"; failures=1; }
 
 rm -rf "$small/full.h5"
 # a complete directory that fits, then no room for its reconstruction
-"$mpiexec" -n 2 "$workload" "$small/fits.h5" --driver multifile --datasets 2 > /dev/null \
+"$mpiexec" -n 2 "$workload" "$small/fits.h5" --driver multifile --options layout=dir --datasets 2 > /dev/null \
     || { echo "FAIL: small workload"; exit 1; }
 fill=$small/filler
 dd if=/dev/zero of="$fill" bs=4k 2> /dev/null

@@ -23,7 +23,7 @@ expect_usage() { # expect_usage "message part" command...: exit status 2 and the
     if [[ $rc == 2 ]] && grep -qF -- "$want" <<<"$out"; then echo "ok: $* -> exit 2, $want"
     else echo "FAIL (exit $rc, expected 2): $*"; echo "$out" | tail -5; failures=$((failures + 1)); fi
 }
-"$mpiexec" -n 2 "$workload" good.h5 --driver multifile --datasets 4 > /dev/null || exit 1
+"$mpiexec" -n 2 "$workload" good.h5 --driver multifile --options layout=dir --datasets 4 > /dev/null || exit 1
 
 mkdir plain-dir && echo data > plain-dir/notes.txt
 expect_fail "not a multifile" "$h5mf" info plain-dir

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 # head.sh MPIEXEC MF_PATH MF_HEAD_TEMPLATE H5MF PLUGIN_DIR
-# The head layout (layout=head: the path a small HDF5 file that names its directory
-# NAME.h5mf beside it), through the plugin: what code around HDF5 does with the path
+# The head layout (the default, layout=head: the path a small HDF5 file that names its
+# directory NAME.h5mf beside it), through the plugin with the default options: what code around HDF5 does with the path
 # works (mf_path: netCDF's sniff through MPI-IO, stat, a reopen read-write and by one
 # rank alone, MPI_File_delete, remove(), H5Fdelete); a tool without the driver prints
 # what the file is and how to read it; the head's HDF5 bytes are what this HDF5 writes;
@@ -15,7 +15,8 @@ set -euo pipefail
 mpiexec=$1 prog=$2 template=$3 h5mf=$4
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-head.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-export HDF5_PLUGIN_PATH=$5 HDF5_DRIVER=multifile HDF5_DRIVER_CONFIG="layout=head"
+export HDF5_PLUGIN_PATH=$5 HDF5_DRIVER=multifile
+unset HDF5_DRIVER_CONFIG
 fail() { echo "head: FAILED: $*"; exit 1; }
 run_path() { timeout 120 "$mpiexec" -n 2 "$prog" "$work" </dev/null >"$work/out" 2>&1 || fail "mf_path: $(tail -5 "$work/out")"; }
 run_path

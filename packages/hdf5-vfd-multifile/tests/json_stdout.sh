@@ -8,7 +8,7 @@ set -euo pipefail
 mpiexec=$1 workload=$2 h5mf=$3 noise=$4
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf-json.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-"$mpiexec" -n 2 "$workload" "$work/d.h5" --driver multifile --datasets 2 > /dev/null
+"$mpiexec" -n 2 "$workload" "$work/d.h5" --driver multifile --options layout=dir --datasets 2 > /dev/null
 LD_PRELOAD="$noise" "$h5mf" info "$work/d.h5" --json > "$work/out.json" 2> "$work/err.txt"
 grep -q "a notice of the MPI library" "$work/err.txt" || { echo "FAIL: the preloaded notice was not printed"; exit 1; }
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["state"] == "complete", d' "$work/out.json" \

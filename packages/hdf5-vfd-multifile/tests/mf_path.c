@@ -1,7 +1,7 @@
 /* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mf_path - what code around HDF5 does with a file's path, on a multifile file of the
- * head layout (HDF5_DRIVER=multifile, HDF5_DRIVER_CONFIG=layout=head; the access lists
+ * head layout (HDF5_DRIVER=multifile with the default options; the access lists
  * name MPI_COMM_WORLD with H5Pset_mpi_params).
  *
  *   mpiexec -n N mf_path DIR

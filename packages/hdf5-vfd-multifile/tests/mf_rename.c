@@ -50,6 +50,7 @@ main(int argc, char **argv)
     snprintf(b, sizeof b, "%s/b.h5", argv[1]);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_multifile(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+    H5Pset_multifile_options(fapl, "layout=dir"); /* the directory itself is renamed */
     hid_t file = H5Fcreate(a, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     ok = file >= 0 && write_dataset(file, "first", rank, size) == 0 && H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
     MPI_Barrier(MPI_COMM_WORLD);

@@ -1,6 +1,7 @@
 /* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mf_reopen - read-write reopening and deleting with the multifile driver.
+ * mf_reopen - read-write reopening and deleting with the multifile driver, in the
+ * directory layout (layout=dir: the path is the directory; tests/head.sh reopens heads).
  *
  *   mpiexec -n N mf_reopen DIR
  *
@@ -70,6 +71,7 @@ fapl(const char *options)
     hid_t p = H5Pcreate(H5P_FILE_ACCESS);
     CHECK(p);
     CHECK(H5Pset_fapl_multifile(p, MPI_COMM_WORLD, MPI_INFO_NULL));
+    CHECK(H5Pset_multifile_options(p, "layout=dir"));
     if (options)
         CHECK(H5Pset_multifile_options(p, options));
     return p;
@@ -171,6 +173,7 @@ write_dealt(const char *path, unsigned mode, int k, const char *name, int base, 
         return;
     hid_t p = H5Pcreate(H5P_FILE_ACCESS);
     CHECK(H5Pset_fapl_multifile(p, comm, MPI_INFO_NULL));
+    CHECK(H5Pset_multifile_options(p, "layout=dir"));
     hid_t f = mode == H5F_ACC_TRUNC ? H5Fcreate(path, mode, H5P_DEFAULT, p) : H5Fopen(path, mode, p);
     CHECK(f);
     hsize_t dims[2] = {(hsize_t)size, COLS}, count[2] = {1, COLS}, start[2] = {0, 0};

@@ -191,6 +191,7 @@ main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/runs.h5", argv[1]);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     CHECK(H5Pset_fapl_multifile(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0);
+    CHECK(H5Pset_multifile_options(fapl, "layout=dir") >= 0); /* its records are counted in path/ */
     hid_t f = create(path, fapl, &chunked, &contig, &shared, &coll);
     for (int k = 0; k < 2; k++) /* chunks rank, rank + size */
         write_rows(chunked, (rank + k * size) * ROWS, ROWS);

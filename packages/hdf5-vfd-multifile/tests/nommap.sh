@@ -14,7 +14,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # the shim refuses maps of the files under this directory; UCX's mmap hooks would pass it by
 export NOMMAP_DIR=$work UCX_MEM_MMAP_HOOK_MODE=none
 
-"$mpiexec" -n 4 "$workload" mf.h5 --driver multifile >/dev/null || fail "the multifile run"
+"$mpiexec" -n 4 "$workload" mf.h5 --driver multifile --options layout=dir >/dev/null || fail "the multifile run"
 cp -r mf.h5 par.h5
 "$h5mf" merge mf.h5 -o mapped.h5 -q || fail "h5mf merge with maps"
 NOMMAP_COUNT=$work/preads LD_PRELOAD="$nommap" "$h5mf" merge mf.h5 -o unmapped.h5 -q ||

@@ -30,8 +30,9 @@ class Workload:
     ("merge": `h5mf merge` is recorded; "pmerge": the parallel merge, `mpiexec -n RANKS
     h5mf merge`, is recorded, every process); or written by RANKS clients into the DSM of
     two servers whose action dumps each closed file ("dump": the servers are recorded).
-    "hwrite" and "hmerge" are "write" and "merge" in the head layout (layout=head: out.h5
-    a small HDF5 file naming its directory out.h5.h5mf)."""
+    "hwrite" and "hmerge" are "write" and "merge" in the head layout (the driver's default,
+    layout=head: out.h5 a small HDF5 file naming its directory out.h5.h5mf); the others
+    write the directory layout (layout=dir: out.h5 is the directory)."""
 
     def writes(self):
         """A write session is recorded (not a merge)."""
@@ -104,7 +105,7 @@ def run_checked(cmd, env, cwd, what):
 
 
 def writer_env(env, sync=True, head=False):
-    config = ("sync=on" if sync else "sync=off") + (";layout=head" if head else "")
+    config = ("sync=on" if sync else "sync=off") + (";layout=head" if head else ";layout=dir")
     return dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG=config)
 
 
