@@ -308,11 +308,39 @@ def test_the_twins_patches_are_the_recipes():
             assert f'patch("{patch}"' in recipe, patch
 
 
+def _releases():
+    """(number, commit) of every release the recipes' base class names."""
+    text = open(os.path.join(ROOT, "spack-repo", "spack_repo", "h5stack", "build_systems", "h5stack.py")).read()
+    return re.findall(r'version\("([\d.]+)", commit="([0-9a-f]{40})"\)', text)
+
+
+def test_the_hdf5_patches_ship_with_the_release_they_name():
+    """hdf5 +multifile (the patches beside the recipe, made from this tree) and the
+    recipes of the release (hdf5-vfd-multifile, py-h5vfd: built from its commit) are one
+    source: every file the patches are made from is the same at that commit as here,
+    VERSION included. A change to the driver is released in two commits: the change (with
+    VERSION raised and the patches regenerated), then the recipes naming that commit."""
+    from h5stack.spack import patches
+
+    sources, headers, version_file = patches.inputs()
+    names = [os.path.relpath(p, ROOT) for p in [*sources, *headers, version_file]]
+    for number, commit in _releases():
+        proc = subprocess.run(["git", "diff", "--stat", commit, "--", *names], cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 0, f"release {number}: git diff against {commit}: {proc.stderr}"
+        assert not proc.stdout.strip(), (
+            f"release {number} ({commit}) ships other driver sources than the HDF5 patches are made from "
+            f"here:\n{proc.stdout}commit this change with VERSION raised, then name that commit as the "
+            "release in spack-repo/spack_repo/h5stack/build_systems/h5stack.py"
+        )
+        names_git = subprocess.run(["git", "ls-tree", "--name-only", "-r", commit, "--", *names], cwd=ROOT,
+                                   capture_output=True, text=True)  # fmt: skip
+        assert sorted(names_git.stdout.split()) == sorted(names), f"release {number}: other files than {names}"
+
+
 def test_every_release_the_recipes_name_is_a_commit_of_this_history():
     """A release of the Spack recipes (version("X", commit=...)) is a commit of this
     history; where the clone has the tag vX, it names the same commit."""
-    text = open(os.path.join(ROOT, "spack-repo", "spack_repo", "h5stack", "build_systems", "h5stack.py")).read()
-    releases = re.findall(r'version\("([\d.]+)", commit="([0-9a-f]{40})"\)', text)
+    releases = _releases()
     assert releases, "no release in the recipes' base class"
     for number, commit in releases:
         exists = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=ROOT, capture_output=True)

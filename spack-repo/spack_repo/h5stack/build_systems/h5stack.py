@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.1.0", commit="ff732ef20cf6b2f660fdaf013364191c514e1f6c")
+    version("0.2.0", commit="f6aadbd934adf99df80a5cc2efcc86d8913db957")
 
 
 class H5stackPackage(CMakePackage):
