@@ -2,7 +2,7 @@
 """A parallel h5py workload: what a simulation writes, through any driver, checked on reading.
 
     mpiexec -n 4 python3 workload.py out.h5 --driver mpio           # HDF5's MPI-IO driver
-    mpiexec -n 4 python3 workload.py out.h5 --driver multifile      # a multifile directory
+    mpiexec -n 4 python3 workload.py out.h5 --driver multifile      # a multifile file (head and directory)
     mpiexec -n 3 python3 workload.py out.h5 --verify --writer-ranks 4 --driver multifile
     python3 workload.py merged.h5 --verify --writer-ranks 4         # serially, an ordinary file
     mpiexec -n 2 h5dsm-server --size 64m --action 'dump:dsm_{step}.h5' : \\

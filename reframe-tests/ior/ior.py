@@ -11,9 +11,9 @@ IOR's Mean(MiB) of them, with its Min(MiB) and Max(MiB) as the spread (`<var>_mi
   mpiio-collective  -a MPIIO -c            one shared file, collective I/O
   hdf5              -a HDF5 -c             one shared HDF5 file (IOR sets HDF5's MPI-IO driver)
   hdf5-multifile    -a HDF5 -c, HDF5_DRIVER=multifile and the package's LD_PRELOAD shim
-                    (libh5mf_preload.so: IOR calls H5Pset_fapl_mpio itself), so the "file"
-                    is a multifile directory; the read reads it in place (the driver's
-                    default), leaving it as it was
+                    (libh5mf_preload.so: IOR calls H5Pset_fapl_mpio itself), so the file
+                    is a multifile file (a head beside its directory); the read reads it
+                    in place (the driver's default), leaving it as it was
 
 IOR must be built against the environment's HDF5 and MPI. It is found, per environment,
 in extras['ior'] (the site config; Spack views that contain `ior` set it), else through

@@ -314,27 +314,40 @@ def _releases():
     return re.findall(r'version\("([\d.]+)", commit="([0-9a-f]{40})"\)', text)
 
 
+def _git(*args):
+    return subprocess.run(["git", "-c", "core.fileMode=false", *args], cwd=ROOT, capture_output=True, text=True)
+
+
 def test_the_hdf5_patches_ship_with_the_release_they_name():
     """hdf5 +multifile (the patches beside the recipe, made from this tree) and the
     recipes of the release (hdf5-vfd-multifile, py-h5vfd: built from its commit) are one
     source: every file the patches are made from is the same at that commit as here,
-    VERSION included. A change to the driver is released in two commits: the change (with
-    VERSION raised and the patches regenerated), then the recipes naming that commit."""
+    VERSION included (none added or removed either), and the patches carry each. A change
+    to the driver is released in two commits: the change (with VERSION raised and the
+    patches regenerated), then the recipes naming that commit."""
+    from h5stack.base import paths
     from h5stack.spack import patches
 
-    sources, headers, version_file = patches.inputs()
-    names = [os.path.relpath(p, ROOT) for p in [*sources, *headers, version_file]]
-    for number, commit in _releases():
-        proc = subprocess.run(["git", "diff", "--stat", commit, "--", *names], cwd=ROOT, capture_output=True, text=True)
-        assert proc.returncode == 0, f"release {number}: git diff against {commit}: {proc.stderr}"
+    specs = [f":(glob){p}" for p in (*patches.INPUT_SOURCES, *patches.INPUT_HEADERS, patches.INPUT_VERSION)]
+    releases = _releases()
+    assert releases, "no release in the recipes' base class"
+    for number, commit in releases:
+        proc = _git("diff", "--name-status", commit, "--", *specs)
+        assert proc.returncode == 0, (
+            f"release {number}: git cannot compare with {commit} (a shallow clone? `git fetch --unshallow`): "
+            f"{proc.stderr.strip()}"
+        )
         assert not proc.stdout.strip(), (
             f"release {number} ({commit}) ships other driver sources than the HDF5 patches are made from "
             f"here:\n{proc.stdout}commit this change with VERSION raised, then name that commit as the "
             "release in spack-repo/spack_repo/h5stack/build_systems/h5stack.py"
         )
-        names_git = subprocess.run(["git", "ls-tree", "--name-only", "-r", commit, "--", *names], cwd=ROOT,
-                                   capture_output=True, text=True)  # fmt: skip
-        assert sorted(names_git.stdout.split()) == sorted(names), f"release {number}: other files than {names}"
+    sources, headers, _ = patches.inputs()
+    for name in glob.glob(os.path.join(paths.PATCHES_DIR, "*.patch")):
+        added = {line[1:] for line in open(name).read().splitlines() if line.startswith("+")}
+        for path in sources + headers:
+            missing = [line for line in open(path).read().splitlines() if line not in added]
+            assert not missing, f"{name} lacks lines of {path}: {missing[:3]} (./h5stack patches)"
 
 
 def test_every_release_the_recipes_name_is_a_commit_of_this_history():

@@ -31,8 +31,6 @@ import tempfile
 from h5stack.base import generated, paths
 from h5stack.base.ui import StepError
 
-PACKAGE = os.path.join(paths.PACKAGES_DIR, "hdf5-vfd-multifile")
-COMMON = paths.VFD_COMMON_DIR  # the C it shares with the DSM driver
 HEADER = "/* Generated from packages/hdf5-vfd-multifile by `./h5stack patches`: edit it there. */\n"
 
 
@@ -55,12 +53,25 @@ def _insert_before(text, anchor, addition, what):
     return text[:i] + addition + text[i:]
 
 
+#: what of h5stack the patches are made from (besides HDF5's tree), relative to the
+#: checkout: the driver's C sources, its headers, h5stack's version
+INPUT_SOURCES = ("packages/hdf5-vfd-multifile/src/*.c", "packages/vfd-common/*.c")
+INPUT_HEADERS = (
+    "packages/hdf5-vfd-multifile/src/*.h",
+    "packages/vfd-common/*.h",
+    "packages/hdf5-vfd-multifile/include/H5FDmultifile.h",
+)
+INPUT_VERSION = "VERSION"
+
+
 def inputs():
-    """What of h5stack the patches are made from (besides HDF5's tree): the driver's C
-    sources, then its headers, then VERSION; absolute paths."""
-    sources = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.c"))) + sorted(glob.glob(os.path.join(COMMON, "*.c")))
-    headers = sorted(glob.glob(os.path.join(PACKAGE, "src", "*.h"))) + sorted(glob.glob(os.path.join(COMMON, "*.h")))
-    return sources, headers + [os.path.join(PACKAGE, "include", "H5FDmultifile.h")], paths.VERSION_FILE
+    """The files of INPUT_SOURCES and INPUT_HEADERS (absolute paths, sorted per pattern),
+    and VERSION's path."""
+
+    def files(patterns):
+        return [p for pattern in patterns for p in sorted(glob.glob(os.path.join(paths.ROOT, pattern)))]
+
+    return files(INPUT_SOURCES), files(INPUT_HEADERS), os.path.join(paths.ROOT, INPUT_VERSION)
 
 
 def modified_files(root):

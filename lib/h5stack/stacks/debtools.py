@@ -32,7 +32,7 @@ libhdf5 (usr/lib/<triplet>/hdf5/serial/plugins, that library's built-in default 
 the tree; empty unless a package of the tree fills it). Never a stack's plugins/: those
 drivers and filters are built against the stack's parallel libhdf5 (two libhdf5 in one
 process); never the host's default directory either. So the tools read files with HDF5's
-own drivers only: `HDF5_DRIVER=multifile h5dump` fails, a multifile directory is merged
+own drivers only: `HDF5_DRIVER=multifile h5dump` fails, a multifile file is merged
 first (`h5mf merge`). LD_PRELOAD (a library of the host) is not passed on; GCONV_PATH names
 the tree's gconv modules (they belong to its glibc).
 """

@@ -301,8 +301,9 @@ class Runner:
         clock = ["h5fuzz-clock"] if case.perturb else []
         argv = [*clock, "h5fuzz", d, *self._fuzz_args(case), "--driver", driver, *config, "--no-verify"]
         self._run(out, wenv, self.launcher.command(case.ranks, argv), work)
-        if head != (os.path.isfile(d) and os.path.isdir(d + ".h5mf")):
-            raise CaseFailed(f"{d}: not the layout asked for (layout={'head' if head else 'dir'})")
+        laid_out = os.path.isfile(d) and os.path.isdir(d + ".h5mf") if head else os.path.isdir(d)
+        if not laid_out:
+            raise CaseFailed(f"{d}: not the layout asked for ({layout})")
         self._run(out, env, ["h5mf", "verify", d], work)
         other = case.ranks % 3 + 1  # read in place by another number of ranks
         renv = dict(env, HDF5_DRIVER="multifile", HDF5_DRIVER_CONFIG="read=inplace")

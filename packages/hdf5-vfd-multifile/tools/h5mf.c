@@ -36,8 +36,16 @@
 #include <unistd.h>
 
 static int         rank_g, size_g;
-static const char *head_g = NULL; /* the head the command was given, whose body is its DIR (mf_head.h) */
+static const char *head_g  = NULL; /* the head the command was given, whose body is its DIR (mf_head.h) */
+static const char *given_g = NULL; /* that head's path as given: what the output names */
 static uint64_t    window_records_g = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES; /* --memory */
+
+/* what the output calls DIR: the head's path as given, or DIR itself */
+static const char *
+shown(const char *dir)
+{
+    return head_g ? given_g : dir;
+}
 
 /* read the directory for info, verify or merge: counts only, the index resolved later window by window */
 static int
@@ -221,7 +229,7 @@ cmd_info(const char *dir, int json)
     int complete = d.meta.state == MF_STATE_COMPLETE;
     if (rank_g == 0 && json) {
         printf("{\"path\": ");
-        json_string(stdout, dir);
+        json_string(stdout, shown(dir));
         printf(", \"format\": %" PRIu32 ", \"ranks\": %" PRIu32 ", \"state\": \"%s\", "
                "\"committed_epochs\": %" PRIu32 ", \"eoa\": %" PRIu64 ", \"records\": %" PRIu64
                ", \"bytes\": %" PRIu64 ", \"uncommitted_records\": %" PRIu64 ", \"torn_indexes\": %" PRIu64
@@ -238,8 +246,8 @@ cmd_info(const char *dir, int json)
         printf("]}\n");
     }
     else if (rank_g == 0) {
-        printf("%s: multifile format %" PRIu32 ", %" PRIu32 " ranks, %s, %" PRIu32 " committed epochs\n", dir,
-               d.meta.version, d.meta.ranks,
+        printf("%s: multifile format %" PRIu32 ", %" PRIu32 " ranks, %s, %" PRIu32 " committed epochs\n",
+               shown(dir), d.meta.version, d.meta.ranks,
                complete ? "complete" : "INCOMPLETE (the writer did not close it)", d.meta.committed);
         printf("  %-6s %10s %14s %14s %12s %s\n", "rank", "records", "bytes", "data file", "uncommitted",
                "index");
@@ -279,8 +287,8 @@ cmd_verify(const char *dir, int partial)
             records += d.ranks[r].n;
             bytes += d.ranks[r].bytes;
         }
-        printf("%s: ok: %" PRIu32 " ranks, %" PRIu64 " records, %" PRIu64 " bytes, checksums %s\n", dir,
-               d.meta.ranks, records, bytes,
+        printf("%s: ok: %" PRIu32 " ranks, %" PRIu64 " records, %" PRIu64 " bytes, checksums %s\n",
+               shown(dir), d.meta.ranks, records, bytes,
                d.ranks[0].checksums ? "verified" : "not recorded (checksums=off)");
     }
     mf_dir_free(&d);
@@ -419,11 +427,8 @@ report_merge(const mf_dir_t *d, const char *dir, const char *out, int verify, do
     printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of %" PRIu64
            " records, %d process%s, "
            "%.2f s: load %.2f s, verify %s%.2f s, write %.2f s)\n",
-           dir,
-           out      ? out
-           : head_g ? head_g
-                    : dir,
-           d->size, bytes, d->records, size_g, size_g > 1 ? "es" : "", dt + t_load, t_load,
+           shown(dir), out ? out : shown(dir), d->size, bytes, d->records, size_g, size_g > 1 ? "es" : "",
+           dt + t_load, t_load,
            !verify                 ? "skipped "
            : d->ranks[0].checksums ? ""
                                    : "(no checksums) ",
@@ -580,8 +585,9 @@ resolve_head(const char **dir, char body[PATH_MAX])
         return 1;
     }
     if (h == 1) {
-        head_g = realpath(*dir, real) ? real : *dir;
-        *dir   = body;
+        given_g = *dir;
+        head_g  = realpath(*dir, real) ? real : *dir;
+        *dir    = body;
     }
     return -1;
 }

@@ -9,7 +9,7 @@ with h5py.File("out.h5", "w", driver="multifile", comm=MPI.COMM_WORLD, config="c
     ...
 h5vfd.info("out.h5")              # h5mf info, as a dataclass
 h5vfd.merge("out.h5", "merged.h5")
-h5vfd.open("out.h5")              # h5py.File with the driver a multifile directory needs
+h5vfd.open("out.h5")              # h5py.File with the driver a multifile file needs
 """
 
 from importlib import metadata

@@ -56,12 +56,12 @@ def register() -> None:
 
 
 def open(path: str | os.PathLike, mode: str = "r", comm=None, **kwargs: Any):  # noqa: A001
-    """h5py.File, with the driver a multifile directory needs picked for it.
+    """h5py.File, with the driver a multifile file needs picked for it.
 
     A file written by the multifile driver (its directory, or the head that names it) is
     opened with driver="multifile" (the communicator: comm, else MPI.COMM_WORLD);
-    read-only, it is read in place, as the driver does by default (the directory stays as
-    it is; config="read=merge" would replace it by the reconstructed file). Anything else
+    read-only, it is read in place, as the driver does by default (the file stays as it
+    is; config="read=merge" would replace it by the reconstructed file). Anything else
     opens as h5py would open it: h5py alone would open a head as the small HDF5 file it
     is, whose only content is the attribute that says what it is. A directory that is not
     a multifile directory is refused with the reason, where h5py would say only

@@ -71,7 +71,8 @@ class Hdf5VfdMultifile(H5stackPackage):
         mpiexec = self._mpiexec()
         mpiexec("-n", "2", "./mf_workload", "ref.h5", "--driver", "mpio")
         mpiexec("-n", "2", "./mf_workload", "mf.h5", "--driver", "multifile")
-        assert os.path.isdir("mf.h5"), "mf.h5 is not a multifile directory"
+        # the default layout: a head mf.h5 beside its directory mf.h5.h5mf
+        assert os.path.isfile("mf.h5") and os.path.isdir("mf.h5.h5mf"), "no head mf.h5 beside mf.h5.h5mf/"
         which(self.prefix.bin.h5mf, required=True)("merge", "mf.h5", "-q")
-        assert os.path.isfile("mf.h5"), "h5mf merge did not replace the directory"
+        assert os.path.isfile("mf.h5") and not os.path.exists("mf.h5.h5mf"), "h5mf merge left mf.h5.h5mf/"
         which(self.spec["hdf5"].prefix.bin.h5diff, required=True)("ref.h5", "mf.h5")
