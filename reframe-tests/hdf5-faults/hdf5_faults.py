@@ -6,6 +6,9 @@ file-system kind of the partition (FileSystemMixin); one probe per fault class (
 - hdf5_faults %probe=coll-md-cache: "does a collective operation fail when independent
   reads left the ranks' metadata caches different?" A control run (every rank reads the
   same) must pass; then the probe's run: its verdict decides.
+- hdf5_faults %probe=contig-fill: "does the fill of a new contiguous dataset race other
+  ranks' earlier writes to a deleted dataset in its space?" The control run orders the
+  writes before the delete (a barrier) and must pass; then the probe's run.
 
 A fault the site knows and accepts is named in the environment's
 `extras['hdf5_known_faults']` ({probe: reason}; the local stacks take it from
@@ -30,7 +33,7 @@ from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import launch_command, mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
-PROBES = ["coll-md-cache"]
+PROBES = ["coll-md-cache", "contig-fill"]
 
 
 class hdf5_faults_build(SingleSourceBuild):

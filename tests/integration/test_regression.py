@@ -29,8 +29,12 @@ H5PWRITE3DC_BENCH = ["mpio", "multifile"]
 DSM_DISTRIBUTIONS = ["linear", "mask:1m", "block-cyclic:4k", "random-block:1k:7"]  # dsm_roundtrip, every stack
 
 
+#: a known fault that shows by chance: an expected failure where it shows, a pass where not
+EITHER = "pass|xfail"
+
+
 def expected_rows(desc):
-    """{(check, variant text or ''): 'pass' | 'skip' | 'xfail'} for one local stack on this machine."""
+    """{(check, variant text or ''): 'pass' | 'skip' | 'xfail' | EITHER} for one local stack on this machine."""
     twin = desc.get("variant") == "multifile"
     rows = {("hdf5_tutorial_hyperslab", v): "pass" for v in TUTORIAL_VARIANTS}
     rows |= {(c, ""): "pass" for c in MULTIFILE + (TWIN_ONLY if twin else [])}
@@ -54,6 +58,9 @@ def expected_rows(desc):
     # HDF5's own faults: HDF5 1.14.6 and 2.2.0 fail a collective operation after independent
     # reads that left the metadata caches different (stacks.yaml names it for both series)
     rows[("hdf5_faults", "%probe=coll-md-cache")] = "xfail"
+    # the fill of a new contiguous dataset races earlier writes: every run with Debian's
+    # MPICH, by chance elsewhere (stacks.yaml names it for both series)
+    rows[("hdf5_faults", "%probe=contig-fill")] = "xfail" if desc["mpi"] == "mpich" else EITHER
     rows[("filesystem_locking", "%fs_kind=posix")] = "pass"  # a finding, never a failure
     # the Apptainer image of the stack's MPI, in both run models (the plain 1.14 stack's
     # environment: the host MPI of the image); skipped where the image is not built
@@ -83,6 +90,14 @@ def selected_rows(rows, checks):
         assert matched, f"the selector {selector!r} matches no check"
         chosen |= matched
     return chosen
+
+
+def _as_expected(expected, check, variant, result):
+    """The result as `expected` names it: EITHER for a pass or an expected failure of an
+    EITHER row (its variant's parameters among the found variant's)."""
+    words = variant.split()
+    either = any(c == check and r == EITHER and all(p in words for p in v.split()) for (c, v), r in expected.items())
+    return EITHER if either and result in ("pass", "xfail") else result
 
 
 def _found_rows(summary, stack):
@@ -235,7 +250,7 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, stack
             want.setdefault(key, []).append(variant)
         got = {}
         for check, variant, result in found:
-            got.setdefault((check, result), []).append(variant)
+            got.setdefault((check, _as_expected(expected, check, variant, result)), []).append(variant)
         assert {k: len(v) for k, v in got.items()} == {k: len(v) for k, v in want.items()}, (name, found)
         ior = [r for r in _found_rows(summary, name) if r[0].startswith("ior_")]
         total += sum(r[2] == "pass" for r in found + ior)
@@ -256,7 +271,9 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, stack
         for (check, variant), result in expected.items():
             if variant.startswith("%"):
                 parts = variant.split()
-                assert any(words[0] == check and all(p in words for p in parts) and r == result for words, r in mine), (
+                assert any(
+                    words[0] == check and all(p in words for p in parts) and r in result.split("|") for words, r in mine
+                ), (
                     name,
                     check,
                     variant,

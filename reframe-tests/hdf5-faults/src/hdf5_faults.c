@@ -2,7 +2,7 @@
 /*
  * hdf5_faults - faults of parallel HDF5 itself (with its MPI-IO driver), one probe each:
  *
- *   mpiexec -n 3 hdf5_faults coll-md-cache FILE [--control] [--timeout SECONDS]
+ *   mpiexec -n 3 hdf5_faults PROBE FILE [--control] [--timeout SECONDS]
  *
  * coll-md-cache: a collective operation after independent reads that left the ranks'
  * metadata caches holding different entries. Every rank makes the same HDF5 calls; only
@@ -22,19 +22,32 @@
  * --control: every rank reads every chunk (the same caches everywhere), which must
  * succeed.
  *
+ * contig-fill: the fill of a new contiguous dataset over space that other ranks are
+ * still writing. Every rank but 0 writes its share of a contiguous dataset /a (int64,
+ * 4096 elements), one independent H5Dwrite per element, after a pause of 0.3 s (a slow
+ * rank); then every rank closes /a, deletes it and creates /b of the same shape with
+ * fill value 7 and fill time ALLOC. HDF5 reuses /a's space for /b, and rank 0 alone
+ * writes the fill (H5D__contig_fill: a barrier after that write, none before), so the
+ * other ranks' writes to /a, each returned before their H5Ldelete, can land after the
+ * fill and inside /b. The ranks read /b after a barrier. HDF5 1.14.6 and 2.2.0 on MPICH
+ * 4.0.2: 3996 of 4096 elements are not the fill value in every run; Open MPI 4.1.4 at
+ * times. --control: a barrier before the delete (what an application can add), which
+ * must leave /b its fill value.
+ *
  * A probe never hangs: rank 0 gives the verdict FAULT and ends the job when a step (the
  * set-up, the read, the delete, the close) has not returned within --timeout seconds
  * (default 60, at most a day), naming the step
  * (HDF5_FAULTS_TEST_STALL=S makes rank 0 stall S seconds before the delete: its test).
  *
- * Output (rank 0): mpi-ranks, mpi-library, hdf5-library, then "coll-md-cache: verdict:
- * OK: ..." (exit 0) or "coll-md-cache: verdict: FAULT: ...", after which rank 0 ends the
- * job with MPI_Abort (H5Fclose would wait for collectives that never match): a fault
- * exits non-zero. Exit 2: bad usage, or an HDF5 call before the probe's own failed.
+ * Output (rank 0): mpi-ranks, mpi-library, hdf5-library, then "PROBE: verdict: OK: ..."
+ * (exit 0) or "PROBE: verdict: FAULT: ..." (exit non-zero: coll-md-cache ends the job
+ * with MPI_Abort, as H5Fclose would wait for collectives that never match; contig-fill
+ * exits 1). Exit 2: bad usage, or an HDF5 call before the probe's own failed.
  */
 #include <hdf5.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +196,93 @@ coll_md_cache(const char *path, int control)
     return 0;
 }
 
+#define FILL_N     4096
+#define FILL_VALUE 7
+
+/* ranks other than 0 write every element of /a, one independent write each */
+static void
+write_a(hid_t a, int rank, int size)
+{
+    hsize_t one = 1;
+    hid_t   fs = H5Dget_space(a), ms = H5Screate_simple(1, &one, NULL);
+    int64_t v = -1;
+    usleep(300000);
+    for (hsize_t i = (hsize_t)rank - 1; i < FILL_N; i += (hsize_t)size - 1) {
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &i, NULL, &one, NULL);
+        must(H5Dwrite(a, H5T_NATIVE_INT64, ms, fs, H5P_DEFAULT, &v) >= 0, "H5Dwrite of /a");
+    }
+    H5Sclose(ms), H5Sclose(fs);
+}
+
+/* a contiguous int64 dataset of FILL_N elements, fill value FILL_VALUE written `when` */
+static hid_t
+contiguous(hid_t f, const char *name, H5D_fill_time_t when)
+{
+    hsize_t n    = FILL_N;
+    int64_t fill = FILL_VALUE;
+    hid_t   s = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_fill_time(dcpl, when);
+    H5Pset_fill_value(dcpl, H5T_NATIVE_INT64, &fill);
+    hid_t d = H5Dcreate2(f, name, H5T_NATIVE_INT64, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    must(d >= 0, "H5Dcreate2");
+    H5Pclose(dcpl), H5Sclose(s);
+    return d;
+}
+
+static int
+contig_fill(const char *path, int control)
+{
+    int   rank, size;
+    long  wrong = 0, most = 0;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    begin("the set-up");
+    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    must(f >= 0, "H5Fcreate");
+    hid_t a = contiguous(f, "/a", H5D_FILL_TIME_NEVER);
+    must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
+    MPI_Barrier(MPI_COMM_WORLD);
+    begin("the independent writes of /a");
+    if (rank > 0)
+        write_a(a, rank, size);
+    H5Dclose(a);
+    if (control)
+        MPI_Barrier(MPI_COMM_WORLD);
+    begin("the delete of /a and the create of /b");
+    must(H5Ldelete(f, "/a", H5P_DEFAULT) >= 0, "H5Ldelete");
+    hid_t b = contiguous(f, "/b", H5D_FILL_TIME_ALLOC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    begin("the read of /b");
+    int64_t *buf = malloc(FILL_N * sizeof *buf);
+    must(buf && H5Dread(b, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0, "H5Dread of /b");
+    for (int i = 0; i < FILL_N; i++)
+        wrong += buf[i] != FILL_VALUE;
+    MPI_Allreduce(&wrong, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    free(buf);
+    begin("H5Fclose");
+    H5Dclose(b), H5Pclose(fapl);
+    must(H5Fclose(f) >= 0, "H5Fclose");
+    end_watch();
+    if (rank == 0 && most)
+        printf("contig-fill: verdict: FAULT: %ld of %d elements of a new contiguous dataset are not its fill "
+               "value: other ranks' earlier writes to the deleted dataset in its space landed after rank 0's "
+               "fill (H5D__contig_fill: no barrier before the fill)\n",
+               most, FILL_N);
+    else if (rank == 0)
+        printf("contig-fill: verdict: OK: the new dataset holds its fill value on %d ranks%s\n", size,
+               control ? " (control: a barrier before the delete)" : "");
+    fflush(stdout);
+    return most ? 1 : 0;
+}
+
+/* the probes: name, function */
+static const struct {
+    const char *name;
+    int (*run)(const char *path, int control);
+} PROBES[] = {{"coll-md-cache", coll_md_cache}, {"contig-fill", contig_fill}};
+
 /* which MPI and HDF5 ran, on how many ranks (reframe-tests/lib/h5checks/mpi.py) */
 static void
 banner(int size)
@@ -204,7 +304,11 @@ main(int argc, char **argv)
     int size, rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    int control = 0, bad = argc < 3 || strcmp(argv[1], "coll-md-cache") != 0 || size < 2;
+    int    control = 0, bad = argc < 3 || size < 2, probe = -1;
+    size_t n = sizeof PROBES / sizeof *PROBES;
+    for (size_t i = 0; i < n && !bad; i++)
+        probe = !strcmp(argv[1], PROBES[i].name) ? (int)i : probe;
+    bad = bad || probe < 0;
     for (int i = 3; i < argc && !bad; i++) {
         char         *end = NULL;
         unsigned long s   = 0;
@@ -219,16 +323,18 @@ main(int argc, char **argv)
     if (bad) {
         fprintf(
             stderr,
-            "usage: mpiexec -n N (N >= 2) hdf5_faults coll-md-cache FILE [--control] [--timeout SECONDS]\n");
+            "usage: mpiexec -n N (N >= 2) hdf5_faults coll-md-cache|contig-fill FILE [--control] [--timeout "
+            "SECONDS]\n");
         MPI_Finalize();
         return 2;
     }
+    probe_name = PROBES[probe].name;
     if (rank == 0) {
         banner(size);
         signal(SIGALRM, on_hang);
         watching = 1;
     }
-    int rc = coll_md_cache(argv[2], control);
+    int rc = PROBES[probe].run(argv[2], control);
     MPI_Finalize();
     return rc;
 }
