@@ -80,17 +80,23 @@ def test_h5vfd_functions_and_their_errors(tmp_path):
     message; a directory h5py cannot open gets a reason from h5vfd.open, and h5py's own
     IsADirectoryError on a multifile directory (layout=dir) points to h5vfd.open and
     is_multifile. A head (the default layout) is a multifile file to is_multifile, open
-    and info; h5py alone opens the small HDF5 file it is."""
+    and info; h5py with another driver opens the small HDF5 file it is, with a
+    MultifileHeadWarning naming the directory."""
     stack = "mpich-hdf5-1.14"
     script = f"""
         mpiexec -n 2 python3 {WORKLOAD} mf.h5 --driver multifile --config layout=dir
         mpiexec -n 2 python3 {WORKLOAD} hd.h5 --driver multifile
         mkdir plain
         python3 - <<'EOF'
-import h5py, h5vfd
-with h5vfd.open("hd.h5") as f, h5py.File("hd.h5", "r", driver="sec2") as alone:
-    print("head", h5vfd.is_multifile("hd.h5"), f.attrs["writer_ranks"], h5vfd.info("hd.h5").ranks,
-          list(alone.attrs), len(alone), h5vfd.is_multifile("hd.h5.h5mf"))
+import h5py, h5vfd, warnings
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    with h5vfd.open("hd.h5") as f:
+        print("in place warned", len(seen))
+        with h5py.File("hd.h5", "r", driver="sec2") as alone:
+            print("head", h5vfd.is_multifile("hd.h5"), f.attrs["writer_ranks"], h5vfd.info("hd.h5").ranks,
+                  list(alone.attrs), len(alone), h5vfd.is_multifile("hd.h5.h5mf"))
+print("sec2 warned", [w.category.__name__ for w in seen], "hd.h5.h5mf" in str(seen[-1].message))
 i = h5vfd.info("mf.h5")
 print("info", i.ranks, i.state, i.complete, i.committed_epochs > 0, len(i.per_rank), i.per_rank[1].rank)
 with h5vfd.open("mf.h5") as f:
@@ -116,6 +122,7 @@ EOF
     """
     out = run(stack, script, tmp_path)
     assert "head True 2 2 ['multifile'] 0 True" in out, out
+    assert "in place warned 0" in out and "sec2 warned ['MultifileHeadWarning'] True" in out, out
     assert "info 2 complete True True 2 1" in out, out
     assert "open 2 True" in out, out  # read in place: still a directory
     assert "hint True True" in out, out

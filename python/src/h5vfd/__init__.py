@@ -15,7 +15,7 @@ h5vfd.open("out.h5")              # h5py.File with the driver a multifile file n
 from importlib import metadata
 
 from .drivers import DRIVERS, dsm_clients, open, register  # noqa: A004
-from .errors import DriverError, H5mfError
+from .errors import DriverError, H5mfError, MultifileHeadWarning
 from .h5mf import MultifileInfo, RankInfo, info, merge, verify
 from .layout import is_multifile
 
@@ -24,6 +24,7 @@ __all__ = [
     "DriverError",
     "dsm_clients",
     "H5mfError",
+    "MultifileHeadWarning",
     "MultifileInfo",
     "RankInfo",
     "info",

@@ -8,6 +8,11 @@ class DriverError(RuntimeError):
     """A driver could not be selected on a file access property list."""
 
 
+class MultifileHeadWarning(UserWarning):
+    """h5py opened the head of a multifile file with another driver than multifile: what
+    it reads is the small HDF5 file that names the data's directory, not the data."""
+
+
 class H5mfError(RuntimeError):
     """An `h5mf` operation failed: `message` is the tool's own, `returncode` its exit status."""
 

@@ -6,6 +6,10 @@ with another driver (its default, or HDF5_DRIVER unset) fails on it with HDF5's 
 directory". Once h5vfd is imported that IsADirectoryError names the directory as
 multifile and points to h5vfd.open and h5vfd.is_multifile.
 
+A head (the path of a multifile file in the driver's default layout: a small HDF5 file
+naming the directory of the data) opened with another driver opens, as the HDF5 file it
+is, with a MultifileHeadWarning that names the directory and how to read the data.
+
 Mode "a" on a multifile directory the driver cannot open read-write (e.g. one whose
 writer did not close it) fails with the driver's reason for that, not with h5py's
 fallback's "exists (H5F_ACC_EXCL)".
@@ -16,8 +20,12 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import warnings
 
-from .layout import is_multifile
+from . import _cnames
+from .errors import MultifileHeadWarning
+from .layout import is_head, is_multifile
+from .names import driver_name
 
 
 def message(path: str) -> str:
@@ -27,6 +35,23 @@ def message(path: str) -> str:
         "driver='multifile', comm=...) after `import h5vfd`; h5vfd.merge makes it an ordinary HDF5 file. "
         "h5vfd.is_multifile(path) tells such a directory from a file"
     )
+
+
+def head_message(path: str) -> str:
+    return (
+        f"{path}: the head of a multifile file, opened with another driver than multifile: it holds no "
+        f"data, only the name of the directory that does ({path}.h5mf unless renamed). Read the data with "
+        f"h5vfd.open({path!r}) or driver='multifile'; h5vfd.merge({path!r}) makes it an ordinary HDF5 file"
+    )
+
+
+def _warn_if_head(fid, name) -> None:
+    """A head opened by another driver than multifile: a MultifileHeadWarning."""
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return
+    path = os.fsdecode(name)
+    if is_head(path) and driver_name(fid.get_access_plist().get_driver()) != _cnames.MULTIFILE:
+        warnings.warn(head_message(path), MultifileHeadWarning, stacklevel=4)
 
 
 def teach_h5py() -> None:
@@ -41,7 +66,7 @@ def teach_h5py() -> None:
     @functools.wraps(make_fid)
     def opened(name, mode, *args, **kwargs):
         try:
-            return make_fid(name, mode, *args, **kwargs)
+            fid = make_fid(name, mode, *args, **kwargs)
         except IsADirectoryError as e:
             path = os.fsdecode(name)
             if is_multifile(path):
@@ -55,6 +80,8 @@ def teach_h5py() -> None:
             if mode == "a" and isinstance(first, OSError) and is_multifile(os.fsdecode(name)):
                 raise first from None
             raise
+        _warn_if_head(fid, name)
+        return fid
 
     opened._h5vfd = True
     files.make_fid = opened
