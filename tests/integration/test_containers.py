@@ -176,6 +176,11 @@ def test_image_labels_and_stacks(flavour):
     for app, version in (("hdf5-1.14", "1.14."), ("hdf5-2", "2."), ("hdf5-2-multifile", "2.")):
         out = exec_in_image(image(flavour), ["h5pcc", "-showconfig"], app=app)
         assert out.returncode == 0 and f"HDF5 Version: {version}" in out.stdout, (app, out.stdout[-500:], out.stderr)
+    # netCDF-C, part of the 1.14 stack, with parallel netCDF-4 through the image's HDF5
+    version = Stacks().config["netcdf_builds"]["source"]["upstream_version"]
+    out = exec_in_image(image(flavour), ["sh", "-c", "nc-config --version --has-parallel4 --has-hdf5; ncdump 2>&1"])
+    assert out.stdout.split()[:4] == ["netCDF", version, "yes", "yes"], out.stdout[-500:] + out.stderr
+    assert "ncdump [-c|-h]" in out.stdout, out.stdout[-500:]
 
 
 @ROOT_ONLY

@@ -1,7 +1,7 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """netCDF-C, the most common parallel HDF5 client, unmodified, through multifile.
 
-netCDF-C 4.10.1 (stacks.yaml `netcdf_test_builds`: Debian's source package, unpatched)
+netCDF-C 4.10.1 (stacks.yaml `netcdf_builds`: Debian's source package, unpatched)
 is built against each tested plain stack of the series listed there. Its parallel test
 programs (tests/data/netcdf_runs.yaml, at the rank counts of netCDF's own scripts) run
 through HDF5's MPI-IO driver (the reference: it must pass) and through multifile as an
@@ -60,7 +60,21 @@ def _programs():
 
 
 def test_some_stack_has_netcdf():
-    assert BUILDS, "no tested stack has netCDF-C (stacks.yaml netcdf_test_builds)"
+    assert BUILDS, "no tested stack has netCDF-C (stacks.yaml netcdf_builds)"
+
+
+@pytest.mark.parametrize("stack", [stack for stack, _ in BUILDS])
+def test_netcdf_is_on_the_stacks_paths(stack, tmp_path):
+    """netCDF-C is part of the stack: `./h5stack env` puts its nc-config and ncdump on
+    PATH (parallel netCDF-4, over the stack's HDF5), and stack.json names it."""
+    desc = Stacks().get(stack).description()
+    [client] = desc["clients"]
+    script = "nc-config --version --has-parallel4 --prefix; h5pcc -showconfig | grep 'HDF5 Version'; command -v ncdump"
+    rc, out = _run(stack, script, tmp_path)  # (_run reads the last command's stdin from /dev/null)
+    assert rc == 0, out
+    lines = out.split("\n")
+    assert lines[0] == f"netCDF {client['version']}" and lines[1:3] == ["yes", client["prefix"]], out
+    assert desc["hdf5_version"] in lines[3] and lines[4] == f"{client['prefix']}/bin/ncdump", out
 
 
 def _run(stack, script, work, timeout=1200):

@@ -90,14 +90,14 @@ def python_packages():
 
 
 #: netCDF-C with MPI (parallel netCDF-4, through HDF5), for the HDF5 series whose local
-#: stacks build it (stacks.yaml netcdf_test_builds); without the compression plugins,
+#: stacks build it (stacks.yaml netcdf_builds); without the compression plugins,
 #: as locally: fewer sources for an offline site
 NETCDF = "netcdf-c +mpi ~dap ~szip ~blosc ~zstd"
 
 
 def clients(config, series):
     """The libraries of other projects an environment of this HDF5 series holds."""
-    return [NETCDF] if series in [str(s) for s in config["netcdf_test_builds"]["series"]] else []
+    return [NETCDF] if series in [str(s) for s in config["netcdf_builds"]["series"]] else []
 
 
 def yaml_item(spec):

@@ -306,10 +306,10 @@ class Stacks:
         return comp
 
     def netcdf_component(self, stack):
-        """netCDF-C for a plain stack (stacks.yaml `netcdf_test_builds`), built against its
+        """netCDF-C, part of a plain stack (stacks.yaml `netcdf_builds`), built against its
         HDF5 and MPI, the source and build trees kept (the tests compile netCDF's test
         programs from them); None for a twin or a series not listed."""
-        spec = self.config.get("netcdf_test_builds") or {}
+        spec = self.config.get("netcdf_builds") or {}
         if stack.variant or stack.series not in spec.get("series", []):
             return None
         key = ("netcdf", stack.series, stack.mpi.name)
@@ -344,13 +344,13 @@ class Stacks:
         return comp
 
     def setup_hdf5_tests(self, stacks=None, jobs=None):
-        """Build HDF5's test programs and netCDF-C for these stacks (default: the default
-        ones) where the stack is plain and its series has them."""
+        """Build HDF5's test programs for these stacks (default: the default ones) where
+        the stack is plain and its series has them."""
         with paths.locked("setup"):
             for stack in stacks or self.defaults():
-                for comp in (self.hdf5_tests_component(stack), self.netcdf_component(stack)):
-                    if comp:
-                        comp.ensure(jobs)
+                comp = self.hdf5_tests_component(stack)
+                if comp:
+                    comp.ensure(jobs)
 
     # -- our packages (packages/*) ------------------------------------------
     def package_dirs(self):
@@ -448,6 +448,9 @@ class Stacks:
         for stack in self.needed_stacks(stacks):
             for pkg_dir in self.stack_packages(stack):
                 self.package_component(pkg_dir, stack).ensure(jobs)
+            client = self.netcdf_component(stack)
+            if client:
+                client.ensure(jobs)
             for comp in reversed(self.python_components(stack)):
                 comp.ensure(jobs)
             self.write_stack_dir(stack)

@@ -38,7 +38,7 @@ def write(registry, stack):
     pkgs = _link_packages(registry, stack, tmp)
     tools, tool_wrappers = _tools(registry, stack, hdf5, tmp)
     wrappers += tool_wrappers + _borrow_programs(registry, stack, tmp)
-    description = _description(stack, hdf5, pkgs, tools, wrappers)
+    description = _description(stack, hdf5, pkgs, tools, wrappers, _clients(registry, stack))
     description["python_path"] = _python_path(registry, stack)
     with open(os.path.join(tmp, "stack.json"), "w") as f:
         json.dump(description, f, indent=1)
@@ -59,6 +59,18 @@ def _link_packages(registry, stack, tmp):
         for plugin in sorted(glob.glob(os.path.join(comp.prefix, "lib", "plugin", "*.so"))):
             os.symlink(plugin, os.path.join(tmp, "plugins", os.path.basename(plugin)))
     return pkgs
+
+
+def _clients(registry, stack):
+    """The HDF5 clients built into the stack (netCDF-C, stacks.yaml `netcdf_builds`):
+    name, version, prefix, build_dir; each built."""
+    comp = registry.netcdf_component(stack)
+    if comp is None:
+        return []
+    if comp.status() is not None:
+        raise StepError(f"{stack.name}: {comp.label} is not built ({comp.status()})")
+    version = registry.config["netcdf_builds"]["source"]["upstream_version"]
+    return [{"name": "netcdf-c", "version": version, "prefix": comp.prefix, "build_dir": comp.build_dir}]
 
 
 def _python_path(registry, stack):
@@ -108,7 +120,7 @@ def _borrow_programs(registry, stack, tmp):
     return wrappers
 
 
-def _description(stack, hdf5, pkgs, tools, wrappers):
+def _description(stack, hdf5, pkgs, tools, wrappers, clients):
     """stack.json: the one hand-over from the builder to `env`, `list` and the site configs."""
     return {
         "name": stack.name,
@@ -127,8 +139,9 @@ def _description(stack, hdf5, pkgs, tools, wrappers):
         "hdf5_source_sha256": hdf5.source.sha256,
         "tools": tools,
         "wrappers": wrappers,
-        "prefixes": [p["prefix"] for p in pkgs] + [hdf5.prefix],
+        "prefixes": [p["prefix"] for p in pkgs + clients] + [hdf5.prefix],
         "packages": pkgs,
+        "clients": clients,
         "stack_dir": stack.dir,
         "mpi_env": stack.mpi.env,
         "mpi_env_as_root": stack.mpi.env_as_root,
