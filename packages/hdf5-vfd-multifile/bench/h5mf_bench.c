@@ -191,16 +191,22 @@ dir_path(char *out, const char *name)
 }
 
 static void
-rm(const char *name)
+rm_path(const char *p)
 {
-    char p[PATH_MAX];
-    dir_path(p, name); /* a head's body first, then the head */
     struct stat st;
     if (lstat(p, &st) == 0)
         S_ISDIR(st.st_mode) ? mf_rmtree(p) : unlink(p);
+}
+
+static void
+rm(const char *name)
+{
+    char p[PATH_MAX], body[PATH_MAX];
+    dir_path(body, name);
     path(p, name);
-    if (lstat(p, &st) == 0)
-        S_ISDIR(st.st_mode) ? mf_rmtree(p) : unlink(p);
+    if (strcmp(body, p) != 0)
+        rm_path(body); /* a head's body first, then the head */
+    rm_path(p);
 }
 
 /* ---------------------------------------------------------------- raw kernels */

@@ -45,9 +45,10 @@ def head_message(path: str) -> str:
     )
 
 
-def _warn_if_head(fid, name) -> None:
-    """A head opened by another driver than multifile: a MultifileHeadWarning."""
-    if not isinstance(name, (str, bytes, os.PathLike)):
+def _warn_if_head(fid, name, mode) -> None:
+    """A head opened by another driver than multifile: a MultifileHeadWarning (a file
+    created, mode w, w- or x, is no head: nothing is read for it)."""
+    if mode not in ("r", "r+", "a") or not isinstance(name, (str, bytes, os.PathLike)):
         return
     path = os.fsdecode(name)
     if is_head(path) and driver_name(fid.get_access_plist().get_driver()) != _cnames.MULTIFILE:
@@ -80,7 +81,7 @@ def teach_h5py() -> None:
             if mode == "a" and isinstance(first, OSError) and is_multifile(os.fsdecode(name)):
                 raise first from None
             raise
-        _warn_if_head(fid, name)
+        _warn_if_head(fid, name, mode)
         return fid
 
     opened._h5vfd = True
