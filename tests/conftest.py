@@ -43,7 +43,7 @@ def in_turn(items, every=None):
     return [item for i, item in enumerate(items) if FULL or i % every == turn(every)]
 
 
-def tested_stacks():
+def stacks_under_test():
     """The stacks the integration tier sets up and tests: the default ones (stacks.yaml;
     the optional MPIs' stacks with --full), whatever else this machine has built."""
     registry = Stacks()
@@ -51,7 +51,7 @@ def tested_stacks():
 
 
 #: their names, in stacks.yaml's order
-TESTED = [s.name for s in tested_stacks()]
+TESTED = [s.name for s in stacks_under_test()]
 
 
 def selected(stack_name, selection=SELECTED_STACKS):
@@ -91,7 +91,7 @@ def stacks():
 def stack_descriptions(stacks):
     """stack.json of every tested stack; all must be built (./h5stack test builds them)."""
     result = {}
-    for stack in tested_stacks():
+    for stack in stacks_under_test():
         built, detail = stack.status()
         assert built, f"stack {stack.name} is not usable: {detail}"
         result[stack.name] = stack.description()

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import FULL, tested_stacks
+from conftest import FULL, stacks_under_test
 from h5stack.base.ui import StepError
 from h5stack.machine.launch import Launcher
 from h5stack.verify import fuzz
@@ -19,7 +19,7 @@ def _pairs():
     distributions rotate over the plain stacks (each distribution runs on one, each plain
     stack runs one; the twins' DSM is the same code, `./h5stack fuzz` runs it there too)."""
     pairs, dsm_stacks = [], 0
-    for stack in tested_stacks():
+    for stack in stacks_under_test():
         desc = stack.description()
         if not desc:
             continue

@@ -25,7 +25,7 @@ import os
 import pytest
 import yaml
 
-from conftest import FULL, ROOT, Stacks, in_stack, preload_library, tested_stacks
+from conftest import FULL, ROOT, Stacks, in_stack, preload_library, stacks_under_test
 
 with open(os.path.join(ROOT, "tests", "data", "netcdf_runs.yaml")) as _f:
     RUNS = yaml.safe_load(_f)["runs"]
@@ -39,7 +39,7 @@ READER = "HDF5_DRIVER=multifile"
 def _builds():
     registry = Stacks()
     found = []
-    for stack in tested_stacks():
+    for stack in stacks_under_test():
         comp = registry.netcdf_component(stack)
         if comp:
             found.append((stack.name, comp))

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import FULL, PACKAGE_STACKS, ROOT, Stacks, in_stack, tested_stacks
+from conftest import FULL, PACKAGE_STACKS, ROOT, Stacks, in_stack, stacks_under_test
 from h5stack.base import paths
 
 H5HELLO = os.path.join(ROOT, "tests", "data", "h5hello")
@@ -22,7 +22,7 @@ def _package_home(name, names):
 def _package_cases():
     cases = []
     names = [os.path.basename(d) for d in Stacks().package_dirs()]
-    for stack in tested_stacks():
+    for stack in stacks_under_test():
         for pkg in (stack.description() or {}).get("packages", []):
             if FULL or (pkg["name"] in names and _package_home(pkg["name"], names) == stack.name):
                 cases.append(pytest.param(stack.name, pkg, id=f"{pkg['name']}-{stack.name}"))
