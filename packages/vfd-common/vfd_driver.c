@@ -95,17 +95,14 @@ vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, const ch
              d->name, msg);
 }
 
-int
-vfd_agree(MPI_Comm comm, int ok, char *msg, size_t len)
+herr_t
+vfd_api_fail(void)
 {
-    int rank, size, mine, first;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    mine = ok ? size : rank;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == size)
-        return 0;
-    MPI_Bcast(msg, (int)len, MPI_CHAR, first, comm);
+    H5E_auto2_t func = NULL;
+    void       *data = NULL;
+    if (H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0 && func)
+        H5Eprint2(H5E_DEFAULT, stderr);
+    H5Eclear2(H5E_DEFAULT);
     return -1;
 }
 

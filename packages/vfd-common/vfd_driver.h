@@ -13,6 +13,8 @@
 #ifndef VFD_DRIVER_H
 #define VFD_DRIVER_H
 
+#include "vfd_mpi.h" /* vfd_agree: the agreement of all ranks on an outcome */
+
 #include <H5FDdevelop.h>
 #include <hdf5.h>
 #include <mpi.h>
@@ -58,9 +60,10 @@ void vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, con
     __attribute__((format(printf, 5, 6)));
 #define VFD_ERROR(d, ...) vfd_push((d), __FILE__, __func__, __LINE__, __VA_ARGS__)
 
-/* A collective outcome: every rank passes its status and message (len bytes); all get
- * the message of the lowest failing rank. 0 when every rank succeeded, else -1. */
-int vfd_agree(MPI_Comm comm, int ok, char *msg, size_t len);
+/* A public function of the driver (H5Pset_fapl_<name>, ...) failed, its reason pushed
+ * with VFD_ERROR: print the error stack as HDF5's own API functions do (when automatic
+ * printing is on), then clear it. -1, the function's result. */
+herr_t vfd_api_fail(void);
 
 /* The start and the end of a collective call, on every rank of comm: no rank goes on
  * before every rank has come, and the ranks agree on the call's outcome (status: this

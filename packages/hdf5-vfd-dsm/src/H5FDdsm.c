@@ -149,19 +149,6 @@ static const H5FD_class_t H5FD_dsm_g = {
 static vfd_driver_t dsm_driver_g = VFD_DRIVER_INIT(&H5FD_dsm_g, "dsm", "h5stack DSM VFD", "DSM driver");
 #define DSM_ERROR(...) VFD_ERROR(&dsm_driver_g, __VA_ARGS__)
 
-/* a public function of the driver failed: print the stack as HDF5's own API functions
- * do (when automatic printing is on), then clear it */
-static herr_t
-api_fail(void)
-{
-    H5E_auto2_t func = NULL;
-    void       *data = NULL;
-    if (H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0 && func)
-        H5Eprint2(H5E_DEFAULT, stderr);
-    H5Eclear2(H5E_DEFAULT);
-    return -1;
-}
-
 /* ---------------------------------------------------------------- plugin entry points */
 
 H5PL_type_t
@@ -239,16 +226,16 @@ H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
     options_default(&o);
     if (comm == MPI_COMM_NULL) {
         DSM_ERROR("H5Pset_fapl_dsm: the communicator is MPI_COMM_NULL");
-        return api_fail();
+        return vfd_api_fail();
     }
     if (config && options_parse(&o, config, err, sizeof err) < 0) {
         DSM_ERROR("H5Pset_fapl_dsm: configuration '%s': %s", config, err);
-        return api_fail();
+        return vfd_api_fail();
     }
     hid_t id = H5FD_dsm_init();
     if (id < 0) {
         DSM_ERROR("cannot register the driver");
-        return api_fail();
+        return vfd_api_fail();
     }
     if (H5Pset_mpi_params(fapl_id, comm, MPI_INFO_NULL) < 0)
         return -1;

@@ -45,6 +45,7 @@
 #define _GNU_SOURCE /* copy_file_range */
 #endif
 #include "H5FDmultifile.h"
+#include "vfd_path.h"
 #include "mf_head.h"
 #include "mf_merge.h"
 #include "mf_scale.h"
@@ -218,7 +219,7 @@ posix_fpp(void)
     snprintf(name, sizeof name, "fpp.%d", rank);
     path(p, name);
     double t0 = start_clock();
-    int    fd = mf_create_new(p);
+    int    fd = vfd_create_new(p);
     if (fd < 0)
         die(p);
     for (uint64_t off = 0; off < per_rank; off += block)
@@ -237,7 +238,7 @@ mpiio(int collective)
     char     p[PATH_MAX];
     MPI_File fh;
     path(p, "shared.mpiio");
-    if (rank == 0 && close(mf_create_new(p)) < 0) /* a file of ours, never one through a planted link */
+    if (rank == 0 && close(vfd_create_new(p)) < 0) /* a file of ours, never one through a planted link */
         die(p);
     double t0 = start_clock();
     if (MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) !=
@@ -299,7 +300,8 @@ hdf5_write(const char *kernel, const char *driver, const char *file, int selecti
     if (selection_off)
         check_h5(H5Pset_selection_io(dxpl, H5D_SELECTION_IO_MODE_OFF), "H5Pset_selection_io");
     /* a file of ours, never one through a planted link (multifile makes its directory anew) */
-    if (rank == 0 && (!strcmp(driver, "mpio") || !strcmp(driver, "subfiling")) && close(mf_create_new(p)) < 0)
+    if (rank == 0 && (!strcmp(driver, "mpio") || !strcmp(driver, "subfiling")) &&
+        close(vfd_create_new(p)) < 0)
         die(p);
     double t0 = start_clock();
     hid_t  f  = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
@@ -362,7 +364,7 @@ session_read(const char *kernel, const char *driver, const char *file)
     char    p[PATH_MAX];
     hsize_t total = per_rank * (uint64_t)size, count = block, start = (hsize_t)rank * per_rank;
     path(p, file);
-    if (rank == 0 && !strcmp(driver, "mpio") && close(mf_create_new(p)) < 0)
+    if (rank == 0 && !strcmp(driver, "mpio") && close(vfd_create_new(p)) < 0)
         die(p);
     hid_t fapl = fapl_for(driver, mf_options), dxpl = H5Pcreate(H5P_DATASET_XFER);
     check_h5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
@@ -420,7 +422,7 @@ merge(int parallel)
             fprintf(stderr, "h5mf-bench: %s\n", err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        if (rank == 0 && (fd = mf_create_new(out)) < 0)
+        if (rank == 0 && (fd = vfd_create_new(out)) < 0)
             die(out);
         if (rank == 0 && ftruncate(fd, (off_t)d.size) < 0)
             die(out);
@@ -469,7 +471,7 @@ copy(int parallel)
     dir_path(src, "mf.h5");
     path(out, "copy.out");
     double t0 = start_clock();
-    if (rank == 0 && close(mf_create_new(out)) < 0)
+    if (rank == 0 && close(vfd_create_new(out)) < 0)
         die(out);
     MPI_Barrier(MPI_COMM_WORLD);
     int fd = open(out, O_WRONLY);
@@ -536,7 +538,7 @@ cp_files(void)
 static FILE *
 create_json(const char *p)
 {
-    int   fd = mf_create_new(p);
+    int   fd = vfd_create_new(p);
     FILE *f  = fd < 0 ? NULL : fdopen(fd, "w");
     if (fd >= 0 && !f)
         close(fd);

@@ -15,6 +15,7 @@
  * of time ~ N^k is fitted over the counts of at least 10^4 records.
  */
 #include "mf_scale.h"
+#include "vfd_path.h"
 
 #include "H5FDmultifile.h"
 #include "mf_merge.h"
@@ -136,7 +137,7 @@ make_output(const char *out, const char *src)
     mf_err_t err;
     int      fd = -1;
     if (rank == 0) {
-        if (mf_dir_scan(&d, src, MF_LOAD_COMPLETE, err) < 0 || (fd = mf_create_new(out)) < 0 ||
+        if (mf_dir_scan(&d, src, MF_LOAD_COMPLETE, err) < 0 || (fd = vfd_create_new(out)) < 0 ||
             ftruncate(fd, (off_t)d.size) < 0)
             fail("creating the merge output");
         close(fd);

@@ -28,6 +28,7 @@
 #include "mf_head.h"
 #include "mf_index.h"
 #include "mf_merge.h"
+#include "mf_merge_mpi.h"
 #include "mf_options.h"
 #include "vfd_datatype.h"
 #include "vfd_driver.h"
@@ -270,7 +271,7 @@ set_options(hid_t fapl_id, const mf_options_t *opt)
     hid_t id = H5FD_multifile_init();
     if (id < 0) {
         MF_ERROR("cannot register the driver");
-        return -1;
+        return vfd_api_fail();
     }
     return H5Pset_driver(fapl_id, id, opt);
 }
@@ -288,7 +289,7 @@ H5Pset_fapl_multifile(hid_t fapl_id, MPI_Comm comm, MPI_Info info)
     mf_options_default(&opt);
     if (comm == MPI_COMM_NULL) {
         MF_ERROR("H5Pset_fapl_multifile: the communicator is MPI_COMM_NULL");
-        return -1;
+        return vfd_api_fail();
     }
     if (H5Pset_mpi_params(fapl_id, comm, info) < 0)
         return -1;
@@ -310,7 +311,7 @@ H5Pget_fapl_multifile(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
 {
     if (H5Pget_driver(fapl_id) != H5FD_multifile_init()) {
         MF_ERROR("the file access property list does not use the multifile driver");
-        return -1;
+        return vfd_api_fail();
     }
     return H5Pget_mpi_params(fapl_id, comm, info);
 }
@@ -326,7 +327,7 @@ H5Pset_multifile_options(hid_t fapl_id, const char *options)
         mf_options_default(&opt);
     if (mf_options_parse(&opt, options, err) < 0) {
         MF_ERROR("%s", err);
-        return -1;
+        return vfd_api_fail();
     }
     return set_options(fapl_id, &opt);
 }
@@ -337,7 +338,7 @@ H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode)
     mf_options_t opt;
     if (H5Pget_driver(fapl_id) != H5FD_multifile_init()) {
         MF_ERROR("the file access property list does not use the multifile driver");
-        return -1;
+        return vfd_api_fail();
     }
     get_options(fapl_id, &opt);
     *mode = (H5FD_multifile_read_t)opt.read_mode;
@@ -557,7 +558,8 @@ clear_name(const char *name, unsigned flags, mf_err_t err)
 
 /* layout=head, rank 0: the body's path for a new head at name: NAME.h5mf, unless a
  * head there (renamed) still names that directory: then NAME.<run>.h5mf; an orphan of
- * the name (no head names it) is removed */
+ * the name (no head names it) is removed, except under H5F_ACC_EXCL, which never
+ * removes anything: then NAME.<run>.h5mf too */
 static int
 choose_body(const char *name, unsigned flags, uint64_t run, char body[PATH_MAX], mf_err_t err)
 {
@@ -570,14 +572,7 @@ choose_body(const char *name, unsigned flags, uint64_t run, char body[PATH_MAX],
         snprintf(err, MF_ERRMSG_SIZE, "%s: exists and is not a multifile directory: not touching it", body);
         return -1;
     }
-    if (mf_head_owned(body, meta.run) == 0 && (flags & H5F_ACC_EXCL)) {
-        snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: a multifile directory that no head names is there (H5F_ACC_EXCL: not touching it; "
-                 "h5mf merge DIRECTORY -o FILE reconstructs it)",
-                 body);
-        return -1;
-    }
-    if (mf_head_owned(body, meta.run) == 0)
+    if (!(flags & H5F_ACC_EXCL) && mf_head_owned(body, meta.run) == 0)
         return remove_body(body, err);
     mf_head_body_path(name, run, 1, body, PATH_MAX);
     if (lstat(body, &st) == 0) {
@@ -703,73 +698,38 @@ replaced(const H5FD_multifile_t *f, const char *tmp, mf_err_t err)
     return rc >= 0;
 }
 
+/* the reconstruction by the ranks of comm (every rank of the file, or rank 0 alone): the
+ * directory loaded, each rank's share of the rank files verified, the output written
+ * (mf_merge_write); 0 with its name in tmp, or -1 (err), on all of them */
+static int
+merge_into(const char *path, MPI_Comm comm, char tmp[PATH_MAX], mf_err_t err)
+{
+    mf_dir_t d;
+    int      rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int ok = mf_dir_load(&d, path, MF_LOAD_COMPLETE, err) == 0, loaded = ok;
+    if (mf_agree(comm, ok, err) == 0)
+        ok = mf_verify_part(&d, (unsigned)rank, (unsigned)size, NULL, NULL, err) == 0;
+    ok = mf_agree(comm, ok, err) == 0 && mf_merge_write(&d, comm, NULL, NULL, NULL, tmp, err) == 0;
+    if (loaded)
+        mf_dir_free(&d);
+    return ok ? 0 : -1;
+}
+
 /* reconstruct a directory into a file that replaces it (serial: rank 0; parallel: all),
  * after checking every data checksum: the directory is removed afterwards, and with it
  * the last chance to find a damaged byte */
 static int
 merge_locked(H5FD_multifile_t *f, bool parallel, mf_err_t err)
 {
-    mf_dir_t d;
-    char     tmp[PATH_MAX] = "";
-    int      ok = 1, fd = -1;
-    if (!parallel) {
-        if (f->rank == 0) {
-            ok = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
-            if (ok && mf_verify_part(&d, 0, 1, NULL, NULL, err) < 0) {
-                mf_dir_free(&d);
-                ok = 0;
-            }
-            if (ok) {
-                fd = mf_merge_create_output(&d, NULL, tmp, sizeof tmp, err);
-                ok = fd >= 0 && mf_merge_part(&d, fd, 0, 1, NULL, NULL, err) == 0;
-                if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
-                    snprintf(err, MF_ERRMSG_SIZE, "%s: %s", tmp, strerror(errno));
-                    ok = 0;
-                }
-                if (ok)
-                    ok = replaced(f, tmp, err);
-                else if (tmp[0])
-                    unlink(tmp);
-                mf_dir_free(&d);
-            }
-        }
-        return mf_agree(f->comm, ok, err);
-    }
-    ok         = mf_dir_load(&d, f->path, MF_LOAD_COMPLETE, err) == 0;
-    int loaded = ok;
-    if (mf_agree(f->comm, ok, err) == 0) /* each rank checks its share of the rank files */
-        ok = mf_verify_part(&d, (unsigned)f->rank, (unsigned)f->size, NULL, NULL, err) == 0;
-    if (mf_agree(f->comm, ok, err) < 0) {
-        if (loaded)
-            mf_dir_free(&d);
-        return -1;
-    }
-    if (f->rank == 0) {
-        fd = mf_merge_create_output(&d, NULL, tmp, sizeof tmp, err);
-        ok = fd >= 0;
-    }
-    ok = mf_agree(f->comm, ok, err) == 0; /* every rank: rank 0 could not create the output */
-    if (ok) {
-        MPI_Bcast(tmp, PATH_MAX, MPI_CHAR, 0, f->comm);
-        if (f->rank != 0 && (fd = open(tmp, O_WRONLY)) < 0) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", tmp, strerror(errno));
-            ok = 0;
-        }
-        if (ok)
-            ok = mf_merge_part(&d, fd, (unsigned)f->rank, (unsigned)f->size, NULL, NULL, err) == 0;
-        if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
-            snprintf(err, MF_ERRMSG_SIZE, "%s: %s", tmp, strerror(errno));
-            ok = 0;
-        }
-        int all = mf_agree(f->comm, ok, err) == 0; /* every rank wrote its part */
-        if (f->rank == 0 && all)
-            ok = replaced(f, tmp, err);
-        else if (f->rank == 0)
-            unlink(tmp);
-        ok = mf_agree(f->comm, all && ok, err) == 0; /* every rank takes part, whatever it found */
-    }
-    mf_dir_free(&d);
-    return ok ? 0 : -1;
+    char tmp[PATH_MAX] = "";
+    int  ok            = 1;
+    if (parallel || f->rank == 0)
+        ok = merge_into(f->path, parallel ? f->comm : MPI_COMM_SELF, tmp, err) == 0;
+    if (ok && f->rank == 0)
+        ok = replaced(f, tmp, err);
+    return mf_agree(f->comm, ok, err);
 }
 
 /* the reconstruction under rank 0's exclusive lock on the directory: no writer adds

@@ -455,14 +455,6 @@ mf_is_hdf5(const char *path)
 }
 
 int
-mf_create_new(const char *path)
-{
-    if (unlink(path) < 0 && errno != ENOENT)
-        return -1;
-    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-}
-
-int
 mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
     const char *p = buf;

@@ -140,11 +140,6 @@ int mf_is_hdf5(const char *path);
  * file is within the file (HDF5 refuses a "truncated file"); 0, or -1 with the reason */
 int mf_check_hdf5(const char *path, mf_err_t err);
 
-/* a new file at path, for writing: what is there (a stale file, a planted symbolic link)
- * is removed, never written through, and the file created with O_EXCL|O_NOFOLLOW; fd or
- * -1 (errno set) */
-int mf_create_new(const char *path);
-
 /* full pwrite/pread that retry on EINTR and short transfers; 0 or -1 (errno set) */
 int mf_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 /* returns bytes read (short only at end of file) or -1 */

@@ -19,6 +19,8 @@
  */
 #include "mf_head.h"
 #include "mf_merge.h"
+#include "mf_merge_mpi.h"
+#include "vfd_mpi.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -110,17 +112,12 @@ fail(const char *msg)
     return 1;
 }
 
-/* all ranks agree; returns 0 if every rank is ok, else prints the first failure (on its rank) */
+/* all ranks agree (vfd_agree); 0 if every rank is ok, else 1 with the lowest failing
+ * rank's message said (by rank 0) */
 static int
-agree(int ok, const char *msg)
+agree(int ok, mf_err_t msg)
 {
-    int mine = ok ? size_g : rank_g, first;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first == size_g)
-        return 0;
-    if (rank_g == first)
-        fprintf(stderr, "h5mf: %s\n", msg);
-    return 1;
+    return vfd_agree(MPI_COMM_WORLD, ok, msg, MF_ERRMSG_SIZE) < 0 ? fail(msg) : 0;
 }
 
 typedef struct {
@@ -361,33 +358,12 @@ check_output(const char *dir, const char *out, int force)
 }
 
 /* every rank writes its share of the reconstruction into the file rank 0 creates (its
- * name in tmp); 0, or 1 on every rank (the first failure said; rank 0 removes tmp) */
+ * name in tmp); 0, or 1 on every rank (the first failure said; tmp removed) */
 static int
 write_parts(const mf_dir_t *d, const char *out, char tmp[PATH_MAX], progress_t *p)
 {
     mf_err_t err = "";
-    int      fd = -1, ok = 1;
-    if (rank_g == 0)
-        ok = (fd = mf_merge_create_output(d, out, tmp, PATH_MAX, err)) >= 0;
-    if (agree(ok, err))
-        return 1;
-    MPI_Bcast(tmp, PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank_g != 0 && (fd = open(tmp, O_WRONLY)) < 0) {
-        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
-        ok = 0;
-    }
-    if (ok)
-        ok = mf_merge_part(d, fd, (unsigned)rank_g, (unsigned)size_g, progress, p, err) == 0;
-    if (fd >= 0 && (fsync(fd) < 0 || close(fd) < 0) && ok) {
-        snprintf(err, sizeof err, "%s: %s", tmp, strerror(errno));
-        ok = 0;
-    }
-    if (agree(ok, err)) {
-        if (rank_g == 0)
-            unlink(tmp);
-        return 1;
-    }
-    return 0;
+    return mf_merge_write(d, MPI_COMM_WORLD, out, progress, p, tmp, err) < 0 ? fail(err) : 0;
 }
 
 /* rank 0: the reconstruction tmp becomes out, or takes the place of dir; 1, or 0 (err,

@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 get_filename_component(VFD_COMMON ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
 # the C every driver library compiles in (packages/vfd-common/README.md)
 set(VFD_COMMON_DRIVER_SOURCES ${VFD_COMMON}/vfd_datatype.c ${VFD_COMMON}/vfd_driver.c ${VFD_COMMON}/vfd_fapl.c
-    ${VFD_COMMON}/vfd_mpihandle.c ${VFD_COMMON}/vfd_selection.c ${VFD_COMMON}/vfd_watch.c)
+    ${VFD_COMMON}/vfd_mpi.c ${VFD_COMMON}/vfd_mpihandle.c ${VFD_COMMON}/vfd_selection.c ${VFD_COMMON}/vfd_watch.c)
 
 # vfd_install_driver(TARGET HEADER DESCRIPTION): the driver library with its public
 # header; the link in lib/plugin/ that HDF5_PLUGIN_PATH finds; and for other projects a
