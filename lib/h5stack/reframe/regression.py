@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from h5stack.base import paths, results
 from h5stack.base.ui import StepError, info
+from h5stack.reframe import faults
 from h5stack.reframe.environs import MPI_RUNTIMES_VARIABLE, reframe_environ_name
 from h5stack.reframe.spackviews import SPACK_ENVS_VARIABLE
 
@@ -182,16 +183,17 @@ def count(rows, dry_run=False):
     return totals
 
 
-def write_summary(path, system, rows, totals, report, status, seconds):
+def write_summary(path, system, rows, totals, report, status, seconds, fault_rows=()):
     """The run's results as JSON for programs (`--json`): one entry per row of the table,
-    the check's name and its parameters apart, and the totals."""
+    the check's name and its parameters apart, the totals, and the fault checks' verdicts
+    (faults.py: what is broken where)."""
     cases = []
     for name, stack, result, figures in rows:
         check, _, variant = name.partition(" ")
         cases.append({"check": check, "variant": variant.strip(), "stack": stack, "result": result, "figures": figures})
     summary = {
         "system": system, "status": status, "seconds": round(seconds, 1), "totals": totals,
-        "reframe_report": report, "cases": cases,
+        "reframe_report": report, "cases": cases, "faults": list(fault_rows),
     }  # fmt: skip
     if report is None:
         summary["error"] = "ReFrame wrote no report: no result of any check"
@@ -295,7 +297,8 @@ def show_results(opts, report, stack_names, rc, seconds):
     not be written."""
     dry = "--dry-run" in opts.reframe_args
     listing = any(a in ("-l", "-L", "--list", "--list-detailed") for a in opts.reframe_args)
-    rows = summarize(report, {reframe_environ_name(n): n for n in stack_names}, dry) if os.path.exists(report) else []
+    environs = {reframe_environ_name(n): n for n in stack_names}
+    rows = summarize(report, environs, dry) if os.path.exists(report) else []
     if not rows and rc == 0 and not listing:  # nothing ran is no pass
         named = f" ({', '.join(opts.checks)})" if opts.checks else ""
         info(
@@ -312,7 +315,8 @@ def show_results(opts, report, stack_names, rc, seconds):
     print(f"{totals['passed']} {'generated' if dry else 'passed'}, {totals['skipped']} skipped, "
           f"{totals['failed']} failed{known}")  # fmt: skip
     info(f"report: {report}; perflogs: {paths.sub('perflogs-dry-run' if dry else 'perflogs')}")
-    written = not opts.json or write_summary(opts.json, opts.system, rows, totals, report, rc, seconds)
+    fault_rows = [] if dry else faults.rows_of_file(report, environs)
+    written = not opts.json or write_summary(opts.json, opts.system, rows, totals, report, rc, seconds, fault_rows)
     if not dry:
         performance_page()
     return written

@@ -13,7 +13,9 @@ references and, for checks that measure in rounds, the spread of the rounds as e
 bars (spreads.py); the scale curves of multifile_scale (seconds against records, log-log);
 the ratios of checks measured per file-system layout, layouts side by side (report_layouts.py);
 the history of every ratio; and a table of the latest values with reference, bounds
-and result. `./h5stack run` writes it after each run; `./h5stack report` rebuilds it.
+and result. Beside the opening: what is broken where, the fault checks' newest verdicts
+from ReFrame's run reports (faults.py). `./h5stack run` writes it after each run;
+`./h5stack report` rebuilds it.
 """
 
 import html
@@ -24,7 +26,7 @@ from collections import defaultdict
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info
-from h5stack.reframe import spreads
+from h5stack.reframe import faults, spreads
 from h5stack.reframe.perflog import PERFVAR, PREFIX
 from h5stack.reframe.report_layouts import layout_figures
 from h5stack.reframe.report_summary import summary_html
@@ -258,7 +260,7 @@ def _value_text(rec, ends):
     return text + (f" ({ends[0]:.4g}-{ends[1]:.4g})" if ends else "")
 
 
-def render(records, problems, source):
+def render(records, problems, source, fault_rows=()):
     from plotly.offline import get_plotlyjs
 
     figs = figures(records)
@@ -283,6 +285,7 @@ def render(records, problems, source):
             + "</ul></div>"
         )
     parts.append(summary_html(latest(records)))
+    parts.append(faults.table_html(fault_rows))
     for title, fig in figs:
         parts.append(f"<h2>{html.escape(title)}</h2>")
         parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
@@ -290,8 +293,9 @@ def render(records, problems, source):
     return "\n".join(parts), len(figs)
 
 
-def write_report(perflogs=None, output=None):
-    """Write the page; return (path, number of figures, number of values)."""
+def write_report(perflogs=None, output=None, reports=None):
+    """Write the page (the fault table from the run reports in reports, by default
+    $H5STACK_HOME/reports); return (path, number of figures, number of values)."""
     perflogs = perflogs or paths.sub("perflogs")
     output = output or os.path.join(paths.sub("reports"), "report.html")
     if not os.path.isdir(perflogs):
@@ -301,7 +305,7 @@ def write_report(perflogs=None, output=None):
         info(f"warning: {p}")
     if not records:
         raise StepError(f"{perflogs}: no performance values in any perflog (run the performance checks first)")
-    page, nfigs = render(records, problems, perflogs)
+    page, nfigs = render(records, problems, perflogs, faults.latest_rows(reports))
     # a private temporary file renamed into place: never written through a link, and
     # a path that cannot take the page is named with the reason (StepError)
     paths.replace_file(output, page)
