@@ -11,6 +11,7 @@ import pytest
 
 from conftest import FULL, ROOT, SELECTED_STACKS, h5stack, in_stack, in_turn, turn
 from h5stack.machine import images
+from h5stack.reframe.faults import FAULT_CHECKS
 from h5stack.reframe.regression import SCHEDULERS
 
 TUTORIAL_VARIANTS = [  # 4 tutorial programs x {collective, independent} x {mpio, multifile}
@@ -262,6 +263,15 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, stack
     assert summary["status"] == 0 and summary["system"] == system
     if not names:
         assert ("filesystem_preflight", "%fs_kind=posix", "pass") in _found_rows(summary, "builtin")
+    # what is broken where: a row per fault check's case, its verdict the case's result
+    fault_cases = sorted(
+        (c["stack"], c["check"], c["variant"], c["result"]) for c in summary["cases"] if c["check"] in FAULT_CHECKS
+    )
+    rows = sorted(
+        (r["stack"], r["check"], f"%fs_kind={r['fs_kind']} %probe={r['probe']}", r["verdict"])
+        for r in summary["faults"]
+    )
+    assert rows == fault_cases, (rows, fault_cases)
     report = summary["reframe_report"]
     cases = [c for c in json.load(open(report))["runs"][-1]["testcases"] if not c["fixture"]]
     assert len(cases) == total + skipped + xfailed
