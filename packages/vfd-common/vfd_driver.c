@@ -101,8 +101,7 @@ vfd_api_fail(void)
     H5E_auto2_t func = NULL;
     void       *data = NULL;
     if (H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0 && func)
-        H5Eprint2(H5E_DEFAULT, stderr);
-    H5Eclear2(H5E_DEFAULT);
+        func(H5E_DEFAULT, data); /* the application's handler (H5Eprint2 by default); the stack is kept */
     return -1;
 }
 

@@ -61,8 +61,9 @@ void vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, con
 #define VFD_ERROR(d, ...) vfd_push((d), __FILE__, __func__, __LINE__, __VA_ARGS__)
 
 /* A public function of the driver (H5Pset_fapl_<name>, ...) failed, its reason pushed
- * with VFD_ERROR: print the error stack as HDF5's own API functions do (when automatic
- * printing is on), then clear it. -1, the function's result. */
+ * with VFD_ERROR: report it as HDF5's own API functions do, through the automatic error
+ * handler when one is set (H5Eset_auto2; printing by default), the stack kept until the
+ * next HDF5 call. -1, the function's result. */
 herr_t vfd_api_fail(void);
 
 /* The start and the end of a collective call, on every rank of comm: no rank goes on

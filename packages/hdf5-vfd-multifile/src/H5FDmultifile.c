@@ -557,22 +557,26 @@ clear_name(const char *name, unsigned flags, mf_err_t err)
 }
 
 /* layout=head, rank 0: the body's path for a new head at name: NAME.h5mf, unless a
- * head there (renamed) still names that directory: then NAME.<run>.h5mf; an orphan of
- * the name (no head names it) is removed, except under H5F_ACC_EXCL, which never
- * removes anything: then NAME.<run>.h5mf too */
+ * head there (renamed) still names that directory: then NAME.<run>.h5mf. The orphans of
+ * the name (NAME.h5mf and NAME.<run>.h5mf that no head names, no writer holds) are
+ * removed, except under H5F_ACC_EXCL, which never removes anything: then the body is
+ * NAME.<run>.h5mf too, as it is beside a NAME.h5mf that is not a multifile directory */
 static int
 choose_body(const char *name, unsigned flags, uint64_t run, char body[PATH_MAX], mf_err_t err)
 {
     struct stat st;
     mf_meta_t   meta;
+    bool        excl = flags & H5F_ACC_EXCL;
+    if (!excl)
+        mf_remove_run_orphans(name);
     mf_head_body_path(name, run, 0, body, PATH_MAX);
     if (lstat(body, &st) != 0)
         return 0;
-    if (!mf_is_multifile(body) || mf_meta_read(body, &meta, err) < 0) {
+    if (!excl && (!mf_is_multifile(body) || mf_meta_read(body, &meta, err) < 0)) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: exists and is not a multifile directory: not touching it", body);
         return -1;
     }
-    if (!(flags & H5F_ACC_EXCL) && mf_head_owned(body, meta.run) == 0)
+    if (!excl && mf_head_owned(body, meta.run) == 0)
         return remove_body(body, err);
     mf_head_body_path(name, run, 1, body, PATH_MAX);
     if (lstat(body, &st) == 0) {
@@ -590,7 +594,7 @@ create_head(H5FD_multifile_t *f, const char *name, unsigned flags, char body[PAT
     if (clear_name(name, flags, err) < 0 || choose_body(name, flags, f->run_id, body, err) < 0 ||
         create_dir(body, flags, f->size, f->run_id, f->opt.sync, err) < 0)
         return -1;
-    f->head_fd = mf_head_write(name, body, f->run_id, f->opt.sync, err);
+    f->head_fd = mf_head_write(name, body, f->run_id, f->opt.sync, (flags & H5F_ACC_EXCL) != 0, err);
     if (f->head_fd < 0)
         mf_rmtree(body);
     return f->head_fd < 0 ? -1 : 0;
@@ -727,8 +731,10 @@ merge_locked(H5FD_multifile_t *f, bool parallel, mf_err_t err)
     int  ok            = 1;
     if (parallel || f->rank == 0)
         ok = merge_into(f->path, parallel ? f->comm : MPI_COMM_SELF, tmp, err) == 0;
-    if (ok && f->rank == 0)
-        ok = replaced(f, tmp, err);
+    if (ok && f->rank == 0 && !(ok = replaced(f, tmp, err))) {
+        unlink(tmp); /* nothing was replaced */
+        mf_merge_release_output();
+    }
     return mf_agree(f->comm, ok, err);
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "vfd_path.h"
@@ -178,8 +179,21 @@ mf_head_body_path(const char *path, uint64_t run, int alt, char *body, size_t n)
         snprintf(body, n, "%s/%s%s", parent, base, MF_HEAD_SUFFIX);
 }
 
+/* tmp in place at path only where nothing is there: a hard link (then tmp removed), or
+ * where the file system has none, renameat2 with RENAME_NOREPLACE; 0, or -1 (errno:
+ * EEXIST when something is there) */
+static int
+put_new(const char *tmp, const char *path)
+{
+    if (link(tmp, path) == 0)
+        return unlink(tmp) < 0 && errno != ENOENT ? -1 : 0;
+    if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
+        return -1;
+    return (int)syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, path, 1u /* RENAME_NOREPLACE */);
+}
+
 int
-mf_head_write(const char *path, const char *body, uint64_t run, int do_sync, mf_err_t err)
+mf_head_write(const char *path, const char *body, uint64_t run, int do_sync, int excl, mf_err_t err)
 {
     static unsigned char head[MF_HEAD_SIZE];
     char                 copy[PATH_MAX], bcopy[PATH_MAX], tmp[PATH_MAX];
@@ -202,9 +216,13 @@ mf_head_write(const char *path, const char *body, uint64_t run, int do_sync, mf_
         return -1;
     }
     fchmod(fd, 0644);
-    if (mf_pwrite_all(fd, head, sizeof head, 0) < 0 || (do_sync && fsync(fd) < 0) || rename(tmp, path) < 0 ||
-        (do_sync && vfd_sync_parent(path) < 0)) {
-        snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write its head: %s", path, strerror(errno));
+    if (mf_pwrite_all(fd, head, sizeof head, 0) < 0 || (do_sync && fsync(fd) < 0) ||
+        (excl ? put_new(tmp, path) : rename(tmp, path)) < 0 || (do_sync && vfd_sync_parent(path) < 0)) {
+        if (excl && errno == EEXIST)
+            snprintf(err, MF_ERRMSG_SIZE, "%s: exists (H5F_ACC_EXCL; created meanwhile by another process)",
+                     path);
+        else
+            snprintf(err, MF_ERRMSG_SIZE, "%s: cannot write its head: %s", path, strerror(errno));
         close(fd);
         unlink(tmp);
         return -1;

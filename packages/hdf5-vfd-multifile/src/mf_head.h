@@ -43,9 +43,11 @@ int mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t
 void mf_head_body_path(const char *path, uint64_t run, int alt, char *body, size_t n);
 
 /* write the head of body (its run) at path: under a temporary name beside it, then
- * renamed over path (synced with do_sync); the open head's descriptor (O_RDWR), to be
- * extended at commits, or -1 with the reason */
-int mf_head_write(const char *path, const char *body, uint64_t run, int do_sync, mf_err_t err);
+ * renamed over path (synced with do_sync); with excl put in place only where nothing is
+ * at path (a hard link, else renameat2's RENAME_NOREPLACE: never over another create's
+ * head, locks or not), -1 with errno EEXIST otherwise. The open head's descriptor
+ * (O_RDWR), to be extended at commits, or -1 with the reason */
+int mf_head_write(const char *path, const char *body, uint64_t run, int do_sync, int excl, mf_err_t err);
 
 /* extend the head to the file's size (never below MF_HEAD_SIZE): a hint for stat and
  * ls; 0, or -1 (errno) */

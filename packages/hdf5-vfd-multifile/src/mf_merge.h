@@ -94,6 +94,8 @@ int mf_record_check(int fd, const char *data_path, const mf_record_t *rec, uint6
 
 /* create the output next to the directory: returns fd, fills tmp_path */
 int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err);
+/* an output given up (removed): the lock this process held on it released */
+void mf_merge_release_output(void);
 
 /* atomically put tmp_path in the place of the directory `dir` and remove the directory:
  * 0; 1 when the file is in place but the old directory could not be removed (err says
@@ -125,6 +127,9 @@ int mf_being_written(const char *dir);
 /* remove body if it is an orphan (its metafile last); 0, or -1 (errno; EBUSY: not an
  * orphan) */
 int mf_remove_orphan(const char *body);
+/* remove the orphans among the bodies of other runs of path's name (NAME.<run>.h5mf
+ * beside it): what creates with H5F_ACC_EXCL beside an orphan left */
+void mf_remove_run_orphans(const char *path);
 
 /* remove a directory tree; 0 or -1 */
 int mf_rmtree(const char *path);

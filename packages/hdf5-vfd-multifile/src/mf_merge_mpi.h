@@ -16,7 +16,7 @@
  * (mf_merge_create_output: beside out, or beside the directory when out is NULL), every
  * rank writes its share into it (mf_merge_part; cb with arg: its progress) and fsyncs it.
  * 0 on every rank, the output's name in tmp on all of them; or -1 on every rank with the
- * lowest failing rank's reason in err, the output removed. */
+ * lowest failing rank's reason in err, the output removed (and its lock released). */
 int mf_merge_write(const mf_dir_t *d, MPI_Comm comm, const char *out, mf_progress_cb cb, void *arg,
                    char tmp[PATH_MAX], mf_err_t err);
 

@@ -124,6 +124,16 @@ step check a.h5 4 || fail "a.h5 after the refused H5F_ACC_EXCL: $(tail -3 "$work
 mv sub/a.h5 . && step check a.h5 2 || fail "a.h5 moved back over the other: $(tail -3 "$work/out")"
 "$h5mf" clean . --remove >"$work/out" 2>&1 && ! compgen -G "a.h5.*.h5mf" >/dev/null ||
     fail "h5mf clean of the other body: $(cat "$work/out") $(ls -d a.h5*)"
+# rm and H5F_ACC_EXCL in a loop leave a body per round; the next H5F_ACC_TRUNC create of
+# the name removes them all (and not the body a head names); H5F_ACC_EXCL beside a
+# NAME.h5mf that is not a multifile directory creates the file too, touching nothing
+step create o.h5 1 && rm o.h5 && step excl o.h5 2 && rm o.h5 && step excl o.h5 3 ||
+    fail "rm and H5F_ACC_EXCL in a loop: $(tail -3 "$work/out")"
+[[ $(compgen -G "o.h5*.h5mf" | wc -l) == 3 ]] || fail "rm and H5F_ACC_EXCL: $(ls -d o.h5*)"
+step create o.h5 4 && step check o.h5 4 || fail "H5F_ACC_TRUNC after the loop: $(tail -3 "$work/out")"
+[[ $(compgen -G "o.h5*.h5mf") == o.h5.h5mf ]] || fail "H5F_ACC_TRUNC left orphans of the name: $(ls -d o.h5*)"
+mkdir e.h5.h5mf && step excl e.h5 5 && step check e.h5 5 && [[ -d e.h5.h5mf ]] ||
+    fail "H5F_ACC_EXCL beside an empty e.h5.h5mf: $(tail -3 "$work/out")"
 # symbolic links: to the head from another directory, removed (the link only), merged in
 # place (the head itself replaced, the link kept)
 ln -s ../a.h5 sub/link.h5 && step check sub/link.h5 2 || fail "a link from another directory: $(tail -3 "$work/out")"
