@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.1", commit="d2bb449cbd3e551d6ff6859b9c9825be874e12c5")
+    version("0.2.2", commit="4e92261d643d889439bef55c9d61b450455a629d")
 
 
 class H5stackPackage(CMakePackage):
