@@ -8,15 +8,16 @@ import os
 from h5stack.reframe import faults, regression
 
 
-def _case(name, result, environ="mpich-hdf5-1_14", reason=None, fixture=False):
+def _case(name, result, environ="mpich-hdf5-1_14", reason=None, fixture=False, phase="sanity"):
     return {
         "display_name": name, "name": name, "result": result, "fail_reason": reason, "fixture": fixture,
+        "fail_phase": phase if result == "fail" else None,
         "system": "generic", "partition": "default", "environ": environ,
     }  # fmt: skip
 
 
-def _report(*cases, start="20261129T100000+0000"):
-    return {"session_info": {"time_start": start}, "runs": [{"testcases": list(cases)}]}
+def _report(*cases, start="20261129T100000+0000", cmdline="reframe -r"):
+    return {"session_info": {"time_start": start, "cmdline": cmdline}, "runs": [{"testcases": list(cases)}]}
 
 
 def test_each_verdict_of_a_fault_check_is_told_apart():
@@ -56,6 +57,27 @@ def test_the_newest_verdict_of_each_place_is_kept_and_unreadable_reports_passed_
         ("mpich-hdf5-1_14", "xfail", "20261129T110000+0000"),
         ("openmpi-hdf5-2", "pass", "20261129T100000+0000"),
     ]
+
+
+def test_a_run_without_a_verdict_or_a_dry_run_replaces_no_verdict(tmp_path):
+    probe = "mpiio_faults %fs_kind=posix %probe=never-written"
+    runs = [
+        _report(_case(probe, "xfail")),
+        _report(_case(probe, "fail", reason="CompilationError: ...", phase="compile")),
+        _report(_case(probe, "abort")),
+        _report(_case(probe, "pass"), cmdline="reframe --dry-run -r"),
+    ]
+    for i, report in enumerate(runs):
+        path = tmp_path / f"run-{i}.json"
+        path.write_text(json.dumps(report))
+        os.utime(path, (i + 1, i + 1))
+    assert [r["verdict"] for r in faults.latest_rows(str(tmp_path))] == ["xfail"]
+    fresh = tmp_path / "other"
+    fresh.mkdir()
+    (fresh / "run-0.json").write_text(json.dumps(runs[2]))
+    assert [r["verdict"] for r in faults.latest_rows(str(fresh))] == ["error"]
+    assert faults.verdict(_case(probe, "fail", reason="FAULT: bytes lost")) == "fail"
+    assert faults.verdict(_case(probe, "xpass")) == "error"
 
 
 def test_the_table_has_a_row_per_fault_a_column_per_environment_and_links_each_program():

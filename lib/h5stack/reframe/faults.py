@@ -32,6 +32,7 @@ VERDICTS = {
     "fail": "shows",
     "hang": "hangs",
     "skip": "not run",
+    "error": "no verdict",
 }
 HANG = re.compile(r"\(a hang\)|timed out", re.I)
 #: the run reports the page reads at most (the newest)
@@ -43,11 +44,15 @@ def _params(variant):
 
 
 def verdict(case):
-    """pass, xfail, fail, hang or skip of a testcase of a ReFrame report."""
-    result = case.get("result")
-    if result == "fail" and HANG.search(case.get("fail_reason") or ""):
+    """pass, xfail, fail, hang or skip of a testcase of a ReFrame report; error where the
+    probe gave none (a failure before its sanity: a build, a job that did not start; an
+    aborted run, a failed dependency)."""
+    result, reason = case.get("result"), case.get("fail_reason") or ""
+    if result in ("pass", "xfail", "skip"):
+        return result
+    if result == "fail" and HANG.search(reason):
         return "hang"
-    return result if result in VERDICTS else "fail"
+    return "fail" if result == "fail" and case.get("fail_phase") == "sanity" else "error"
 
 
 def fault_row(case, stack_names=None):
@@ -85,21 +90,35 @@ def rows_of_file(path, stack_names=None):
 def latest_rows(reports_dir=None):
     """The newest verdict of every (check, probe, file system, system, stack) over the run
     reports in reports_dir (run-*.json; the newest NEWEST_REPORTS), each with its run's
-    start time ("when"); unreadable reports are passed over."""
+    start time ("when"). A run without a verdict (error) replaces none; dry runs
+    (--dry-run: every case passes without running) and unreadable reports are passed over."""
     reports_dir = reports_dir or paths.sub("reports")
-    files = sorted(glob.glob(os.path.join(reports_dir, "run-*.json")), key=os.path.getmtime)[-NEWEST_REPORTS:]
     newest = {}
-    for path in files:  # oldest first: a newer verdict replaces an older one
+    for path in _newest_reports(reports_dir):  # oldest first: a newer verdict replaces an older one
         try:
             with open(path) as f:
                 report = json.load(f)
-            rows = rows_of_report(report)
-        except (OSError, ValueError, KeyError, TypeError):
+            session = report.get("session_info") or {}
+            rows = [] if "--dry-run" in str(session.get("cmdline", "")) else rows_of_report(report)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-        when = (report.get("session_info") or {}).get("time_start", "")
         for row in rows:
-            newest[(row["check"], row["probe"], row["fs_kind"], row["system"], row["stack"])] = dict(row, when=when)
+            key = (row["check"], row["probe"], row["fs_kind"], row["system"], row["stack"])
+            if row["verdict"] != "error" or key not in newest:
+                newest[key] = dict(row, when=session.get("time_start", ""))
     return [newest[k] for k in sorted(newest)]
+
+
+def _newest_reports(reports_dir):
+    """The run reports of reports_dir, oldest first (the newest NEWEST_REPORTS; one removed
+    meanwhile is left out)."""
+    stamped = []
+    for path in glob.glob(os.path.join(reports_dir, "run-*.json")):
+        try:
+            stamped.append((os.path.getmtime(path), path))
+        except OSError:
+            continue
+    return [path for _, path in sorted(stamped)[-NEWEST_REPORTS:]]
 
 
 def table_html(rows, root=None):
@@ -133,6 +152,7 @@ def table_html(rows, root=None):
         "<h2>What is broken where</h2><p>The fault checks' newest verdicts (ReFrame's run reports): does "
         'each fault show in each environment, per file-system kind. "shows (known)": the environment names '
         "it as a known fault (an expected failure). Each fault links to its program.</p>"
-        "<style>.v-pass{color:#060}.v-xfail{color:#a60}.v-fail,.v-hang{color:#a00;font-weight:bold}</style>"
+        "<style>.v-pass{color:#060}.v-xfail{color:#a60}.v-fail,.v-hang{color:#a00;font-weight:bold}"
+        ".v-error,.v-skip{color:#666}</style>"
         f"<table><tr><th>fault</th>{head}</tr>{''.join(body)}</table>"
     )
