@@ -95,6 +95,12 @@ vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, const ch
              d->name, msg);
 }
 
+void
+vfd_api_enter(void)
+{
+    H5Eclear2(H5E_DEFAULT);
+}
+
 herr_t
 vfd_api_fail(void)
 {

@@ -60,6 +60,10 @@ void vfd_push(vfd_driver_t *d, const char *file, const char *func, int line, con
     __attribute__((format(printf, 5, 6)));
 #define VFD_ERROR(d, ...) vfd_push((d), __FILE__, __func__, __LINE__, __VA_ARGS__)
 
+/* The start of a public function of the driver (H5Pset_fapl_<name>, ...): the error
+ * stack cleared, as HDF5's own API functions clear it when they are entered. */
+void vfd_api_enter(void);
+
 /* A public function of the driver (H5Pset_fapl_<name>, ...) failed, its reason pushed
  * with VFD_ERROR: report it as HDF5's own API functions do, through the automatic error
  * handler when one is set (H5Eset_auto2; printing by default), the stack kept until the

@@ -223,6 +223,7 @@ H5Pset_fapl_dsm(hid_t fapl_id, MPI_Comm comm, const char *config)
 {
     dsm_options_t o;
     char          err[DSM_ERR_SIZE];
+    vfd_api_enter();
     options_default(&o);
     if (comm == MPI_COMM_NULL) {
         DSM_ERROR("H5Pset_fapl_dsm: the communicator is MPI_COMM_NULL");

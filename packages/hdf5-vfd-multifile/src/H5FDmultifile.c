@@ -286,6 +286,7 @@ herr_t
 H5Pset_fapl_multifile(hid_t fapl_id, MPI_Comm comm, MPI_Info info)
 {
     mf_options_t opt;
+    vfd_api_enter();
     mf_options_default(&opt);
     if (comm == MPI_COMM_NULL) {
         MF_ERROR("H5Pset_fapl_multifile: the communicator is MPI_COMM_NULL");
@@ -309,6 +310,7 @@ H5Pset_fapl_mpiposix(hid_t fapl_id, MPI_Comm comm, hbool_t use_gpfs_hints)
 herr_t
 H5Pget_fapl_multifile(hid_t fapl_id, MPI_Comm *comm, MPI_Info *info)
 {
+    vfd_api_enter();
     if (H5Pget_driver(fapl_id) != H5FD_multifile_init()) {
         MF_ERROR("the file access property list does not use the multifile driver");
         return vfd_api_fail();
@@ -321,6 +323,7 @@ H5Pset_multifile_options(hid_t fapl_id, const char *options)
 {
     mf_options_t opt;
     mf_err_t     err;
+    vfd_api_enter();
     if (H5Pget_driver(fapl_id) == H5FD_multifile_init())
         get_options(fapl_id, &opt);
     else
@@ -336,6 +339,7 @@ herr_t
 H5Pget_multifile_read_mode(hid_t fapl_id, H5FD_multifile_read_t *mode)
 {
     mf_options_t opt;
+    vfd_api_enter();
     if (H5Pget_driver(fapl_id) != H5FD_multifile_init()) {
         MF_ERROR("the file access property list does not use the multifile driver");
         return vfd_api_fail();
