@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.2", commit="4e92261d643d889439bef55c9d61b450455a629d")
+    version("0.2.3", commit="5c633b0766695697b61ba4572e0f5546cd2a6ad7")
 
 
 class H5stackPackage(CMakePackage):
