@@ -19,6 +19,7 @@ import os
 import re
 
 from h5stack.base import paths
+from h5stack.reframe.perflog import split_display_name
 
 #: the fault checks and the program each runs (relative to the checkout)
 FAULT_CHECKS = {
@@ -39,10 +40,6 @@ HANG = re.compile(r"\(a hang\)|timed out", re.I)
 NEWEST_REPORTS = 200
 
 
-def _params(variant):
-    return dict(p[1:].split("=", 1) for p in variant.split() if p.startswith("%") and "=" in p)
-
-
 def verdict(case):
     """pass, xfail, fail, hang or skip of a testcase of a ReFrame report; error where the
     probe gave none (a failure before its sanity: a build, a job that did not start; an
@@ -58,10 +55,9 @@ def verdict(case):
 def fault_row(case, stack_names=None):
     """A testcase of a ReFrame run report as a row of the fault table, or None when it is
     not a fault check's (fixtures neither)."""
-    check, _, variant = (case.get("display_name") or case.get("name", "")).partition(" ")
+    check, params = split_display_name(case.get("display_name") or case.get("name", ""))
     if check not in FAULT_CHECKS or case.get("fixture"):
         return None
-    params = _params(variant)
     environ = case.get("environ", "")
     return {
         "check": check,

@@ -32,3 +32,9 @@ def reframe_format():
     line = "|".join(f"%({attr})s" for _, attr in FIELDS) + "|%(check_perfvalues)s"
     perfvar = "|".join(f"%({attr})s" for _, attr in PERFVAR_FIELDS) + "|"  # ReFrame drops the last character
     return {"format": line, "format_perfvars": perfvar}
+
+
+def split_display_name(name):
+    """(check, {parameter: value}) of a ReFrame display name ("check %a=1 %b=x")."""
+    check, *words = name.split(" ")
+    return check, dict(w[1:].split("=", 1) for w in words if w.startswith("%") and "=" in w)

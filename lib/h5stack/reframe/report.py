@@ -27,7 +27,7 @@ from collections import defaultdict
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info
 from h5stack.reframe import faults, spreads
-from h5stack.reframe.perflog import PERFVAR, PREFIX
+from h5stack.reframe.perflog import PERFVAR, PREFIX, split_display_name
 from h5stack.reframe.report_layouts import layout_figures
 from h5stack.reframe.report_summary import summary_html
 
@@ -53,9 +53,7 @@ def parse_line(line):
         return []  # a check without performance variables
     if len(rest) % len(PERFVAR):
         raise ValueError(f"{len(rest)} performance fields, not a multiple of {len(PERFVAR)}")
-    check, *params = head["display_name"].split(" ")
-    head["check"] = check
-    head["params"] = dict(p.lstrip("%").split("=", 1) for p in params if p.startswith("%") and "=" in p)
+    head["check"], head["params"] = split_display_name(head["display_name"])
     records = []
     for i in range(0, len(rest), len(PERFVAR)):
         rec = dict(head, **dict(zip(PERFVAR, rest[i : i + len(PERFVAR)])))
