@@ -735,10 +735,8 @@ merge_locked(H5FD_multifile_t *f, bool parallel, mf_err_t err)
     int  ok            = 1;
     if (parallel || f->rank == 0)
         ok = merge_into(f->path, parallel ? f->comm : MPI_COMM_SELF, tmp, err) == 0;
-    if (ok && f->rank == 0 && !(ok = replaced(f, tmp, err))) {
-        unlink(tmp); /* nothing was replaced */
-        mf_merge_release_output();
-    }
+    if (ok && f->rank == 0 && !(ok = replaced(f, tmp, err)))
+        mf_merge_discard_output(tmp); /* nothing was replaced */
     return mf_agree(f->comm, ok, err);
 }
 

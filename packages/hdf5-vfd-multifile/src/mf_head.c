@@ -5,6 +5,7 @@
 #endif
 #include "mf_head.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -177,6 +178,19 @@ mf_head_body_path(const char *path, uint64_t run, int alt, char *body, size_t n)
         snprintf(body, n, "%s/%s.%08x%s", parent, base, (unsigned)(run & 0xffffffffu), MF_HEAD_SUFFIX);
     else
         snprintf(body, n, "%s/%s%s", parent, base, MF_HEAD_SUFFIX);
+}
+
+int
+mf_head_is_run_body(const char *entry, const char *base)
+{
+    size_t n = strlen(base), suffix = strlen(MF_HEAD_SUFFIX);
+    if (strncmp(entry, base, n) || entry[n] != '.' || strlen(entry) != n + 9 + suffix ||
+        strcmp(entry + n + 9, MF_HEAD_SUFFIX))
+        return 0;
+    for (size_t i = n + 1; i < n + 9; i++)
+        if (!isxdigit((unsigned char)entry[i]))
+            return 0;
+    return 1;
 }
 
 /* tmp in place at path only where nothing is there: a hard link (then tmp removed), or

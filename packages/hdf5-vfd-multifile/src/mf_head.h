@@ -41,6 +41,9 @@ int mf_head_read(const char *path, char *body, size_t n, uint64_t *run, mf_err_t
 /* the body's name for a new head at path: NAME.h5mf, or NAME.<run>.h5mf when that name
  * is taken (alt != 0); the whole path beside the head */
 void mf_head_body_path(const char *path, uint64_t run, int alt, char *body, size_t n);
+/* is the directory entry the body of another run of the name base (NAME.<run>.h5mf, the
+ * alternative mf_head_body_path makes)? 1 or 0 */
+int mf_head_is_run_body(const char *entry, const char *base);
 
 /* write the head of body (its run) at path: under a temporary name beside it, then
  * renamed over path (synced with do_sync); with excl put in place only where nothing is

@@ -11,7 +11,6 @@
 #include "mf_index.h"
 #include "vfd_path.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -933,20 +932,6 @@ remove_orphan_body(const char *path)
         mf_remove_orphan(body);
 }
 
-/* NAME.<8 hex digits>.h5mf: a body of another run of the name (mf_head_body_path, alt) */
-static int
-is_run_body(const char *entry, const char *base)
-{
-    size_t n = strlen(base), suffix = strlen(MF_HEAD_SUFFIX);
-    if (strncmp(entry, base, n) || entry[n] != '.' || strlen(entry) != n + 9 + suffix ||
-        strcmp(entry + n + 9, MF_HEAD_SUFFIX))
-        return 0;
-    for (size_t i = n + 1; i < n + 9; i++)
-        if (!isxdigit((unsigned char)entry[i]))
-            return 0;
-    return 1;
-}
-
 void
 mf_remove_run_orphans(const char *path)
 {
@@ -958,7 +943,7 @@ mf_remove_run_orphans(const char *path)
         return;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (is_run_body(e->d_name, base)) {
+        if (mf_head_is_run_body(e->d_name, base)) {
             snprintf(body, sizeof body, "%s/%s", parent, e->d_name);
             mf_remove_orphan(body); /* kept where a head names it or a writer holds it */
         }
@@ -1060,8 +1045,9 @@ release_lock(int *fd)
 }
 
 void
-mf_merge_release_output(void)
+mf_merge_discard_output(const char *tmp)
 {
+    unlink(tmp);
     release_lock(&held_lock_fd);
 }
 

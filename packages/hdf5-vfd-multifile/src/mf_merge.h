@@ -94,8 +94,9 @@ int mf_record_check(int fd, const char *data_path, const mf_record_t *rec, uint6
 
 /* create the output next to the directory: returns fd, fills tmp_path */
 int mf_merge_create_output(const mf_dir_t *d, const char *out_path, char *tmp_path, size_t n, mf_err_t err);
-/* an output given up (removed): the lock this process held on it released */
-void mf_merge_release_output(void);
+/* give up the output tmp (mf_merge_create_output): removed, this process's lock on it
+ * released */
+void mf_merge_discard_output(const char *tmp);
 
 /* atomically put tmp_path in the place of the directory `dir` and remove the directory:
  * 0; 1 when the file is in place but the old directory could not be removed (err says

@@ -45,9 +45,7 @@ mf_merge_write(const mf_dir_t *d, MPI_Comm comm, const char *out, mf_progress_cb
     }
     if (vfd_agree(comm, ok, err, MF_ERRMSG_SIZE) == 0)
         return 0;
-    if (rank == 0) {
-        unlink(tmp);
-        mf_merge_release_output();
-    }
+    if (rank == 0)
+        mf_merge_discard_output(tmp);
     return -1;
 }

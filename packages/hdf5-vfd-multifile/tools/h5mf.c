@@ -388,7 +388,7 @@ put_in_place(const char *dir, const char *out, const char *tmp, mf_err_t err)
     else
         ok = mf_replace_dir(dir, tmp, err) == 0;
     if (!ok)
-        unlink(tmp);
+        mf_merge_discard_output(tmp);
     return ok;
 }
 
