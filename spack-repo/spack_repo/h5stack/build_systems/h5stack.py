@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.3", commit="5c633b0766695697b61ba4572e0f5546cd2a6ad7")
+    version("0.2.4", commit="250812b4038d63db5068185522b68d401755a9d5")
 
 
 class H5stackPackage(CMakePackage):
