@@ -251,7 +251,7 @@ mf_head_extend(int fd, uint64_t size)
 }
 
 int
-mf_head_owned(const char *body, uint64_t run)
+mf_head_owner(const char *body, uint64_t run, char *head, size_t n)
 {
     char        copy[PATH_MAX], path[PATH_MAX], named[PATH_MAX];
     const char *parent, *base;
@@ -275,5 +275,13 @@ mf_head_owned(const char *body, uint64_t run)
         }
     }
     closedir(dir);
+    if (owned && head)
+        snprintf(head, n, "%s", path);
     return owned;
+}
+
+int
+mf_head_owned(const char *body, uint64_t run)
+{
+    return mf_head_owner(body, run, NULL, 0);
 }

@@ -6,7 +6,7 @@
 # works (mf_path: netCDF's sniff through MPI-IO, stat, a reopen read-write and by one
 # rank alone, MPI_File_delete, remove(), H5Fdelete); a tool without the driver prints
 # what the file is and how to read it; the head's HDF5 bytes are what this HDF5 writes;
-# h5mf takes the head for its directory; a renamed head keeps its directory, a new file
+# h5mf takes the head for its directory, and a merge in place of the directory replaces the head; a renamed head keeps its directory, a new file
 # of the old name gets another; an orphan directory (its head removed) is replaced by
 # a new file of its name, and h5mf clean lists and removes orphans (not one a writer
 # holds); a head without its directory, with its slot overwritten, or with its first
@@ -89,6 +89,11 @@ step create a.h5 1 && cp a.h5 copy.h5 && step create a.h5 2 || fail "create a.h5
 grep -q "belongs to another file" "$work/out" || fail "no reason: $(cat "$work/out")"
 "$h5mf" merge copy.h5 >/dev/null 2>&1 && fail "h5mf merge of a stale copy of a head exited 0"
 step create copy.h5 3 || fail "create over the stale copy: $(tail -3 "$work/out")"
+# the directory given for a merge in place: the head takes the file, as if it were given
+step create b.h5 4 && "$h5mf" merge b.h5.h5mf >"$work/out" 2>&1 || fail "h5mf merge b.h5.h5mf: $(cat "$work/out")"
+grep -q "b.h5.h5mf is the directory of the head ./b.h5: merged in place of the head" "$work/out" &&
+    [[ -f b.h5 && ! -e b.h5.h5mf ]] || fail "h5mf merge b.h5.h5mf: $(cat "$work/out") $(ls -d b.h5*)"
+step check b.h5 4 || fail "the merged b.h5: $(tail -3 "$work/out")"
 step check a.h5 2 || fail "a.h5 after a create over a stale copy of its head: $(tail -3 "$work/out")"
 # HDF5 without the driver rewrote the head (an attribute added): the driver still reads
 # the directory, h5mf too

@@ -568,6 +568,26 @@ resolve_head(const char **dir, char body[PATH_MAX])
     return -1;
 }
 
+/* a merge in place of a head's body given as DIR: the head is what it replaces, as if
+ * the head were given (the body turned into a file would leave the head naming nothing) */
+static void
+adopt_owner(const char *dir)
+{
+    static char head[PATH_MAX], real[PATH_MAX];
+    char        named[PATH_MAX];
+    uint64_t    run;
+    mf_meta_t   meta;
+    mf_err_t    why;
+    if (head_g || !mf_is_multifile(dir) || mf_meta_read(dir, &meta, why) < 0 ||
+        mf_head_owner(dir, meta.run, head, sizeof head) != 1 ||
+        mf_head_read(head, named, sizeof named, &run, why) != 1) /* a damaged head is kept */
+        return;
+    given_g = head;
+    head_g  = realpath(head, real) ? real : head;
+    if (rank_g == 0)
+        fprintf(stderr, "h5mf: %s is the directory of the head %s: merged in place of the head\n", dir, head);
+}
+
 /* the paths a command names: -1 to go on, else the exit status (the reason printed) */
 static int
 check_paths(const char *cmd, const char *dir, const char *out)
@@ -688,6 +708,8 @@ main(int argc, char **argv)
     }
     if (rc < 0 && strcmp(argv[optind], "clean") != 0) /* clean takes a plain directory */
         rc = resolve_head(&dir, body);
+    if (rc < 0 && !strcmp(argv[optind], "merge") && !a.out)
+        adopt_owner(dir);
     if (rc < 0)
         rc = check_paths(argv[optind], dir, a.out);
     if (rc < 0)
