@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.4", commit="250812b4038d63db5068185522b68d401755a9d5")
+    version("0.2.5", commit="e2e9618e5941766665c33bccec51d774d4638bf1")
 
 
 class H5stackPackage(CMakePackage):
