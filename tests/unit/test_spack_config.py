@@ -61,6 +61,25 @@ def test_every_package_is_built_for_the_pinned_target(scope):
     assert packages["all"]["require"] == [f"target={target}"]
 
 
+@pytest.mark.parametrize("machine, expected", [("x86_64", None), ("aarch64", "aarch64"), ("ppc64le", "ppc64le")])
+def test_the_target_is_the_templates_on_x86_64_and_the_family_elsewhere(monkeypatch, machine, expected):
+    with open(os.path.join(spackconfig.SITE_SCOPE, "debian-externals.yaml")) as f:
+        template = yaml.safe_load(f)["target"]
+    monkeypatch.setattr(spackconfig.platform, "machine", lambda: machine)
+    assert spackconfig.default_target(template) == (expected or template)
+
+
+def test_install_tree_and_target_given_are_what_the_scope_says(tmp_path, monkeypatch):
+    monkeypatch.setenv("H5STACK_HOME", str(tmp_path / "home"))
+    out = tmp_path / "out"
+    out.mkdir()
+    spackconfig.generate(str(out), install_tree=str(tmp_path / "tree"), target="zen2")
+    config = yaml.safe_load((out / "config.yaml").read_text())["config"]
+    packages = yaml.safe_load((out / "packages.yaml").read_text())["packages"]
+    assert config["install_tree"]["root"] == str(tmp_path / "tree")
+    assert packages["all"]["require"] == ["target=zen2"]
+
+
 def test_no_planted_link_at_a_temporary_name_is_written_through(scope, tmp_path, monkeypatch):
     """A link at a scope file's name is replaced by the file, links at <name>.tmp are
     left alone: no link's target is written."""

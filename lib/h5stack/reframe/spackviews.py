@@ -124,7 +124,9 @@ class _View:
         self.hdf5 = self.specs.get("hdf5")
         if self.hdf5 is None:
             raise SpackViewError(
-                f"{root}: no HDF5 in this view of {env_dir} (not installed? run `spack -e {env_dir} install`)"
+                f"{root}: no HDF5 in this view of {env_dir} (not installed? run `spack -C SCOPE -e {env_dir} "
+                "install` with your system's scope, site-configs/<system>/spack or `./h5stack spack-config`'s; "
+                "docs/spack.md)"
             )
         mpi = _dependency(self.hdf5, "mpi")
         if mpi is None:

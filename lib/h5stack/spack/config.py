@@ -22,8 +22,9 @@ pass to `spack -C`):
 - CMake: HDF5 2.x needs CMake >= 3.26, newer than Debian 12's. h5stack's venv has one;
   it is copied to $H5STACK_HOME/spack/cmake-<version>, a prefix that changes only with
   CMake's version (the external's prefix is part of every hash that depends on it);
-- the install tree: $H5STACK_HOME/spack/opt;
-- the target every package is built for (`target:`), required of all packages.
+- the install tree: $H5STACK_HOME/spack/opt, or --install-tree;
+- the target every package is built for (`target:`, on x86_64; the machine's family
+  elsewhere; or --target), required of all packages.
 
 Nothing is written through a link planted in the output directory: the scope files
 replace whatever is at their names (paths.replace_file), and a link where a directory
@@ -31,6 +32,7 @@ is made (mpi/, an MPI's prefix) is refused by name.
 """
 
 import os
+import platform
 import re
 import shutil
 import stat
@@ -223,9 +225,10 @@ def cmake_external():
     return {"buildable": False, "externals": [{"spec": f"cmake@{version}", "prefix": prefix}]}
 
 
-def generate(out_dir, install_wheel_mpis=False):
+def generate(out_dir, install_wheel_mpis=False, install_tree=None, target=None):
     """packages.yaml (externals) and config.yaml of the generic system, in out_dir. The
-    MPIs of wheels are externals where installed (install_wheel_mpis: install them first)."""
+    MPIs of wheels are externals where installed (install_wheel_mpis: install them first).
+    install_tree: default $H5STACK_HOME/spack/opt; target: default default_target()."""
     with open(os.path.join(SITE_SCOPE, "debian-externals.yaml")) as f:
         wanted = yaml.safe_load(f)
     packages = {"mpi": {"buildable": False}}
@@ -248,7 +251,7 @@ def generate(out_dir, install_wheel_mpis=False):
         ]
     }
     packages["cmake"] = cmake_external()
-    packages["all"] = {"require": [f"target={wanted['target']}"]}
+    packages["all"] = {"require": [f"target={target or default_target(wanted['target'])}"]}
     for mpi_name, spec in debian_mpis(load_config()).items():
         prefix = os.path.join(out_dir, "mpi", mpi_name)
         make_mpi_prefix(prefix, spec)
@@ -266,8 +269,17 @@ def generate(out_dir, install_wheel_mpis=False):
     _write_yaml(os.path.join(out_dir, "packages.yaml"), {"packages": packages}, "debian-externals.yaml")
     with open(os.path.join(SITE_SCOPE, "config.yaml")) as f:
         config = yaml.safe_load(f)
-    config["config"]["install_tree"]["root"] = paths.sub("spack", "opt")
+    config["config"]["install_tree"]["root"] = (
+        os.path.abspath(install_tree) if install_tree else paths.sub("spack", "opt")
+    )
     _write_yaml(os.path.join(out_dir, "config.yaml"), config, "config.yaml")
+
+
+def default_target(x86_64_target):
+    """The site template's target on an x86_64 machine; elsewhere the machine's family
+    (aarch64, ppc64le, ...): generic, so that any node of that family runs the builds."""
+    machine = platform.machine()
+    return x86_64_target if machine in ("x86_64", "AMD64") else machine
 
 
 def wheel_mpi_external(out_dir, mpi_name, spec, variants, install):
@@ -307,10 +319,10 @@ def _write_yaml(path, data, source):
     paths.replace_file(path, header + yaml.safe_dump(data, sort_keys=False))
 
 
-def run(output=None):
+def run(output=None, install_tree=None, target=None, install_wheel_mpis=True):
     """Write this machine's Spack scope to output (default: $H5STACK_HOME/spack/generic)."""
     out_dir = paths.make_dir(os.path.abspath(output or paths.sub("spack", "generic")))
-    generate(out_dir, install_wheel_mpis=True)
+    generate(out_dir, install_wheel_mpis=install_wheel_mpis, install_tree=install_tree, target=target)
     info(f"Spack configuration scope of this machine written to {out_dir}")
     print(out_dir)
     print(f"use it as: spack -C {out_dir} ...", file=sys.stderr)

@@ -237,6 +237,26 @@ def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_p
         assert len(rows) == jobs, (check, name, proc.stdout[-6000:])
 
 
+SITE_SCOPES = sorted(
+    s
+    for s in os.listdir(os.path.join(ROOT, "site-configs"))
+    if os.path.isdir(os.path.join(ROOT, "site-configs", s, "spack"))
+)
+
+
+@pytest.mark.parametrize("system", SITE_SCOPES)
+@pytest.mark.parametrize("section", ["config", "packages"])
+def test_site_scope_is_valid_as_it_is(system, section):
+    """Every system's Spack directory is a scope Spack reads as it is, as the docs'
+    `spack -C site-configs/<system>/spack` passes it (the generic one included, which
+    `./h5stack spack-config` completes)."""
+    proc = subprocess.run(
+        [SPACK, "-C", os.path.join(ROOT, "site-configs", system, "spack"), "config", "get", section],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
 CLUSTER_SCOPES = {
     # system: (environment, its MPI in this system's spelling, the MPI prefix of the scope)
     "gpfs-cluster": ("openmpi-hdf5-1.14", "openmpi", "/sw/openmpi/4.1.6-gcc-12"),
