@@ -362,3 +362,15 @@ def test_every_release_the_recipes_name_is_a_commit_of_this_history():
             ["git", "rev-list", "-n", "1", f"v{number}", "--"], cwd=ROOT, capture_output=True, text=True
         )
         assert tag.returncode != 0 or tag.stdout.strip() == commit, f"v{number} is {tag.stdout.strip()}, not {commit}"
+
+
+def test_the_netcdf_overlay_builds_the_release_of_the_local_stacks():
+    """spack-repo's netcdf-c adds the release the local stacks build (stacks.yaml
+    netcdf_builds), with the checksum of the same bytes, and the environments ask for it."""
+    source = yaml.safe_load(open(os.path.join(ROOT, "stacks.yaml")))["netcdf_builds"]["source"]
+    recipe = _read("spack-repo/spack_repo/h5stack/packages/netcdf_c/package.py")
+    assert re.findall(r'version\("([\d.]+)", sha256="([0-9a-f]{64})"\)', recipe) == [
+        (str(source["upstream_version"]), source["sha256"])
+    ]
+    manifest = _read("environments/mpich-hdf5-1.14/spack.yaml")
+    assert f"netcdf-c@{source['upstream_version']} +mpi" in manifest

@@ -90,14 +90,20 @@ def python_packages():
 
 
 #: netCDF-C with MPI (parallel netCDF-4, through HDF5), for the HDF5 series whose local
-#: stacks build it (stacks.yaml netcdf_builds); without the compression plugins,
-#: as locally: fewer sources for an offline site
-NETCDF = "netcdf-c +mpi ~dap ~szip ~blosc ~zstd"
+#: stacks build it (stacks.yaml netcdf_builds), at their release (spack-repo's netcdf-c
+#: overlay has it); without the compression plugins, as locally: fewer sources for an
+#: offline site
+NETCDF = "netcdf-c@{version} +mpi ~dap ~szip ~blosc ~zstd"
+
+
+def netcdf(config):
+    """The netCDF-C spec of the environments: the local stacks' release."""
+    return NETCDF.format(version=config["netcdf_builds"]["source"]["upstream_version"])
 
 
 def clients(config, series):
     """The libraries of other projects an environment of this HDF5 series holds."""
-    return [NETCDF] if series in [str(s) for s in config["netcdf_builds"]["series"]] else []
+    return [netcdf(config)] if series in [str(s) for s in config["netcdf_builds"]["series"]] else []
 
 
 def yaml_item(spec):
@@ -137,7 +143,7 @@ def render(config=None):
         hdf5=HDF5,
         packages=", ".join(pkgs),
         plain_hdf5s=", ".join(f"'^hdf5@{s} {HDF5} ~multifile'" for s in series),
-        netcdf=NETCDF,
+        netcdf=netcdf(config),
         netcdf_hdf5s=", ".join(f"'^hdf5@{s} {HDF5} ~multifile'" for s in series if clients(config, s)),
     )
     return texts
