@@ -99,3 +99,20 @@ def test_the_json_summary_carries_the_fault_rows(tmp_path):
     path = tmp_path / "summary.json"
     regression.write_summary(str(path), "generic", [], {}, "report.json", 0, 1.0, rows)
     assert json.load(open(path))["faults"] == rows
+
+
+def test_the_page_names_its_columns_by_stack(tmp_path, monkeypatch):
+    """The performance page's table names the stacks as `./h5stack run` does
+    (mpich-hdf5-1.14), not ReFrame's environments (mpich-hdf5-1_14)."""
+    from h5stack.reframe import report as page
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "run-1.json").write_text(
+        json.dumps(_report(_case("mpiio_faults %fs_kind=posix %probe=lost-writes", "pass")))
+    )
+    seen = {}
+    monkeypatch.setattr(page, "read_perflogs", lambda root: ([{"value": 1}], []))
+    monkeypatch.setattr(page, "render", lambda records, problems, src, rows: seen.setdefault("rows", rows) and ("", 0))
+    page.write_report(perflogs=str(tmp_path), output=str(tmp_path / "page.html"), reports=str(reports))
+    assert [r["stack"] for r in seen["rows"]] == ["mpich-hdf5-1.14"]

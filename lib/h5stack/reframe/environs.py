@@ -27,6 +27,11 @@ def reframe_environ_name(stack_name):
     return stack_name.replace(".", "_")
 
 
+def stacks_by_environ(stack_names):
+    """{ReFrame environment name: stack name} of these stacks (what a report shows)."""
+    return {reframe_environ_name(n): n for n in stack_names}
+
+
 class SiteConfigError(StepError):
     """A site config that cannot be used; the message names the file and the reason."""
 

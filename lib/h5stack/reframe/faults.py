@@ -83,10 +83,10 @@ def rows_of_file(path, stack_names=None):
         return rows_of_report(json.load(f), stack_names)
 
 
-def latest_rows(reports_dir=None):
+def latest_rows(reports_dir=None, stack_names=None):
     """The newest verdict of every (check, probe, file system, system, stack) over the run
     reports in reports_dir (run-*.json; the newest NEWEST_REPORTS), each with its run's
-    start time ("when"). A run without a verdict (error) replaces none; dry runs
+    start time ("when"); stack_names maps ReFrame environment names to stack names. A run without a verdict (error) replaces none; dry runs
     (--dry-run: every case passes without running) and unreadable reports are passed over."""
     reports_dir = reports_dir or paths.sub("reports")
     newest = {}
@@ -95,7 +95,7 @@ def latest_rows(reports_dir=None):
             with open(path) as f:
                 report = json.load(f)
             session = report.get("session_info") or {}
-            rows = [] if "--dry-run" in str(session.get("cmdline", "")) else rows_of_report(report)
+            rows = [] if "--dry-run" in str(session.get("cmdline", "")) else rows_of_report(report, stack_names)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         for row in rows:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from h5stack.base import paths, results
 from h5stack.base.ui import StepError, info
 from h5stack.reframe import faults
-from h5stack.reframe.environs import MPI_RUNTIMES_VARIABLE, reframe_environ_name
+from h5stack.reframe.environs import MPI_RUNTIMES_VARIABLE, reframe_environ_name, stacks_by_environ
 from h5stack.reframe.spackviews import SPACK_ENVS_VARIABLE
 
 #: systems whose Slurm h5stack starts on this machine, and the command that does (machine/<command>.py)
@@ -297,7 +297,7 @@ def show_results(opts, report, stack_names, rc, seconds):
     not be written."""
     dry = "--dry-run" in opts.reframe_args
     listing = any(a in ("-l", "-L", "--list", "--list-detailed") for a in opts.reframe_args)
-    environs = {reframe_environ_name(n): n for n in stack_names}
+    environs = stacks_by_environ(stack_names)
     rows = summarize(report, environs, dry) if os.path.exists(report) else []
     if not rows and rc == 0 and not listing:  # nothing ran is no pass
         named = f" ({', '.join(opts.checks)})" if opts.checks else ""

@@ -27,9 +27,11 @@ from collections import defaultdict
 from h5stack.base import paths
 from h5stack.base.ui import StepError, info
 from h5stack.reframe import faults, spreads
+from h5stack.reframe.environs import stacks_by_environ
 from h5stack.reframe.perflog import PERFVAR, PREFIX, split_display_name
 from h5stack.reframe.report_layouts import layout_figures
 from h5stack.reframe.report_summary import summary_html
+from h5stack.stacks.plan import Stacks
 
 SCALE_SPAN = 30  # variables further apart than this factor are not drawn on one chart
 CURVE = re.compile(r"^seconds_(?P<op>\w+?)_at_(?P<n>\d+)$")  # multifile_scale's curve
@@ -303,7 +305,8 @@ def write_report(perflogs=None, output=None, reports=None):
         info(f"warning: {p}")
     if not records:
         raise StepError(f"{perflogs}: no performance values in any perflog (run the performance checks first)")
-    page, nfigs = render(records, problems, perflogs, faults.latest_rows(reports))
+    stacks = stacks_by_environ(Stacks().names())  # columns named by stack, as `./h5stack run` names them
+    page, nfigs = render(records, problems, perflogs, faults.latest_rows(reports, stacks))
     # a private temporary file renamed into place: never written through a link, and
     # a path that cannot take the page is named with the reason (StepError)
     paths.replace_file(output, page)
