@@ -15,7 +15,7 @@ class NetcdfC(BuiltinNetcdfC):
     netcdf-c for every package of the Spack it is added to; other versions build
     exactly as builtin's."""
 
-    # GitHub's archive of the tag v4.10.1 (commit ad3d538): the bytes of Debian's
+    # GitHub's archive of the tag v4.10.1 (git archive): the bytes of Debian's
     # netcdf_4.10.1.orig.tar.gz, which h5stack's local stacks build from
     version("4.10.1", sha256="33c27231c478c3b35da7c7758fbdd02da1fe407abcb16ddfe195f69d164f930d")
 
