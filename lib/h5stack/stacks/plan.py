@@ -178,6 +178,13 @@ class Stacks:
             raise StepError(f"unknown stack {name!r}; the stacks are: {', '.join(self.stacks)}")
         return self.stacks[name]
 
+    def built(self, name):
+        """The description (stack.json) of the stack of this name, which is set up."""
+        desc = self.get(name).description()
+        if not desc:
+            raise StepError(f"stack {name} is not built: ./h5stack setup {name}")
+        return desc
+
     def mpi(self, name):
         """The MPI of this name (stacks.yaml `mpis`): where a name from the command line becomes an MPI."""
         if name not in self.mpis:

@@ -219,10 +219,7 @@ class Runner:
         os.makedirs(self.workroot, exist_ok=True)
 
     def desc(self, stack):
-        desc = self.stacks.get(stack).description()
-        if not desc:
-            raise StepError(f"stack {stack} is not built: ./h5stack setup {stack}")
-        return desc
+        return self.stacks.built(stack)
 
     # -- running programs ------------------------------------------------------
     def _run(self, out, env, cmd, cwd, expect_ok=True):

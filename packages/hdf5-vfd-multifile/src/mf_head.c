@@ -251,7 +251,7 @@ mf_head_extend(int fd, uint64_t size)
 }
 
 int
-mf_head_owner(const char *body, uint64_t run, char *head, size_t n)
+mf_head_owned(const char *body, uint64_t run)
 {
     char        copy[PATH_MAX], path[PATH_MAX], named[PATH_MAX];
     const char *parent, *base;
@@ -275,13 +275,38 @@ mf_head_owner(const char *body, uint64_t run, char *head, size_t n)
         }
     }
     closedir(dir);
-    if (owned && head)
-        snprintf(head, n, "%s", path);
     return owned;
 }
 
 int
-mf_head_owned(const char *body, uint64_t run)
+mf_head_find(const char *body, uint64_t run, char *head, size_t n, int *intact, int *damaged)
 {
-    return mf_head_owner(body, run, NULL, 0);
+    char        copy[PATH_MAX], path[PATH_MAX], named[PATH_MAX], real[PATH_MAX], rnamed[PATH_MAX];
+    const char *parent, *base;
+    *intact = *damaged = 0;
+    if (!realpath(body, real))
+        return -1;
+    vfd_split_path(body, copy, &parent, &base);
+    (void)base;
+    DIR *dir = opendir(parent);
+    if (!dir)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        uint64_t    r = ~run;
+        mf_err_t    ignored;
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+        if (e->d_type != DT_REG && (e->d_type != DT_UNKNOWN || lstat(path, &st) < 0 || !S_ISREG(st.st_mode)))
+            continue; /* a link to a head is no other head */
+        int h = mf_head_read(path, named, sizeof named, &r, ignored);
+        if (h == 0 || r != run || !realpath(named, rnamed) || strcmp(rnamed, real) != 0)
+            continue;
+        if (h < 0)
+            ++*damaged;
+        else if ((*intact)++ == 0)
+            snprintf(head, n, "%s", path);
+    }
+    closedir(dir);
+    return 0;
 }

@@ -59,7 +59,9 @@ int mf_head_extend(int fd, uint64_t size);
 /* is a multifile directory at body named by a head in its own directory (with the
  * same run)? 1 yes, 0 no (an orphan), -1 (errno) when the directory cannot be read */
 int mf_head_owned(const char *body, uint64_t run);
-/* mf_head_owned, and when 1 the owning head's path in head (n bytes; head may be NULL) */
-int mf_head_owner(const char *body, uint64_t run, char *head, size_t n);
+/* the heads beside body (links to heads too) that name it, the same directory, with run:
+ * how many are *intact (the first one's path in head, n bytes) and how many *damaged
+ * (mf_head_read's -1); 0, or -1 (errno) when body or its directory cannot be read */
+int mf_head_find(const char *body, uint64_t run, char *head, size_t n, int *intact, int *damaged);
 
 #endif

@@ -94,6 +94,18 @@ step create b.h5 4 && "$h5mf" merge b.h5.h5mf >"$work/out" 2>&1 || fail "h5mf me
 grep -q "b.h5.h5mf is the directory of the head ./b.h5: merged in place of the head" "$work/out" &&
     [[ -f b.h5 && ! -e b.h5.h5mf ]] || fail "h5mf merge b.h5.h5mf: $(cat "$work/out") $(ls -d b.h5*)"
 step check b.h5 4 || fail "the merged b.h5: $(tail -3 "$work/out")"
+# ... refused, nothing changed, where it cannot tell which head to replace or must not
+# replace one: a copy of the head beside it, a damaged copy, the body through a link
+step create d.h5 5 && cp d.h5 d-copy.h5 || fail "create d.h5: $(tail -3 "$work/out")"
+"$h5mf" merge d.h5.h5mf >"$work/out" 2>&1 && fail "h5mf merge of a body that two heads name exited 0"
+grep -q "named by more than one head" "$work/out" && [[ -d d.h5.h5mf ]] || fail "two heads: $(cat "$work/out")"
+printf 'USERBLOCK%.0s' {1..50} | dd of=d-copy.h5 conv=notrunc status=none
+"$h5mf" merge d.h5.h5mf >"$work/out" 2>&1 && fail "h5mf merge of a body a damaged head names exited 0"
+grep -q "first bytes or slot were overwritten" "$work/out" && [[ -d d.h5.h5mf ]] || fail "damaged: $(cat "$work/out")"
+rm d-copy.h5 && ln -s d.h5.h5mf d-link
+"$h5mf" merge d-link >"$work/out" 2>&1 && fail "h5mf merge in place of a link to a body exited 0"
+grep -q "d-link: a symbolic link" "$work/out" && [[ -L d-link && -d d.h5.h5mf ]] || fail "link: $(cat "$work/out")"
+rm d-link && step check d.h5 5 || fail "d.h5 after the refused merges: $(tail -3 "$work/out")"
 step check a.h5 2 || fail "a.h5 after a create over a stale copy of its head: $(tail -3 "$work/out")"
 # HDF5 without the driver rewrote the head (an attribute added): the driver still reads
 # the directory, h5mf too

@@ -38,8 +38,9 @@
 #include <unistd.h>
 
 static int         rank_g, size_g;
-static const char *head_g  = NULL; /* the head the command was given, whose body is its DIR (mf_head.h) */
-static const char *given_g = NULL; /* that head's path as given: what the output names */
+static const char *head_g    = NULL; /* the head the command was given, whose body is its DIR (mf_head.h) */
+static const char *given_g   = NULL; /* that head's path as given: what the output names */
+static const char *adopted_g = NULL; /* the body given for a merge in place of its head (adopt_owner) */
 static uint64_t    window_records_g = MF_WINDOW_DEFAULT_BYTES / MF_WINDOW_RECORD_BYTES; /* --memory */
 
 /* what the output calls DIR: the head's path as given, or DIR itself */
@@ -451,8 +452,12 @@ cmd_merge(const char *dir, const char *out, int partial, int force, int verify, 
         return 1;
     }
     ok = rank_g != 0 || put_in_place(dir, out, tmp, err);
-    if (agree(ok, err) == 0 && rank_g == 0)
+    if (agree(ok, err) == 0 && rank_g == 0) {
         report_merge(&d, dir, out, verify, t_load, t_verify, now() - t0);
+        if (adopted_g)
+            fprintf(stderr, "h5mf: %s is the directory of the head %s: merged in place of the head\n",
+                    adopted_g, given_g);
+    }
     mf_dir_free(&d);
     return ok ? 0 : 1;
 }
@@ -568,24 +573,52 @@ resolve_head(const char **dir, char body[PATH_MAX])
     return -1;
 }
 
+/* rank 0: the head that names DIR, a directory given for a merge in place, in head
+ * (PATH_MAX); 0 to adopt it, -1 to go on (no head, or not a multifile directory: the
+ * scan says what it is), 1 to refuse (the reason printed): a link, a damaged head or
+ * several name it, its parent unreadable */
+static int
+find_owner(const char *dir, char *head)
+{
+    struct stat st;
+    char        trimmed[PATH_MAX];
+    mf_meta_t   meta;
+    mf_err_t    why;
+    int         intact = 0, damaged = 0;
+    snprintf(trimmed, sizeof trimmed, "%s", dir);
+    for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/';)
+        trimmed[--n] = '\0';
+    const char *no = NULL;
+    if (lstat(trimmed, &st) == 0 && S_ISLNK(st.st_mode))
+        no = "a symbolic link: a merge in place replaces the directory itself; give its own path";
+    else if (!mf_is_multifile(dir) || mf_meta_read(dir, &meta, why) < 0)
+        return -1;
+    else if (mf_head_find(dir, meta.run, head, PATH_MAX, &intact, &damaged) < 0)
+        no = "its directory cannot be read for the head that names it";
+    else if (damaged)
+        no = "named by a head whose first bytes or slot were overwritten";
+    else if (intact > 1)
+        no = "named by more than one head (copies of it): merge the one to replace by its name";
+    if (no)
+        fprintf(stderr, "h5mf: %s: %s; or write the file elsewhere with -o FILE\n", dir, no);
+    return no ? 1 : intact == 1 ? 0 : -1;
+}
+
 /* a merge in place of a head's body given as DIR: the head is what it replaces, as if
- * the head were given (the body turned into a file would leave the head naming nothing) */
-static void
+ * the head were given (the body turned into a file would leave the head naming
+ * nothing); -1 to go on, else the exit status */
+static int
 adopt_owner(const char *dir)
 {
     static char head[PATH_MAX], real[PATH_MAX];
-    char        named[PATH_MAX];
-    uint64_t    run;
-    mf_meta_t   meta;
-    mf_err_t    why;
-    if (head_g || !mf_is_multifile(dir) || mf_meta_read(dir, &meta, why) < 0 ||
-        mf_head_owner(dir, meta.run, head, sizeof head) != 1 ||
-        mf_head_read(head, named, sizeof named, &run, why) != 1) /* a damaged head is kept */
-        return;
-    given_g = head;
-    head_g  = realpath(head, real) ? real : head;
-    if (rank_g == 0)
-        fprintf(stderr, "h5mf: %s is the directory of the head %s: merged in place of the head\n", dir, head);
+    int         rc = rank_g == 0 ? find_owner(dir, head) : -1;
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rc == 0 && rank_g == 0) { /* only rank 0 replaces (put_in_place) */
+        given_g   = head;
+        head_g    = realpath(head, real) ? real : head;
+        adopted_g = dir;
+    }
+    return rc == 1 ? 1 : -1;
 }
 
 /* the paths a command names: -1 to go on, else the exit status (the reason printed) */
@@ -709,7 +742,7 @@ main(int argc, char **argv)
     if (rc < 0 && strcmp(argv[optind], "clean") != 0) /* clean takes a plain directory */
         rc = resolve_head(&dir, body);
     if (rc < 0 && !strcmp(argv[optind], "merge") && !a.out)
-        adopt_owner(dir);
+        rc = adopt_owner(dir);
     if (rc < 0)
         rc = check_paths(argv[optind], dir, a.out);
     if (rc < 0)

@@ -185,10 +185,7 @@ def stack_environment(stack):
     from h5stack.stacks.plan import Stacks
     from h5stack.stacks.stackdir import process_env
 
-    desc = Stacks().get(stack).description()
-    if not desc:
-        raise StepError(f"stack {stack} is not built: ./h5stack setup {stack}")
-    return process_env(desc)
+    return process_env(Stacks().built(stack))
 
 
 def run(opts, say=print):
