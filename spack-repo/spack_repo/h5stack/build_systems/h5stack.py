@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.5", commit="e2e9618e5941766665c33bccec51d774d4638bf1")
+    version("0.2.6", commit="e4d3efc2667b498cd3cf4f1b558cb946ebd64369")
 
 
 class H5stackPackage(CMakePackage):
