@@ -11,7 +11,6 @@ import glob
 import json
 import os
 import re
-import subprocess
 import time
 
 import yaml
@@ -240,12 +239,12 @@ class Stacks:
         }
 
         def prepare(work):
-            return _unpack_patched(src, [os.path.join(paths.PATCHES_DIR, p) for p in patches], work)
+            return src.unpack_patched([os.path.join(paths.PATCHES_DIR, p) for p in patches], work)
 
         required = ["lib/libhdf5.so", "lib/libhdf5_hl.so", "bin/h5pcc", "include/hdf5.h"]
         if tools:
             required += ["bin/h5dump", "bin/h5diff"]
-        version = _version_from_source_name(src)
+        version = src.hdf5_version
         return HDF5Component(
             name=f"hdf5-{version}-{mpi.name}{f'-{variant}' if variant else ''}",
             label=f"HDF5 {version} ({mpi.name}{', ' + variant if variant else ''})",
@@ -303,7 +302,7 @@ class Stacks:
             name=f"hdf5-tests-{base.version}-{stack.mpi.name}",
             label=f"HDF5 {base.version} test programs ({stack.mpi.name})",
             inputs=inputs,
-            prepare=lambda work: _unpack_patched(base.source, [patch], work),
+            prepare=lambda work: base.source.unpack_patched([patch], work),
             cmake_options=options,
             env=stack.mpi.build_env(),
             required=["lib/libhdf5.so"],
@@ -464,23 +463,3 @@ class Stacks:
 
     def write_stack_dir(self, stack):
         stackdir.write(self, stack)
-
-
-def _unpack_patched(src, patches, work):
-    """Unpack a source into work/src and apply patches (paths) with `patch -p1`."""
-    root = src.unpack(os.path.join(work, "src"))
-    for patch in patches:
-        with open(patch) as f:
-            proc = subprocess.run(["patch", "-p1"], cwd=root, stdin=f, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise StepError(f"patch {os.path.relpath(patch, paths.ROOT)} does not apply:\n{proc.stdout}{proc.stderr}")
-    return root
-
-
-def _version_from_source_name(src):
-    """HDF5 version from the source's H5public.h, read from the archive."""
-    sub = f"{src.subdir + '/' if src.subdir else ''}src/H5public.h"
-    text = sources.read_member(src.archive, sub)
-    if text is None:
-        raise StepError(f"{src.archive}: no {sub}")
-    return sources.hdf5_version_in(text.decode(errors="replace"), f"{src.archive}: {sub}")

@@ -93,6 +93,26 @@ class Source:
             raise StepError(f"{self.archive}: no CMakeLists.txt in {self.subdir or 'its top directory'}")
         return root
 
+    def unpack_patched(self, patches, work):
+        """Unpack into work/src and apply patches (paths) with `patch -p1`; the root."""
+        root = self.unpack(os.path.join(work, "src"))
+        for patch in patches:
+            with open(patch) as f:
+                proc = subprocess.run(["patch", "-p1"], cwd=root, stdin=f, capture_output=True, text=True)
+            if proc.returncode != 0:
+                where = os.path.relpath(patch, paths.ROOT)
+                raise StepError(f"patch {where} does not apply:\n{proc.stdout}{proc.stderr}")
+        return root
+
+    @functools.cached_property
+    def hdf5_version(self):
+        """The HDF5 version of the source's H5public.h, read from the archive."""
+        sub = f"{self.subdir + '/' if self.subdir else ''}src/H5public.h"
+        text = read_member(self.archive, sub)
+        if text is None:
+            raise StepError(f"{self.archive}: no {sub}")
+        return hdf5_version_in(text.decode(errors="replace"), f"{self.archive}: {sub}")
+
 
 def hdf5_version_in(text, where):
     """The version that H5public.h's text (from `where`) defines, e.g. '1.14.6' or '2.2.0'."""
