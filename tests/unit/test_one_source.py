@@ -173,14 +173,18 @@ def _version():
 
 
 def test_the_cmake_projects_take_version():
-    """Each project of packages/ reads VERSION (project(... VERSION ${H5STACK_VERSION}))."""
+    """Each project of packages/ reads VERSION (project(... VERSION ${H5STACK_VERSION})),
+    through the one file every package includes first."""
     projects = _tracked(":(glob)packages/*/CMakeLists.txt")
     assert len(projects) >= 4, projects
+    shared = "packages/vfd-common/cmake/h5stack_package.cmake"
+    assert "file(STRINGS ${H5STACK_VERSION_FILE} H5STACK_VERSION" in _read(shared)
     for name in projects:
         text = _read(name)
         declared = re.findall(r"^project\(\S+ VERSION (\S+)", text, re.M)
         assert declared == ["${H5STACK_VERSION}"], f"{name}: project(... VERSION {declared})"
-        assert "file(STRINGS ${H5STACK_VERSION_FILE} H5STACK_VERSION" in text, name
+        include = "include(${CMAKE_CURRENT_SOURCE_DIR}/../vfd-common/cmake/h5stack_package.cmake)"
+        assert include in text.split("\nproject(")[0], f"{name}: {shared} is not included before project()"
 
 
 def test_the_python_package_takes_version():
