@@ -14,11 +14,17 @@ show in some runs only), on each file-system kind of the partition (FileSystemMi
   independently: the gaps must read as zeros. Varying bytes there (process memory) fail
   the check; one constant byte value (ROMIO's 0xff) is reported, not failed: undefined
   bytes, no memory.
+- mpiio_faults %probe=unread-tail: "does a collective read return what the file holds?"
+  Each rank reads a range of a 16 KiB file in one collective read, the last rank a short
+  range that starts after every other rank's start; once through MPI-IO
+  (MPI_File_read_at_all), once through HDF5's MPI-IO driver (a collective H5Dread of a
+  hyperslab). A byte that is not the file's fails the check (Open MPI 4.1.4's OMPIO
+  reads nothing past the end of the range that starts last, and says it read everything).
 
 A fault the site knows and accepts is named in the environment's
 `extras['mpiio_known_faults']` ({probe: reason}): when it shows, the test is an expected
 failure (xfail) instead of a failure; when it does not, it passes.
-`-S mpiio_faults.inject=lost-writes,never-written` makes the program show the faults on
+`-S mpiio_faults.inject=lost-writes,never-written,unread-tail` makes the program show the faults on
 purpose (the check's own test).
 """
 
@@ -41,6 +47,7 @@ from h5checks.nodes import MultiNodeMixin  # noqa: E402
 RUNS = {
     "lost-writes": [("data.bin", "--api", "mpiio"), ("data.h5", "--api", "hdf5")],
     "never-written": [("data.bin", "--transfer", "collective"), ("data.bin", "--transfer", "independent")],
+    "unread-tail": [("data.bin", "--api", "mpiio"), ("data.h5", "--api", "hdf5")],
 }
 
 

@@ -1,11 +1,12 @@
 /* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mpiio_faults - does this MPI-IO lose disjoint independent writes? Does it write process
- * memory into files? Each probe runs its pattern several times (faults may be intermittent)
- * on a fresh file.
+ * memory into files? Does a collective read return what the file holds? Each probe runs
+ * its pattern several times (faults may be intermittent) on a fresh file.
  *
  *   mpiexec -n 4 mpiio_faults lost-writes FILE [--runs N] [--api mpiio|hdf5] [--order barrier|flush]
  *   mpiexec -n 4 mpiio_faults never-written FILE [--runs N] [--transfer collective|independent]
+ *   mpiexec -n 4 mpiio_faults unread-tail FILE [--runs N] [--api mpiio|hdf5]
  *
  * lost-writes: 4096 bytes (with --api hdf5 one 16x16x16 uint8 chunk of a dataset) written
  * in 3 phases. In a phase every byte has one writer, drawn at random, and each rank writes
@@ -22,15 +23,23 @@
  * Gaps holding one constant byte value are undefined bytes of the MPI-IO layer (ROMIO's
  * data-sieving buffer starts as 0xff); gaps holding varying bytes are process memory.
  *
+ * unread-tail: rank 0 writes a file of 16 KiB (a dataset of as many bytes with --api
+ * hdf5), the ranks are ordered as MPI-IO asks, and each reads a range of it in one
+ * collective read (MPI_File_read_at_all; H5Dread of a hyperslab): rank 1 all of it, the
+ * last rank [6K, 8K), which starts after every other range, the others [4K, 12K). Every
+ * byte read must be the file's. Needs 3 ranks or more ("not asked" otherwise).
+ *
  * Output (rank 0): mpi-ranks, mpi-library, hdf5-library, a line per run and a verdict:
  *   lost-writes: run 1: 0 of 4096 bytes lost
  *   lost-writes: verdict: ok in 5 runs | FAULT: bytes lost in R of 5 runs
  *   never-written: run 1: 160000 bytes never written: 160000 zero, 0 constant, 0 varying
  *   never-written: verdict: zero in 5 runs | constant 0xff in R of 5 runs | FAULT: ...
+ *   unread-tail: run 1: 0 bytes read wrong
+ *   unread-tail: verdict: ok in 5 runs | FAULT: ... in R of 5 runs
  * Exit status 0 when the probe ran (whatever it found), 1 on an error, 2 on bad arguments.
- * MPIIO_FAULTS_TEST_INJECT=lost-writes,never-written (either or both) shows the fault on
- * purpose in run 1 (the check's own test): rank 0 leaves out its last write, or writes an
- * address into a gap.
+ * MPIIO_FAULTS_TEST_INJECT=lost-writes,never-written,unread-tail (any of them) shows the
+ * fault on purpose in run 1 (the check's own test): rank 0 leaves out its last write,
+ * writes an address into a gap, or zeroes the last byte it read.
  */
 #include <hdf5.h>
 #include <mpi.h>
@@ -43,6 +52,7 @@
 #define PHASES 3
 #define PIECE 8 /* never-written: bytes written, then as many never written */
 #define PIECES 5000
+#define TAIL_UNIT 4096 /* unread-tail: a quarter of the file, in bytes */
 
 typedef struct {
     const char *probe, *path, *api, *order, *transfer;
@@ -327,12 +337,112 @@ static void never_written(const opts_t *o)
         printf("never-written: verdict: zero in %d runs (%s, %d ranks)\n", o->runs, o->transfer, o->size);
 }
 
+/* ------------------------------------------------------------ unread-tail */
+
+/* rank r's range of the unread-tail file, in bytes: rank 1 all of it, the last rank a
+ * short range that starts after every other rank's start, the others the middle half */
+static void tail_range(const opts_t *o, long *first, long *end)
+{
+    int last = o->rank == o->size - 1, one = o->rank == 1;
+    *first   = one ? 0 : last ? 3 * TAIL_UNIT / 2 : TAIL_UNIT;
+    *end     = one ? 4 * TAIL_UNIT : last ? 2 * TAIL_UNIT : 3 * TAIL_UNIT;
+}
+
+static uint8_t tail_byte(int run, long i) { return (uint8_t)(mix((uint64_t)run << 40 ^ (uint64_t)i) % 255 + 1); }
+
+/* rank 0 writes the file (MPI_File_write_at; H5Dwrite of a dataset), the ranks are
+ * ordered as MPI-IO asks, then each reads its range in one collective read */
+static void tail_read(const opts_t *o, int run, uint8_t *back, long first, long n)
+{
+    uint8_t *all = malloc(4 * TAIL_UNIT);
+    for (long i = 0; i < 4 * TAIL_UNIT; i++)
+        all[i] = tail_byte(run, i);
+    if (!strcmp(o->api, "hdf5")) {
+        hsize_t size = 4 * TAIL_UNIT, at = (hsize_t)first, count = (hsize_t)n;
+        hid_t   fapl = H5Pcreate(H5P_FILE_ACCESS), dx = H5Pcreate(H5P_DATASET_XFER);
+        H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL);
+        H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
+        hid_t f = H5Fcreate(o->path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl), fs = H5Screate_simple(1, &size, NULL);
+        hid_t d = H5Dcreate2(f, "bytes", H5T_NATIVE_UINT8, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        check(f >= 0 && d >= 0, "H5Fcreate, H5Dcreate2");
+        if (o->rank != 0)
+            H5Sselect_none(fs);
+        hid_t ms = H5Scopy(fs);
+        check(H5Dwrite(d, H5T_NATIVE_UINT8, ms, fs, H5P_DEFAULT, all) >= 0, "H5Dwrite");
+        check(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
+        MPI_Barrier(MPI_COMM_WORLD);
+        H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &count, NULL);
+        H5Sclose(ms);
+        ms = H5Screate_simple(1, &count, NULL);
+        check(H5Dread(d, H5T_NATIVE_UINT8, ms, fs, dx, back) >= 0, "H5Dread");
+        H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f), H5Pclose(dx), H5Pclose(fapl);
+    }
+    else {
+        MPI_File fh;
+        check(MPI_File_open(MPI_COMM_WORLD, o->path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) ==
+                  MPI_SUCCESS, "MPI_File_open");
+        if (o->rank == 0)
+            check(MPI_File_write_at(fh, 0, all, 4 * TAIL_UNIT, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                  "MPI_File_write_at");
+        MPI_File_sync(fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_File_sync(fh);
+        check(MPI_File_read_at_all(fh, first, back, (int)n, MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+              "MPI_File_read_at_all");
+        MPI_File_close(&fh);
+    }
+    free(all);
+}
+
+/* one run: the bytes of the ranges read wrong, summed over the ranks */
+static long unread_tail_run(const opts_t *o, int run)
+{
+    long first, end, wrong = 0, total = 0;
+    tail_range(o, &first, &end);
+    uint8_t *back = calloc((size_t)(end - first), 1);
+    tail_read(o, run, back, first, end - first);
+    if (injected("unread-tail", run, o->rank))
+        back[end - first - 1] = 0;
+    for (long i = first; i < end; i++)
+        wrong += back[i - first] != tail_byte(run, i);
+    MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    free(back);
+    return total;
+}
+
+static void unread_tail(const opts_t *o)
+{
+    int  faulty = 0;
+    long most   = 0;
+    if (o->size < 3) {
+        if (o->rank == 0)
+            printf("unread-tail: verdict: not asked (the pattern needs 3 ranks or more, %d here)\n", o->size);
+        return;
+    }
+    for (int run = 0; run < o->runs; run++) {
+        if (o->rank == 0)
+            MPI_File_delete(o->path, MPI_INFO_NULL);
+        MPI_Barrier(MPI_COMM_WORLD);
+        long wrong = unread_tail_run(o, run);
+        faulty += wrong > 0;
+        most = wrong > most ? wrong : most;
+        if (o->rank == 0)
+            printf("unread-tail: run %d: %ld bytes read wrong\n", run + 1, wrong);
+    }
+    if (o->rank == 0 && faulty)
+        printf("unread-tail: verdict: FAULT: a collective read returned bytes that are not the file's in %d of %d "
+               "runs (%s, %d ranks; up to %ld bytes)\n", faulty, o->runs, o->api, o->size, most);
+    else if (o->rank == 0)
+        printf("unread-tail: verdict: ok in %d runs (%s, %d ranks)\n", o->runs, o->api, o->size);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int parse(int argc, char **argv, opts_t *o)
 {
     *o = (opts_t){.api = "mpiio", .order = "barrier", .transfer = "collective", .runs = 5};
-    if (argc < 3 || (strcmp(argv[1], "lost-writes") && strcmp(argv[1], "never-written")))
+    if (argc < 3 || (strcmp(argv[1], "lost-writes") && strcmp(argv[1], "never-written") &&
+                     strcmp(argv[1], "unread-tail")))
         return -1;
     o->probe = argv[1];
     o->path  = argv[2];
@@ -368,7 +478,8 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) < 0) {
         if (rank == 0)
             fprintf(stderr, "usage: mpiio_faults lost-writes FILE [--runs N] [--api mpiio|hdf5] [--order barrier|flush]\n"
-                            "       mpiio_faults never-written FILE [--runs N] [--transfer collective|independent]\n");
+                            "       mpiio_faults never-written FILE [--runs N] [--transfer collective|independent]\n"
+                            "       mpiio_faults unread-tail FILE [--runs N] [--api mpiio|hdf5]\n");
         MPI_Finalize();
         return 2;
     }
@@ -380,6 +491,8 @@ int main(int argc, char **argv)
         printf("mpi-ranks: %d\nmpi-library: %s\nhdf5-library: %u.%u.%u\n", o.size, strtok(library, "\n"), maj, min, rel);
     if (!strcmp(o.probe, "lost-writes"))
         lost_writes(&o);
+    else if (!strcmp(o.probe, "unread-tail"))
+        unread_tail(&o);
     else
         never_written(&o);
     if (o.rank == 0)
