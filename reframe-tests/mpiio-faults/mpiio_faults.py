@@ -18,8 +18,9 @@ show in some runs only), on each file-system kind of the partition (FileSystemMi
   Each rank reads a range of a 16 KiB file in one collective read, the last rank a short
   range that starts after every other rank's start; once through MPI-IO
   (MPI_File_read_at_all), once through HDF5's MPI-IO driver (a collective H5Dread of a
-  hyperslab). A byte that is not the file's fails the check (Open MPI 4.1.4's OMPIO
-  reads nothing past the end of the range that starts last, and says it read everything).
+  hyperslab). A byte that is not the file's fails the check (Open MPI 4.1.0-4.1.4's OMPIO,
+  open-mpi/ompi#10546: its read data sieving ends at the range that starts last, and
+  the status still counts every byte).
 
 A fault the site knows and accepts is named in the environment's
 `extras['mpiio_known_faults']` ({probe: reason}): when it shows, the test is an expected
