@@ -310,3 +310,27 @@ mf_head_find(const char *body, uint64_t run, char *head, size_t n, int *intact, 
     closedir(dir);
     return 0;
 }
+
+int
+mf_head_name_taken(const char *path)
+{
+    char        name[PATH_MAX];
+    struct stat st;
+    mf_meta_t   meta;
+    mf_err_t    why;
+    size_t      n = (size_t)snprintf(name, sizeof name, "%s", path), k = strlen(MF_HEAD_SUFFIX);
+    while (n > 1 && n < sizeof name && name[n - 1] == '/') /* "NAME.h5mf/" */
+        name[--n] = '\0';
+    if (n <= k || n >= sizeof name || strcmp(name + n - k, MF_HEAD_SUFFIX) || name[n - k - 1] == '/' ||
+        mf_meta_read(name, &meta, why) < 0)
+        return 0;
+    name[n - k] = '\0';
+    if (lstat(name, &st) == 0) /* what a cut merge leaves at NAME is a regular file */
+        return S_ISREG(st.st_mode);
+    char run[16], *dot = strrchr(name, '.'); /* NAME.<run>: this directory's run */
+    snprintf(run, sizeof run, ".%08x", (unsigned)(meta.run & 0xffffffffu));
+    if (!dot || strcmp(dot, run))
+        return 0;
+    *dot = '\0';
+    return lstat(name, &st) == 0 && S_ISREG(st.st_mode);
+}

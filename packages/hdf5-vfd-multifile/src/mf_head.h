@@ -63,5 +63,11 @@ int mf_head_owned(const char *body, uint64_t run);
  * how many are *intact (the first one's path in head, n bytes) and how many *damaged
  * (mf_head_read's -1); 0, or -1 (errno) when body or its directory cannot be read */
 int mf_head_find(const char *body, uint64_t run, char *head, size_t n, int *intact, int *damaged);
+/* is the multifile directory path named as a head's body (NAME.h5mf, NAME.<run>.h5mf
+ * with its own run) with a regular file at NAME? Then a merge in place of it would make
+ * a second file beside that (a merge in place of the head cut before removing the body
+ * leaves the merged file at NAME); otherwise it may as well be a file of the dir layout
+ * named so. 1 or 0 */
+int mf_head_name_taken(const char *path);
 
 #endif

@@ -1093,6 +1093,16 @@ old_dir_left(const char *dir, const char *old, mf_err_t err)
         dir, old, strerror(errno));
 }
 
+/* is path the directory the merge read (loaded: its descriptor, held since the load; -1:
+ * none to compare with)? */
+static int
+is_dir_read(int loaded, const char *path)
+{
+    struct stat a, b;
+    return loaded < 0 ||
+           (fstat(loaded, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+}
+
 int
 mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
 {
@@ -1105,11 +1115,23 @@ mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
         return -1;
     }
     int dir_lock = dir_lock_fd; /* held since the merge loaded it (mf_merge_lock_dir), or taken now */
+    int loaded   = dir_lock;    /* the directory as the merge read it */
     dir_lock_fd  = -1;
     if (dir_lock < 0 && (dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
         flock(dir_lock, LOCK_EX); /* once swapped out, it is this merge's until removed */
     /* one atomic step where the file system can: swap the directory and the new file */
     if (syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+        if (!is_dir_read(loaded, tmp_path)) { /* created anew meanwhile: swapped back */
+            int back = syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0;
+            snprintf(err, MF_ERRMSG_SIZE,
+                     "%s: created anew during the merge: the new file is left %s, this merge's output "
+                     "dropped",
+                     dir, back ? "as it is" : "under the name below");
+            if (!back)
+                snprintf(err + strlen(err), MF_ERRMSG_SIZE - strlen(err), " (%.300s)", tmp_path);
+            release_lock(&dir_lock);
+            return back ? -1 : 1;
+        }
         /* the exchange on disk before the old directory's files go: a crash between must
          * leave the old directory whole under its name, or the new file there */
         if (vfd_sync_parent(dir) < 0) {
@@ -1130,6 +1152,12 @@ mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     /* else: move the directory aside, the file in, then remove the directory */
     char aside[PATH_MAX];
     snprintf(aside, sizeof aside, "%s.h5mf-old.%ld", tmp_path, (long)getpid());
+    if (!is_dir_read(loaded, dir)) {
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: created anew during the merge: left as it is, this merge's output dropped", dir);
+        release_lock(&dir_lock);
+        return -1;
+    }
     if (rename(dir, aside) < 0) {
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot move the directory aside: %s", dir, strerror(errno));
         release_lock(&dir_lock);
@@ -1159,6 +1187,52 @@ mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     return left;
 }
 
+/* the directory the merge read: the one it holds locked since its load (body_fd), or,
+ * without that lock, the one at body now; 0, or -1 (errno) */
+static int
+merged_dir(int body_fd, const char *body, struct stat *st)
+{
+    return body_fd >= 0 ? fstat(body_fd, st) : stat(body, st);
+}
+
+/* is head still the head the merge read: a regular file (not a link put there), intact,
+ * naming the directory the merge read? The check is a syscall before the rename: the
+ * window left is that, not the merge's */
+static int
+head_names(const char *head, int body_fd, const char *body)
+{
+    char        named[PATH_MAX];
+    uint64_t    run;
+    mf_err_t    why;
+    struct stat h, a, b;
+    return lstat(head, &h) == 0 && S_ISREG(h.st_mode) &&
+           mf_head_read(head, named, sizeof named, &run, why) == 1 && stat(named, &a) == 0 &&
+           merged_dir(body_fd, body, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* why head_names said no, and where the data are */
+static void
+head_lost(const char *head, int body_fd, const char *body, mf_err_t err)
+{
+    struct stat h, there, read;
+    if (stat(body, &there) != 0 || merged_dir(body_fd, body, &read) != 0 || there.st_ino != read.st_ino ||
+        there.st_dev != read.st_dev)
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: created anew during the merge (its directory %s replaced): the new file is left as it "
+                 "is, this merge's output dropped",
+                 head, body);
+    else if (lstat(head, &h) != 0 && errno == ENOENT)
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: renamed or removed during the merge: nothing replaced; its directory %s is kept (merge "
+                 "the head's new name, or h5mf merge %s -o FILE)",
+                 head, body, body);
+    else
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: another file took its path during the merge: left as it is; the directory %s is kept "
+                 "(h5mf merge %s -o FILE reads it)",
+                 head, body, body);
+}
+
 int
 mf_replace_head(const char *head, const char *body, const char *tmp_path, mf_err_t err)
 {
@@ -1169,9 +1243,15 @@ mf_replace_head(const char *head, const char *body, const char *tmp_path, mf_err
         return -1;
     }
     int dir_lock = dir_lock_fd; /* as in mf_replace_dir: the body is this merge's until removed */
+    int loaded   = dir_lock;    /* the directory as the merge read it, locked since its load */
     dir_lock_fd  = -1;
     if (dir_lock < 0 && (dir_lock = open(body, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
         flock(dir_lock, LOCK_EX);
+    if (!head_names(head, loaded, body)) {
+        head_lost(head, loaded, body, err);
+        release_lock(&dir_lock);
+        return -1;
+    }
     if (rename(tmp_path, head) < 0) { /* one atomic step: the head or the ordinary file */
         snprintf(err, MF_ERRMSG_SIZE, "%s: cannot move the reconstructed file in place: %s", head,
                  strerror(errno));

@@ -102,7 +102,9 @@ void mf_merge_discard_output(const char *tmp);
  * 0; 1 when the file is in place but the old directory could not be removed (err says
  * where it is); -1 (err) when nothing was replaced */
 int mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err);
-/* the same for a head and its body (mf_head.h): tmp renamed over head, then body removed */
+/* the same for a head and its body (mf_head.h): tmp renamed over head, then body removed;
+ * -1 (err), both left as they are, when head no longer names body (another file took its
+ * path: a merge never replaces what it did not read) */
 int mf_replace_head(const char *head, const char *body, const char *tmp_path, mf_err_t err);
 /* a merge that will replace dir: lock it exclusively before loading it, so that no
  * writer (which holds it shared while open read-write) adds records the swap would lose,

@@ -8,7 +8,7 @@
 # what the file is and how to read it; the head's HDF5 bytes are what this HDF5 writes;
 # h5mf takes the head for its directory, and a merge in place of the directory replaces the head; a renamed head keeps its directory, a new file
 # of the old name gets another; an orphan directory (its head removed) is replaced by
-# a new file of its name, and h5mf clean lists and removes orphans (not one a writer
+# a new file of its name, is not merged in place (-o reads it), and h5mf clean lists and removes orphans (not one a writer
 # holds); a head without its directory, with its slot overwritten, or with its first
 # bytes overwritten (a user block written into the path), is refused with the reason.
 set -euo pipefail
@@ -94,6 +94,37 @@ step create b.h5 4 && "$h5mf" merge b.h5.h5mf >"$work/out" 2>&1 || fail "h5mf me
 grep -q "b.h5.h5mf is the directory of the head ./b.h5: merged in place of the head" "$work/out" &&
     [[ -f b.h5 && ! -e b.h5.h5mf ]] || fail "h5mf merge b.h5.h5mf: $(cat "$work/out") $(ls -d b.h5*)"
 step check b.h5 4 || fail "the merged b.h5: $(tail -3 "$work/out")"
+# ... but a directory no head names (an orphan: here what a merge in place leaves when it
+# is cut before removing the directory, the merged file at the head's path) is refused,
+# nothing changed: a merge in place would make a second file of it; -o still reads it
+step create c.h5 8 && "$h5mf" merge c.h5 -o c-merged.h5 >/dev/null && mv c-merged.h5 c.h5 && cp c.h5 c-copy.h5 ||
+    fail "create c.h5: $(tail -3 "$work/out")"
+"$h5mf" merge c.h5.h5mf >"$work/out" 2>&1 && fail "h5mf merge in place of an orphan directory exited 0"
+grep -q "c.h5.h5mf: no head names it (an orphan), and a file has its name.*h5mf merge c.h5.h5mf -o FILE keeps" "$work/out" &&
+    [[ -d c.h5.h5mf ]] && cmp -s c.h5 c-copy.h5 ||
+    fail "orphan: $(cat "$work/out") $(ls -d c.h5*)"
+HDF5_DRIVER_CONFIG=read=merge step check c.h5.h5mf 8 && fail "the driver's read=merge of the orphan succeeded"
+grep -q "c.h5.h5mf: no head names it (an orphan), and a file has its name" "$work/out" &&
+    [[ -d c.h5.h5mf ]] && cmp -s c.h5 c-copy.h5 || fail "read=merge of the orphan: $(tail -3 "$work/out")"
+"$h5mf" merge c.h5.h5mf -o c2.h5 >/dev/null && step check c2.h5 8 || fail "h5mf merge -o of the orphan"
+rm -rf c.h5.h5mf c2.h5 c-copy.h5
+# ... while a file of the dir layout that is named so, no regular file at its name (a
+# directory there), is merged in place
+mkdir run && HDF5_DRIVER_CONFIG=layout=dir step create run.h5mf 9 && "$h5mf" merge run.h5mf >"$work/out" 2>&1 &&
+    [[ -f run.h5mf ]] && step check run.h5mf 9 || fail "merge in place of run.h5mf (dir layout): $(cat "$work/out")"
+rm -r run.h5mf run
+# the driver's merge in place (read=merge) of a head's body opened by its own path is
+# refused, nothing changed (the head would name nothing); of the head, it replaces the head
+step create k.h5 10 && HDF5_DRIVER_CONFIG=read=merge step check k.h5.h5mf 10 &&
+    fail "the driver's read=merge of a head's body succeeded"
+grep -q "k.h5.h5mf: the directory of a head beside it: open the head" "$work/out" && [[ -d k.h5.h5mf ]] &&
+    step check k.h5 10 || fail "read=merge of a head's body: $(tail -3 "$work/out")"
+ln -s k.h5.h5mf k-link && HDF5_DRIVER_CONFIG=read=merge step check k-link 10 &&
+    fail "the driver's read=merge through a link to a body succeeded"
+grep -q "k-link: a symbolic link" "$work/out" && [[ -L k-link && -d k.h5.h5mf ]] && rm k-link ||
+    fail "read=merge through a link: $(tail -3 "$work/out")"
+HDF5_DRIVER_CONFIG=read=merge step check k.h5 10 && [[ -f k.h5 && ! -e k.h5.h5mf ]] ||
+    fail "read=merge of the head k.h5: $(tail -3 "$work/out")"
 # ... refused, nothing changed, where it cannot tell which head to replace or must not
 # replace one: a copy of the head beside it, a damaged copy, the body through a link
 step create d.h5 5 && cp d.h5 d-copy.h5 || fail "create d.h5: $(tail -3 "$work/out")"

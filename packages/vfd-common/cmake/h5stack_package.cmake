@@ -6,6 +6,8 @@
 find_file(H5STACK_VERSION_FILE VERSION PATHS ${CMAKE_CURRENT_SOURCE_DIR}/.. ${CMAKE_CURRENT_SOURCE_DIR}/../..
           NO_DEFAULT_PATH REQUIRED)
 file(STRINGS ${H5STACK_VERSION_FILE} H5STACK_VERSION LIMIT_COUNT 1)
+# a new release reconfigures a build tree (the version is in the libraries' names)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${H5STACK_VERSION_FILE})
 
 # h5stack_package(MIN_HDF5): C11, GNU install directories, CTest, MPI and a parallel HDF5
 # (MIN_HDF5 or newer; "" for any), the version in the programs and the drivers' error
