@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.6", commit="e4d3efc2667b498cd3cf4f1b558cb946ebd64369")
+    version("0.2.7", commit="3ec548969a574db007b1ebe4d9f5ff5b3b94ab40")
 
 
 class H5stackPackage(CMakePackage):
