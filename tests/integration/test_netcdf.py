@@ -15,7 +15,7 @@ family); half of the programs by day, in turn (--full: every program at every co
 variants on both). Every netCDF file both runs leave is compared by
 `ncdump` (the multifile one read in place through the driver), except files of a
 variable without fill (`_NoFill`), whose never-written elements are undefined. Then nc_reopen
-(programs/nc_reopen.c: create, reopen and append along the unlimited dimension, reopen
+(reframe-tests/netcdf/src/nc_reopen.c: create, reopen and append along the unlimited dimension, reopen
 and check every value), its ncdump in place equal to MPI-IO's, and what ncdump without
 the driver says of a multifile file.
 """
@@ -181,7 +181,7 @@ def test_netcdf_parallel_tests_through_multifile(stack, comp, variant, stacks, s
 
 @pytest.mark.parametrize("stack, comp, variant", VARIANTS)
 def test_netcdf_reopen_append_and_dump(stack, comp, variant, stacks, stack_descriptions, tmp_path):
-    """A restarted run's pattern through netCDF's API (programs/nc_reopen.c, 2 ranks):
+    """A restarted run's pattern through netCDF's API (nc_reopen.c, 2 ranks):
     create, reopen read-write and append, reopen and check every value; through
     multifile (the path a head beside its directory) as through MPI-IO; ncdump of the
     file in place equals ncdump of MPI-IO's; ncdump without the driver prints what the
@@ -189,7 +189,7 @@ def test_netcdf_reopen_append_and_dump(stack, comp, variant, stacks, stack_descr
     preload = preload_library(stacks, stack_descriptions, stack)
     run_in = f"{stack}-multifile" if variant == "twin" else stack
     prefix = comp.prefix
-    src = os.path.join(ROOT, "tests", "integration", "programs", "nc_reopen.c")
+    src = os.path.join(ROOT, "reframe-tests", "netcdf", "src", "nc_reopen.c")
     exe = tmp_path / "nc_reopen"
     flags = f"-I{prefix}/include -L{prefix}/lib -Wl,-rpath,{prefix}/lib -lnetcdf"
     rc, out = _run(stack, f"mpicc -O2 -o {exe} {src} {flags}", tmp_path)

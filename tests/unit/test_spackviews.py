@@ -127,7 +127,7 @@ def test_a_view_gets_its_machine_mpi_a_spack_built_prefix_and_its_python(install
         in found["prepare_cmds"]
     )
     assert {"mpich5", "h5py", "hdf5-1_14", "spack-view"} <= set(found["features"]), found["features"]
-    assert "mpich" not in found["features"]
+    assert "mpich" not in found["features"] and "netcdf" not in found["features"]
     extras = found["extras"]
     assert (extras["mpi"], extras["python"], extras["mpi_library_signature"]) == (
         "mpich5",
@@ -135,6 +135,16 @@ def test_a_view_gets_its_machine_mpi_a_spack_built_prefix_and_its_python(install
         "mpich5",
     )
     assert found["env_vars"] == [["X", "1"]]
+
+
+@pytest.mark.parametrize("mpi", [True, False])
+def test_a_view_with_parallel_netcdf_has_the_feature(installed, mpi):
+    env, _ = installed
+    spec = env / "view" / ".spack" / "netcdf-c" / "spec.json"
+    spec.parent.mkdir()
+    spec.write_text(json.dumps({"spec": {"nodes": [_node("netcdf-c", "4.10.1", parameters={"mpi": mpi})]}}))
+    (found,) = spackviews.spack_view_environments(["generic"], [str(env)], SETTINGS)
+    assert ("netcdf" in found["features"]) is mpi, found["features"]
 
 
 def test_a_view_without_h5vfd_gets_no_python(installed):

@@ -132,6 +132,7 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                 + [p["name"] for p in desc.get("packages", [])]
                 + (["multifile"] if _has_multifile(desc) else [])
                 + (["h5py"] if desc.get("python_path") else [])  # parallel h5py, mpi4py, h5vfd
+                + (["netcdf"] if any(c["name"] == "netcdf-c" for c in desc.get("clients", [])) else [])
                 + ([f"variant-{desc['variant']}"] if desc.get("variant") else [])
                 + (["mpi-runtime"] if desc.get("abi_runtime") else [])  # another MPI's library
                 + (["container-image"] if container_image(desc["mpi"]) else []),  # an image of its MPI

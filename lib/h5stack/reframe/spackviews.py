@@ -176,6 +176,7 @@ class _View:
             + (["multifile"] if patched or "hdf5-vfd-multifile" in self.packages else [])
             + (["variant-multifile"] if patched else [])
             + (["h5py"] if self.python else [])
+            + (["netcdf"] if self.specs.get("netcdf-c", {}).get("parameters", {}).get("mpi") else [])
         )
 
     def extras(self, name):

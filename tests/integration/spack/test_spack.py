@@ -222,16 +222,20 @@ def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_p
         proc = spack(scope, "-e", str(copy), "test", "run", package, timeout=3600, cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
         assert "1 passed" in proc.stdout, proc.stdout
-    # the harness's checks on the environment's views (plain + plugin, patched HDF5), and
-    # parallel h5py with h5vfd as users run it from the default view
-    proc = h5stack("run", "--no-setup", "--spack-env", str(copy), "hdf5_tutorial_hyperslab", "h5py_workload")
+    # the harness's checks on the environment's views (plain + plugin, patched HDF5),
+    # parallel h5py with h5vfd as users run it from the default view, and netCDF-C
+    # through multifile where the environment has it (the 1.14 ones)
+    netcdf = bool(spackenvs.clients(load_config(), env.rsplit("-hdf5-", 1)[1]))
+    checks = ["hdf5_tutorial_hyperslab", "h5py_workload"] + (["netcdf_reopen"] if netcdf else [])
+    proc = h5stack("run", "--no-setup", "--spack-env", str(copy), *checks)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-3000:]
-    assert "33 passed, 0 skipped, 0 failed" in proc.stdout, proc.stdout[-3000:]
+    assert f"{33 + netcdf} passed, 0 skipped, 0 failed" in proc.stdout, proc.stdout[-3000:]
     environ = "spack-" + env.replace(".", "_")
     for check, name, jobs in (
         ("hdf5_tutorial_hyperslab", environ, 16),
         ("hdf5_tutorial_hyperslab", environ + "-multifile", 16),
         ("h5py_workload", environ, 1),
+        ("netcdf_reopen", environ, int(netcdf)),
     ):
         rows = re.findall(rf"^│ {check} .*│ {re.escape(name)} +│ pass +│", proc.stdout, re.M)
         assert len(rows) == jobs, (check, name, proc.stdout[-6000:])

@@ -12,13 +12,15 @@
  *   3. nc_open_par read-only: every value of steps 0..2 against the model, on every
  *      rank (each rank reads the whole variable: other ranks' rows too), the time
  *      dimension's length 3, the attributes.
- * Prints "nc_reopen: ok (N ranks, 3 steps)"; any difference: the first one, exit 1.
+ * Prints (rank 0) mpi-ranks, mpi-library, netcdf-library, then "nc_reopen: ok (N ranks,
+ * 3 steps)"; any difference: the first one, exit 1.
  */
 #include <mpi.h>
 #include <netcdf.h>
 #include <netcdf_par.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define ROWS  4
 #define NX    6
@@ -123,6 +125,13 @@ main(int argc, char **argv)
     if (argc != 2) {
         fprintf(stderr, "usage: nc_reopen FILE\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (rank_g == 0) { /* what ran: the ranks, the MPI library, netCDF's version */
+        char library[MPI_MAX_LIBRARY_VERSION_STRING];
+        int  len;
+        MPI_Get_library_version(library, &len);
+        library[strcspn(library, "\r\n")] = '\0';
+        printf("mpi-ranks: %d\nmpi-library: %s\nnetcdf-library: %s\n", size_g, library, nc_inq_libvers());
     }
     create(argv[1]);
     append(argv[1]);
