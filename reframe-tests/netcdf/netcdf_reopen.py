@@ -22,7 +22,7 @@ from reframe.core.builtins import run_before, sanity_function
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.mpi import launch_command, mpi_sanity  # noqa: E402
+from h5checks.mpi import launch_command, reference_and_run_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 OK = r"^nc_reopen: ok \(2 ranks, 3 steps\)$"
@@ -70,10 +70,8 @@ class netcdf_reopen(MultiNodeMixin, rfm.RegressionTest):
     @sanity_function
     def validate(self):
         return sn.all(
-            mpi_sanity(self, expected_lines=2)
+            reference_and_run_sanity(self)
             + [
-                sn.assert_found(r"^reference-status: 0$", self.stdout, msg="the MPI-IO run failed"),
-                sn.assert_found(r"^launcher-status: 0$", self.stdout, msg="the multifile run failed"),
                 sn.assert_eq(sn.count(sn.findall(OK, self.stdout)), 2, msg="a run did not read back every value"),
                 sn.assert_found(r"^layout: head beside its directory$", self.stdout,
                                 msg="the multifile run left no head and directory: was the driver used?"),

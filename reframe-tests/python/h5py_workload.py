@@ -19,7 +19,7 @@ from reframe.core.builtins import run_before, sanity_function
 
 # appended, never inserted: ReFrame loads this file with its own entry at the end and removes it by position
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
-from h5checks.mpi import mpi_sanity  # noqa: E402
+from h5checks.mpi import reference_and_run_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 WORKLOAD = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "python", "examples", "workload.py"))
@@ -56,10 +56,8 @@ class h5py_workload(MultiNodeMixin, rfm.RunOnlyRegressionTest):
     @sanity_function
     def validate(self):
         return sn.all(
-            mpi_sanity(self, expected_lines=2)
+            reference_and_run_sanity(self)
             + [
-                sn.assert_found(r"^reference-status: 0$", self.stdout, msg="the MPI-IO run failed"),
-                sn.assert_found(r"^launcher-status: 0$", self.stdout, msg="the multifile run failed"),
                 sn.assert_found(rf"MultifileInfo\(path='mf.h5', format=\d+, ranks={self.num_tasks}, state='complete'",
                                 self.stdout, msg="h5vfd.info does not show a complete directory of every rank"),
                 sn.assert_found(r"^h5diff: 0$", self.stdout, msg="the merged file differs from MPI-IO's"),

@@ -33,6 +33,16 @@ def mpi_sanity(test, expected_lines=1, num_tasks=None):
     ] + nodes_sanity(test)
 
 
+def reference_and_run_sanity(test, driver="multifile"):
+    """mpi_sanity for a check of two MPI runs: a reference through MPI-IO in prerun_cmds,
+    which echoes `reference-status: $?`, and its own run through `driver`, whose status
+    postrun_cmds echo first (`launcher-status: $status`); both exit 0."""
+    return mpi_sanity(test, expected_lines=2) + [
+        sn.assert_found(r"^reference-status: 0$", test.stdout, msg="the MPI-IO run failed"),
+        sn.assert_found(r"^launcher-status: 0$", test.stdout, msg=f"the {driver} run failed"),
+    ]
+
+
 def launch_command(test, *args):
     """A command line that starts `args` with the test's launcher on its num_tasks ranks
     (for a run in prerun_cmds or postrun_cmds beside the test's own executable)."""
