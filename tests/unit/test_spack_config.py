@@ -54,6 +54,15 @@ def test_cmake_has_a_prefix_of_its_own_keyed_by_its_version(scope):
     assert "venv" not in os.path.realpath(os.path.join(external["prefix"], "bin", "cmake"))
 
 
+def test_meson_names_its_python_as_spack_asks_of_externals(scope):
+    """Spack warns on every concretization when it attaches a Python to an external
+    Python tool by itself ("deprecated, and will be removed in v1.2")."""
+    _, _, packages = scope
+    (external,) = packages["meson"]["externals"]
+    assert external["dependencies"] == [{"spec": "python", "deptypes": ["build", "run"]}]
+    assert "dependencies" not in packages["ninja"]["externals"][0]
+
+
 def test_every_package_is_built_for_the_pinned_target(scope):
     _, _, packages = scope
     with open(os.path.join(spackconfig.SITE_SCOPE, "debian-externals.yaml")) as f:

@@ -236,10 +236,10 @@ def generate(out_dir, install_wheel_mpis=False, install_tree=None, target=None):
         packages[virtual] = {"require": provider}
     for name, entry in wanted["externals"].items():
         version = dpkg_version(entry["debian_package"])
-        packages[name] = {
-            "buildable": False,
-            "externals": [{"spec": f"{name}@{version}{entry.get('variants', '')}", "prefix": "/usr"}],
-        }
+        external = {"spec": f"{name}@{version}{entry.get('variants', '')}", "prefix": "/usr"}
+        if entry.get("dependencies"):  # Spack's own externals it depends on, named (not inferred)
+            external["dependencies"] = entry["dependencies"]
+        packages[name] = {"buildable": False, "externals": [external]}
     gcc = dpkg_version("gcc")
     packages["gcc"] = {
         "externals": [
