@@ -740,41 +740,13 @@ merge_locked(H5FD_multifile_t *f, bool parallel, mf_err_t err)
     return mf_agree(f->comm, ok, err);
 }
 
-/* rank 0: may the directory opened by its own path be merged in place? Not through a
- * symbolic link (the link would be replaced), not a head's body (the head would name
- * nothing), nor an orphan body with a file at its name (a second file): as h5mf merge;
- * 1, or 0 (err) */
-static int
-merge_in_place_allowed(const H5FD_multifile_t *f, mf_err_t err)
-{
-    struct stat st;
-    int         state = f->head ? MF_BODY_OTHER : mf_body_state(f->path);
-    if (!f->head && lstat(f->path, &st) == 0 && S_ISLNK(st.st_mode))
-        snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: a symbolic link: a merge in place replaces the directory itself; open its own "
-                 "path, or h5mf merge %s -o FILE",
-                 f->path, f->path);
-    else if (state == MF_BODY_OWNED)
-        snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: the directory of a head beside it: open the head (a merge in place of the directory "
-                 "would leave the head naming nothing), or h5mf merge %s -o FILE",
-                 f->path, f->path);
-    else if (state == MF_BODY_ORPHAN && mf_head_name_taken(f->path))
-        snprintf(err, MF_ERRMSG_SIZE,
-                 "%s: no head names it (an orphan), and a file has its name: a merge in place would "
-                 "make a second file; h5mf merge %s -o FILE keeps its data",
-                 f->path, f->path);
-    else
-        return 1;
-    return 0;
-}
-
 /* the reconstruction under rank 0's exclusive lock on the directory: no writer adds
  * records that the swap would lose (mf_merge_lock_dir) */
 static int
 merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
 {
-    int ok = f->rank != 0 || (merge_in_place_allowed(f, err) && mf_merge_lock_dir(f->path, err) == 0);
+    int ok = f->rank != 0 ||
+             ((f->head || mf_check_in_place(f->path, err) == 0) && mf_merge_lock_dir(f->path, err) == 0);
     if (mf_agree(f->comm, ok, err) < 0)
         return -1;
     ok = merge_locked(f, parallel, err);

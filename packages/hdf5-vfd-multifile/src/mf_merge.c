@@ -906,6 +906,38 @@ mf_being_written(const char *dir)
 }
 
 int
+mf_check_in_place(const char *dir, mf_err_t err)
+{
+    struct stat st;
+    int         state;
+    size_t      n = strlen(dir), k = strlen(MF_HEAD_SUFFIX);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: a symbolic link: a merge in place replaces the directory itself; give its own path, or "
+                 "h5mf merge %s -o FILE",
+                 dir, dir);
+    else if (n <= k || strncmp(dir + n - k, MF_HEAD_SUFFIX, k)) /* not named as a body: no scan */
+        return 0;
+    else if ((state = mf_body_state(dir)) == MF_BODY_OWNED)
+        snprintf(err, MF_ERRMSG_SIZE,
+                 "%s: the directory of a head beside it: open the head (a merge in place of the directory "
+                 "would leave the head naming nothing), or h5mf merge %s -o FILE",
+                 dir, dir);
+    else if (state == MF_BODY_ORPHAN && mf_head_name_taken(dir))
+        snprintf(
+            err, MF_ERRMSG_SIZE,
+            "%s: no head names it (an orphan), and a file has its name (a merge in place of its head cut "
+            "before removing it leaves the merged file there): a merge in place would make a second file; "
+            "h5mf merge %s -o FILE keeps its data",
+            dir, dir);
+    else
+        return 0;
+    return -1;
+}
+
+int
 mf_remove_orphan(const char *body)
 {
     if (mf_body_state(body) != MF_BODY_ORPHAN) {
@@ -1093,14 +1125,14 @@ old_dir_left(const char *dir, const char *old, mf_err_t err)
         dir, old, strerror(errno));
 }
 
-/* is path the directory the merge read (loaded: its descriptor, held since the load; -1:
- * none to compare with)? */
+/* is path (not followed) the directory the merge holds: held, its lock's descriptor,
+ * taken when the merge loaded it, or else just before the swap? 0 when held < 0 */
 static int
-is_dir_read(int loaded, const char *path)
+is_held_dir(int held, const char *path)
 {
     struct stat a, b;
-    return loaded < 0 ||
-           (fstat(loaded, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+    return held >= 0 && fstat(held, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
 }
 
 int
@@ -1115,13 +1147,12 @@ mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
         return -1;
     }
     int dir_lock = dir_lock_fd; /* held since the merge loaded it (mf_merge_lock_dir), or taken now */
-    int loaded   = dir_lock;    /* the directory as the merge read it */
     dir_lock_fd  = -1;
     if (dir_lock < 0 && (dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
         flock(dir_lock, LOCK_EX); /* once swapped out, it is this merge's until removed */
     /* one atomic step where the file system can: swap the directory and the new file */
     if (syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
-        if (!is_dir_read(loaded, tmp_path)) { /* created anew meanwhile: swapped back */
+        if (dir_lock >= 0 && !is_held_dir(dir_lock, tmp_path)) { /* created anew meanwhile: swapped back */
             int back = syscall(SYS_renameat2, AT_FDCWD, tmp_path, AT_FDCWD, dir, RENAME_EXCHANGE) == 0;
             snprintf(err, MF_ERRMSG_SIZE,
                      "%s: created anew during the merge: the new file is left %s, this merge's output "
@@ -1152,7 +1183,7 @@ mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     /* else: move the directory aside, the file in, then remove the directory */
     char aside[PATH_MAX];
     snprintf(aside, sizeof aside, "%s.h5mf-old.%ld", tmp_path, (long)getpid());
-    if (!is_dir_read(loaded, dir)) {
+    if (dir_lock >= 0 && !is_held_dir(dir_lock, dir)) {
         snprintf(err, MF_ERRMSG_SIZE,
                  "%s: created anew during the merge: left as it is, this merge's output dropped", dir);
         release_lock(&dir_lock);
@@ -1187,36 +1218,26 @@ mf_replace_dir(const char *dir, const char *tmp_path, mf_err_t err)
     return left;
 }
 
-/* the directory the merge read: the one it holds locked since its load (body_fd), or,
- * without that lock, the one at body now; 0, or -1 (errno) */
-static int
-merged_dir(int body_fd, const char *body, struct stat *st)
-{
-    return body_fd >= 0 ? fstat(body_fd, st) : stat(body, st);
-}
-
 /* is head still the head the merge read: a regular file (not a link put there), intact,
- * naming the directory the merge read? The check is a syscall before the rename: the
- * window left is that, not the merge's */
+ * naming the directory the merge holds (held)? The check is a syscall before the rename:
+ * the window left is that, not the merge's */
 static int
-head_names(const char *head, int body_fd, const char *body)
+head_names(const char *head, int held)
 {
     char        named[PATH_MAX];
     uint64_t    run;
     mf_err_t    why;
-    struct stat h, a, b;
+    struct stat h;
     return lstat(head, &h) == 0 && S_ISREG(h.st_mode) &&
-           mf_head_read(head, named, sizeof named, &run, why) == 1 && stat(named, &a) == 0 &&
-           merged_dir(body_fd, body, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+           mf_head_read(head, named, sizeof named, &run, why) == 1 && is_held_dir(held, named);
 }
 
 /* why head_names said no, and where the data are */
 static void
-head_lost(const char *head, int body_fd, const char *body, mf_err_t err)
+head_lost(const char *head, int held, const char *body, mf_err_t err)
 {
-    struct stat h, there, read;
-    if (stat(body, &there) != 0 || merged_dir(body_fd, body, &read) != 0 || there.st_ino != read.st_ino ||
-        there.st_dev != read.st_dev)
+    struct stat h;
+    if (!is_held_dir(held, body))
         snprintf(err, MF_ERRMSG_SIZE,
                  "%s: created anew during the merge (its directory %s replaced): the new file is left as it "
                  "is, this merge's output dropped",
@@ -1243,12 +1264,11 @@ mf_replace_head(const char *head, const char *body, const char *tmp_path, mf_err
         return -1;
     }
     int dir_lock = dir_lock_fd; /* as in mf_replace_dir: the body is this merge's until removed */
-    int loaded   = dir_lock;    /* the directory as the merge read it, locked since its load */
     dir_lock_fd  = -1;
     if (dir_lock < 0 && (dir_lock = open(body, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
         flock(dir_lock, LOCK_EX);
-    if (!head_names(head, loaded, body)) {
-        head_lost(head, loaded, body, err);
+    if (!head_names(head, dir_lock)) {
+        head_lost(head, dir_lock, body, err);
         release_lock(&dir_lock);
         return -1;
     }

@@ -127,6 +127,12 @@ enum { MF_BODY_ORPHAN, MF_BODY_OWNED, MF_BODY_BUSY, MF_BODY_OTHER };
 int mf_body_state(const char *body);
 /* does a writer hold the multifile directory dir (its lock on rank 0's data file)? */
 int mf_being_written(const char *dir);
+/* may the multifile directory dir, given by its own path (not through a head), be merged
+ * in place? Not through a symbolic link (the link would be replaced), not a head's body
+ * (the head would name nothing), nor an orphan body with a regular file at its name (a
+ * second file; mf_head_name_taken). Only a name NAME.h5mf costs a scan of its parent.
+ * 0, or -1 with the reason and the way out in err */
+int mf_check_in_place(const char *dir, mf_err_t err);
 /* remove body if it is an orphan (its metafile last); 0, or -1 (errno; EBUSY: not an
  * orphan) */
 int mf_remove_orphan(const char *body);

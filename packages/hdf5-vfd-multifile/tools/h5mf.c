@@ -573,21 +573,6 @@ resolve_head(const char **dir, char body[PATH_MAX])
     return -1;
 }
 
-/* an orphan given for a merge in place: refused when a file is at its name; 1 (the
- * reason and the ways out printed), or 0 to go on */
-static int
-refuse_orphan(const char *dir, const char *trimmed)
-{
-    if (!mf_head_name_taken(trimmed) || mf_body_state(dir) != MF_BODY_ORPHAN)
-        return 0;
-    fprintf(stderr,
-            "h5mf: %s: no head names it (an orphan), and a file has its name (a merge in place of its head "
-            "cut before removing it leaves the merged file there): a merge in place would make a second "
-            "file; h5mf merge %s -o FILE keeps its data\n",
-            dir, dir);
-    return 1;
-}
-
 /* rank 0: the head that names DIR, a directory given for a merge in place, in head
  * (PATH_MAX); 0 to adopt it, -1 to go on (no head, or not a multifile directory: the
  * scan says what it is), 1 to refuse (the reason printed): a link, a damaged head or
@@ -614,8 +599,8 @@ find_owner(const char *dir, char *head)
         no = "named by a head whose first bytes or slot were overwritten";
     else if (intact > 1)
         no = "named by more than one head (copies of it): merge the one to replace by its name";
-    else if (!intact && refuse_orphan(dir, trimmed))
-        return 1;
+    else if (!intact && mf_check_in_place(trimmed, why) < 0)
+        return fprintf(stderr, "h5mf: %s\n", why), 1;
     if (no)
         fprintf(stderr, "h5mf: %s: %s; or write the file elsewhere with -o FILE\n", dir, no);
     return no ? 1 : intact == 1 ? 0 : -1;
