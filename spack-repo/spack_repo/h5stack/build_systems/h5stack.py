@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.7", commit="3ec548969a574db007b1ebe4d9f5ff5b3b94ab40")
+    version("0.2.8", commit="b0ca2288c2788d0cdbdec95b33a3d01a02674aec")
 
 
 class H5stackPackage(CMakePackage):
