@@ -18,6 +18,16 @@ class Hdf5(BuiltinHdf5):
     This overlay replaces builtin's hdf5 for every package of the Spack it is added to:
     ~multifile builds exactly as builtin does, apart from the MPICH conflict below."""
 
+    # the 2.x release of h5stack's local stacks (builtin's newest 2.x is 2.1.0): the HDF
+    # Group's release tarball, by the checksum that Homebrew's hdf5-mpi formula and a
+    # site's build notes give alike (the tarball itself could not be fetched where this
+    # recipe was written, so this checksum is not yet checked against its bytes)
+    version(
+        "2.2.0",
+        sha256="1a1ab8209b35586fbc1aa279ba76d102130b95badcb20ca329587219112d8c16",
+        url="https://github.com/HDFGroup/hdf5/releases/download/2.2.0/hdf5-2.2.0.tar.gz",
+    )
+
     # the variant exists where a patch was tried: it applies, builds and passes h5stack's
     # tests on HDF5 1.14.6 and on 2.1.0 and 2.2.0 (2.2.0 is a version of h5stack's own
     # stacks, not yet of builtin's recipe)
