@@ -33,7 +33,7 @@ spack:
 {specs}  concretizer:
     # the two HDF5 builds cannot share one node; everything else is shared
     unify: when_possible
-  view:
+{reuse}  view:
     # the plain stack (HDF5, h5mf, the plugins, h5pwrite3dc, h5dsm-*, h5py, h5vfd) and
     # what they need to run (numpy, mpi4py): what ReFrame's environment points at
     default:
@@ -73,7 +73,17 @@ spack:
     - [$^mpis]
   concretizer:
     unify: false
-  view: false
+{reuse}  view: false
+"""
+
+
+#: no reuse of older builds an install tree holds (`--fresh` always): the patched HDF5
+#: (its patch is the checkout's) and h5stack's packages are then the same release, and
+#: a file the one writes the other reads; identical builds are still found installed
+REUSE = """\
+    # what the recipes of this checkout build, never an older build of the install tree:
+    # the patched HDF5 and h5stack's packages are one release (spack-repo/README.md)
+    reuse: false
 """
 
 
@@ -126,6 +136,7 @@ def render(config=None):
             series_text = s if "." in s else f"{s}.x"
             texts[name] = HEADER + STACK.format(
                 name=name,
+                reuse=REUSE,
                 series=s,
                 series_text=series_text,
                 mpi=mpi,
@@ -145,6 +156,7 @@ def render(config=None):
         plain_hdf5s=", ".join(f"'^hdf5@{s} {HDF5} ~multifile'" for s in series),
         netcdf=netcdf(config),
         netcdf_hdf5s=", ".join(f"'^hdf5@{s} {HDF5} ~multifile'" for s in series if clients(config, s)),
+        reuse=REUSE,
     )
     return texts
 
