@@ -7,6 +7,7 @@ the runtimes' wheels are installed for it (seconds), no stack of theirs is built
 
 import json
 import os
+import subprocess
 
 from conftest import h5stack, in_turn
 
@@ -61,3 +62,18 @@ def test_the_exports_put_the_other_library_first(stack_descriptions):
     assert "/mpi-mpich5-" in os.path.realpath(link) and os.path.realpath(link).endswith("libmpi.so.12"), link
     mpiexec = os.path.join(os.path.dirname(first), "bin", "mpiexec")  # the runtime's launcher starts the ranks
     assert "/mpi-mpich5-" in open(mpiexec).read(), open(mpiexec).read()
+
+
+def test_the_runtimes_launchers_start_ranks_under_its_own_process_manager(stack_descriptions):
+    """Both launchers of a runtime start the ranks under its own process manager. Intel
+    MPI's `mpirun` is a script that runs `mpiexec.hydra` found on PATH: Debian's MPICH's
+    /usr/bin/mpiexec.hydra and its proxy then started Intel MPI's ranks, whose MPI_Init
+    crashed (build_locality) or hung at times."""
+    for mpi in ("mpich5", "impi"):
+        proc = h5stack("env", "mpich-hdf5-1.14", "--mpi-runtime", mpi, check=True)
+        for launcher in ("mpiexec", "mpirun"):
+            script = proc.stdout + f"\n{launcher} -n 2 sh -c 'readlink /proc/$PPID/exe'\n"
+            run = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
+            proxies = set(run.stdout.split())
+            assert run.returncode == 0 and len(proxies) == 1, (mpi, launcher, run.stdout, run.stderr[-2000:])
+            assert f"/mpi-{mpi}-" in proxies.pop(), (mpi, launcher, run.stdout)
