@@ -234,3 +234,26 @@ def _umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_intel_mpi_of_wheels_is_a_oneapi_component_with_its_vars_sh(wheel, tmp_path):
+    """The component directory holds the wheels' directories and the env/vars.sh that
+    Spack's oneAPI recipes source for the run environment: sourced, it names the component
+    as I_MPI_ROOT and puts its bin/ and lib/ first."""
+    component = tmp_path / "generic" / "mpi" / "impi" / "mpi" / "2021.19"
+    component.parent.mkdir(parents=True)
+    os.symlink(wheel, component)  # what an older spack-config left: replaced, not followed
+    spackconfig.make_wheel_oneapi_component(str(component), str(wheel))
+    assert not component.is_symlink() and sorted(os.listdir(wheel)) == ["bin", "include", "lib", "share"]
+    assert os.path.realpath(component / "include" / "mpi.h") == str(wheel / "include" / "mpi.h")
+    env = subprocess.run(
+        ["sh", "-c", '. "$0"; echo "$I_MPI_ROOT|$PATH|$LD_LIBRARY_PATH"', str(component / "env" / "vars.sh")],
+        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=True,
+    ).stdout.strip().split("|")  # fmt: skip
+    assert env == [str(component), f"{component}/bin:/usr/bin:/bin", f"{component}/lib"], env
+    assert sorted(p.name for p in component.parent.iterdir()) == ["2021.19"]  # no temporary directory left
+
+
+def test_intel_mpi_of_wheels_at_a_path_sh_cannot_carry_is_refused(wheel, tmp_path):
+    with pytest.raises(StepError, match="a path with a space or quote cannot be written into vars.sh"):
+        spackconfig.make_wheel_oneapi_component(str(tmp_path / "a b" / "2021.19"), str(wheel))

@@ -188,6 +188,39 @@ def _fill_wheel_mpich_prefix(tmp, root, wheel_prefix):
             os.symlink(target, link)
 
 
+def make_wheel_oneapi_component(component, wheel_prefix):
+    """Intel MPI of wheels as the component directory of a oneAPI install
+    (<prefix>/mpi/<major.minor>), where Spack's oneAPI recipes look: links to the wheels'
+    bin/, lib/, include/, ... and the env/vars.sh that oneAPI installs and the recipes
+    source for the run environment (`spack test run`, modules, views): without it
+    I_MPI_ROOT is unset there, and the wheels' mpicc (its prefix a placeholder) finds no
+    mpi.h. A link at component (an older spack-config's) is replaced."""
+    if not SAFE_PATH.fullmatch(component):
+        raise StepError(f"{component}: a path with a space or quote cannot be written into vars.sh: use another")
+    if os.path.islink(component):
+        os.unlink(component)
+    _replace_prefix(component, lambda tmp: _fill_oneapi_component(tmp, component, wheel_prefix))
+
+
+def _fill_oneapi_component(tmp, component, wheel_prefix):
+    for entry in sorted(os.listdir(wheel_prefix)):
+        if entry != "env" and not entry.startswith("."):
+            os.symlink(os.path.join(wheel_prefix, entry), os.path.join(tmp, entry))
+    os.mkdir(os.path.join(tmp, "env"))
+    with open(os.path.join(tmp, "env", "vars.sh"), "w") as f:
+        f.write(ONEAPI_VARS.format(root=component))
+
+
+#: the settings of Intel MPI's own env/vars.sh that a program built with it needs
+ONEAPI_VARS = """\
+# Intel MPI's environment, as oneAPI's env/vars.sh sets it (written by ./h5stack spack-config)
+I_MPI_ROOT={root}; export I_MPI_ROOT
+PATH="$I_MPI_ROOT/bin${{PATH:+:$PATH}}"; export PATH
+LD_LIBRARY_PATH="$I_MPI_ROOT/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"; export LD_LIBRARY_PATH
+LIBRARY_PATH="$I_MPI_ROOT/lib${{LIBRARY_PATH:+:$LIBRARY_PATH}}"; export LIBRARY_PATH
+"""
+
+
 def _write_mpich_wrapper(path, wrapper, variable, lib):
     """An sh script that runs MPICH's compiler wrapper with `-L lib` right after the
     compiler (MPICH_CC/MPICH_CXX: the caller's compiler, where set, is kept)."""
@@ -303,12 +336,7 @@ def wheel_mpi_external(out_dir, mpi_name, spec, variants, install):
     elif package.startswith("intel-oneapi-"):
         prefix = own_dir(os.path.join(own_dir(os.path.join(out_dir, "mpi")), mpi_name))
         major_minor = ".".join(version.split(".")[:2])
-        layout = os.path.join(own_dir(os.path.join(prefix, "mpi")), major_minor)
-        if os.path.islink(layout):
-            os.unlink(layout)
-        elif os.path.lexists(layout):
-            raise StepError(f"{layout}: not a link made by spack-config: remove it")
-        os.symlink(mpi.wheel.prefix, layout)
+        make_wheel_oneapi_component(os.path.join(own_dir(os.path.join(prefix, "mpi")), major_minor), mpi.wheel.prefix)
     return package, {"spec": f"{package}@{version}{variants.get(mpi_name, '')}", "prefix": prefix}
 
 
