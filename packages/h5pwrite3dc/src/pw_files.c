@@ -1,6 +1,7 @@
 /* Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause */
 /* pw_files: creating output files without following planted links (see pw_files.h). */
 #include "pw_files.h"
+#include "vfd_path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,11 +72,7 @@ pw_check_not_a_link(const char *path, char *err, size_t len)
 int
 pw_create_new(const char *path, char *err, size_t len)
 {
-    if (unlink(path) < 0 && errno != ENOENT) {
-        snprintf(err, len, "%s: cannot remove what is there: %s", path, strerror(errno));
-        return -1;
-    }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = vfd_create_new(path);
     if (fd < 0)
         snprintf(err, len, "%s: cannot create: %s%s", path, strerror(errno),
                  errno == EEXIST ? " (created by someone else meanwhile: not written through)" : "");

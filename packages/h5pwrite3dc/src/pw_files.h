@@ -26,7 +26,8 @@ int pw_check_creatable(const char *path, char *err, size_t len);
 /* 0 unless a symbolic link stands at path (-1 with err) */
 int pw_check_not_a_link(const char *path, char *err, size_t len);
 
-/* a new file at path, opened for writing (what was at path removed first); fd or -1 with err */
+/* a new file at path, opened for writing (vfd_create_new: what was at path removed first,
+ * never written through); fd or -1 with err */
 int pw_create_new(const char *path, char *err, size_t len);
 
 /* write(f, arg) into a private temporary file next to path, then rename it to path;
