@@ -155,6 +155,17 @@ def test_a_view_without_h5vfd_gets_no_python(installed):
     assert not any("PYTHONPATH" in c for c in found["prepare_cmds"])
 
 
+def test_a_oneapi_mpis_launchers_come_first_from_its_component_directory(tmp_path):
+    """Intel MPI's external prefix holds mpi/<major.minor>/bin (a oneAPI install's
+    layout), not bin/: its mpirun must still come first, not whatever PATH holds."""
+    prefix = tmp_path / "impi"
+    (prefix / "mpi" / "2021.19" / "bin").mkdir(parents=True)
+    (prefix / "mpi" / "2021.19" / "bin" / "mpiexec").write_text("")
+    node = _node("intel-oneapi-mpi", "2021.19.0")
+    assert spackviews._mpi_bin(str(prefix), node) == str(prefix / "mpi" / "2021.19" / "bin")
+    assert spackviews._mpi_bin(str(tmp_path / "nothing"), node) == str(tmp_path / "nothing" / "bin")
+
+
 def test_an_mpi_prefix_that_is_nowhere_is_named(installed):
     env, prefixes = installed
     os.remove(prefixes["hdf5"].parent.parent / ".spack-db" / "index.json")

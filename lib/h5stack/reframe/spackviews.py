@@ -50,6 +50,18 @@ def _dependency(node, virtual):
     return None
 
 
+def _mpi_bin(prefix, node):
+    """The directory of an MPI's launchers: <prefix>/bin, or in a oneAPI install (Spack's
+    intel-oneapi-mpi) the component's, <prefix>/mpi/<major.minor or version>/bin. Its
+    mpirun must come first on PATH: Intel MPI's runs the mpiexec.hydra it finds there."""
+    version = node["version"]
+    candidates = [os.path.join(prefix, "bin")] + [
+        os.path.join(prefix, "mpi", v, "bin") for v in (".".join(version.split(".")[:2]), version)
+    ]
+    found = [c for c in candidates if os.path.isfile(os.path.join(c, "mpiexec"))]
+    return found[0] if found else candidates[0]
+
+
 def _install_prefix(node, hdf5_prefix):
     """An installed spec's prefix: an external's path, else what Spack's install database
     (.spack-db/index.json above HDF5's install prefix) says, else <name>-*-<hash> beside
@@ -135,6 +147,7 @@ class _View:
         self.mpi_prefix = _install_prefix(mpi, self.hdf5_prefix)
         if self.mpi_prefix is None:
             raise SpackViewError(f"{root}: cannot find the prefix of {mpi['name']}/{mpi['hash'][:7]}")
+        self.mpi_bin = _mpi_bin(self.mpi_prefix, mpi)
         self.mpi_name, self.mpi_settings = _machine_mpi(mpi, mpi_settings)
         self.series = _hdf5_series(self.hdf5["version"])
         self.packages = sorted(n for n in self.specs if n.startswith("hdf5-") or n == "h5pwrite3dc")
@@ -156,7 +169,7 @@ class _View:
         """The environment's commands: the MPI first on PATH, then this view, the others."""
         root = self.root
         bins = [os.path.join(root, "bin")] + [b for b in all_bins if b != os.path.join(root, "bin")]
-        path = ":".join([os.path.join(self.mpi_prefix, "bin")] + bins)
+        path = ":".join([self.mpi_bin] + bins)
         prepare = [
             f'export PATH="{path}${{PATH:+:$PATH}}"',
             f'export LD_LIBRARY_PATH="{root}/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"',
