@@ -61,7 +61,11 @@ class netcdf_reopen(MultiNodeMixin, rfm.RegressionTest):
             "status=$?",
             'echo "launcher-status: $status"',
             '[ -f out.nc ] && [ -d out.nc.h5mf ] && echo "layout: head beside its directory"',
-            "ncdump mpio/out.nc > mpio.cdl && HDF5_DRIVER=multifile ncdump out.nc > multifile.cdl",
+            # ncdump is no MPI program: the plugin starts MPI in it as a singleton, and Intel
+            # MPI doing so inside a Slurm job prints "MPI startup(): PMI server not found ..."
+            # on stdout, which is not ncdump's
+            "ncdump mpio/out.nc > mpio.cdl && HDF5_DRIVER=multifile ncdump out.nc | grep -v '^MPI startup(): '"
+            " > multifile.cdl",
             'cmp mpio.cdl multifile.cdl && echo "ncdump: equal"',
             "ncdump out.nc > plain.cdl 2>&1; cat plain.cdl",
             "exit $status",
