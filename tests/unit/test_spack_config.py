@@ -246,6 +246,11 @@ def test_intel_mpi_of_wheels_is_a_oneapi_component_with_its_vars_sh(wheel, tmp_p
     spackconfig.make_wheel_oneapi_component(str(component), str(wheel))
     assert not component.is_symlink() and sorted(os.listdir(wheel)) == ["bin", "include", "lib", "share"]
     assert os.path.realpath(component / "include" / "mpi.h") == str(wheel / "include" / "mpi.h")
+    # mpicc and mpicxx put the component's lib/ first (Debian's Python's -L would find
+    # Open MPI's libmpi.so first); everything else is the wheels' own
+    wrapper = (component / "bin" / "mpicc").read_text()
+    assert 'I_MPI_CC="${I_MPI_CC:-' in wrapper and f"-L{component}/lib" in wrapper, wrapper
+    assert not (component / "bin" / "mpicc").is_symlink() and (component / "bin" / "mpiexec.hydra").is_symlink()
     env = subprocess.run(
         ["sh", "-c", '. "$0"; echo "$I_MPI_ROOT|$PATH|$LD_LIBRARY_PATH"', str(component / "env" / "vars.sh")],
         capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=True,

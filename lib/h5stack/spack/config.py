@@ -148,6 +148,9 @@ MPICH_WRAPPERS = {
     "mpicxx_abi": "MPICH_CXX",
     "mpic++_abi": "MPICH_CXX",
 }
+#: Intel MPI's GNU compiler wrappers (the wheels') and the variable that names each one's
+#: compiler: they add `-lmpi` after the caller's arguments too
+ONEAPI_WRAPPERS = {"mpicc": "I_MPI_CC", "mpicxx": "I_MPI_CXX", "mpigcc": "I_MPI_CC", "mpigxx": "I_MPI_CXX"}
 #: what a path may hold to be written into an sh wrapper unquoted
 SAFE_PATH = re.compile(r"[A-Za-z0-9_./+,=@%:-]+")
 
@@ -183,7 +186,7 @@ def _fill_wheel_mpich_prefix(tmp, root, wheel_prefix):
     for entry in sorted(os.listdir(os.path.join(wheel_prefix, "bin"))):
         target, link = os.path.join(wheel_prefix, "bin", entry), os.path.join(tmp, "bin", entry)
         if entry in MPICH_WRAPPERS:
-            _write_mpich_wrapper(link, target, MPICH_WRAPPERS[entry], os.path.join(root, "lib"))
+            _write_mpich_wrapper(link, target, MPICH_WRAPPERS[entry], os.path.join(root, "lib"), "MPICH")
         else:
             os.symlink(target, link)
 
@@ -204,8 +207,15 @@ def make_wheel_oneapi_component(component, wheel_prefix):
 
 def _fill_oneapi_component(tmp, component, wheel_prefix):
     for entry in sorted(os.listdir(wheel_prefix)):
-        if entry != "env" and not entry.startswith("."):
+        if entry not in ("env", "bin") and not entry.startswith("."):
             os.symlink(os.path.join(wheel_prefix, entry), os.path.join(tmp, entry))
+    os.mkdir(os.path.join(tmp, "bin"))  # the compiler wrappers search the component's lib/ first
+    for entry in sorted(os.listdir(os.path.join(wheel_prefix, "bin"))):
+        target, link = os.path.join(wheel_prefix, "bin", entry), os.path.join(tmp, "bin", entry)
+        if entry in ONEAPI_WRAPPERS:
+            _write_mpich_wrapper(link, target, ONEAPI_WRAPPERS[entry], os.path.join(component, "lib"), "Intel MPI")
+        else:
+            os.symlink(target, link)
     os.mkdir(os.path.join(tmp, "env"))
     with open(os.path.join(tmp, "env", "vars.sh"), "w") as f:
         f.write(ONEAPI_VARS.format(root=component))
@@ -221,9 +231,10 @@ LIBRARY_PATH="$I_MPI_ROOT/lib${{LIBRARY_PATH:+:$LIBRARY_PATH}}"; export LIBRARY_
 """
 
 
-def _write_mpich_wrapper(path, wrapper, variable, lib):
-    """An sh script that runs MPICH's compiler wrapper with `-L lib` right after the
-    compiler (MPICH_CC/MPICH_CXX: the caller's compiler, where set, is kept)."""
+def _write_mpich_wrapper(path, wrapper, variable, lib, mpi):
+    """An sh script that runs the compiler wrapper of an MPI of MPICH's family (mpi: its
+    name) with `-L lib` right after the compiler (variable, e.g. MPICH_CC or I_MPI_CC:
+    the caller's compiler, where set, is kept)."""
     env = {k: v for k, v in os.environ.items() if k != variable}  # the wrapper's own compiler, not the caller's
     show = subprocess.run([wrapper, "-show"], capture_output=True, text=True, env=env)
     if show.returncode != 0 or not show.stdout.split():
@@ -232,7 +243,7 @@ def _write_mpich_wrapper(path, wrapper, variable, lib):
     with open(path, "w") as f:
         f.write(
             "#!/bin/sh\n"
-            f"# {os.path.basename(wrapper)} of MPICH's wheels, this prefix's lib/ first (h5stack spack-config)\n"
+            f"# {os.path.basename(wrapper)} of {mpi}'s wheels, this prefix's lib/ first (h5stack spack-config)\n"
             f'{variable}="${{{variable}:-{compiler}}} -L{lib}"\n'
             f"export {variable}\n"
             f'exec {wrapper} "$@"\n'
