@@ -13,6 +13,7 @@ of an HDF5 release instead of the release tarball, set H5STACK_SPACK_NO_CHECKSUM
 """
 
 import functools
+import glob
 import json
 import os
 import re
@@ -219,6 +220,7 @@ def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_p
     extra = ["--no-checksum"] if os.environ.get("H5STACK_SPACK_NO_CHECKSUM") == "1" else []
     proc = spack(scope, "-e", str(copy), "install", *extra, timeout=7200)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
+    assert len(_mpi_libraries(copy / "view")) == 1, _mpi_libraries(copy / "view")  # one MPI in every binary
     for package in ("hdf5-vfd-multifile", "hdf5-vfd-dsm", "h5pwrite3dc", spackenvs.OWN_PYTHON):
         proc = spack(scope, "-e", str(copy), "test", "run", package, timeout=3600, cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
@@ -240,6 +242,19 @@ def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_p
     ):
         rows = re.findall(rf"^│ {check} .*│ {re.escape(name)} +│ pass +│", proc.stdout, re.M)
         assert len(rows) == jobs, (check, name, proc.stdout[-6000:])
+
+
+def _mpi_libraries(view):
+    """{libmpi path} that the view's libraries, programs and Python extensions load (ldd):
+    one MPI's, unless a build linked another MPI's libmpi.so found on a system path (an
+    MPI's compiler wrapper that puts -lmpi after a caller's -L/usr/lib/...)."""
+    files = [p for pattern in ("bin/*", "lib/*.so*", "lib/plugin/*.so", "lib/python3*/site-packages/*/*.so")
+             for p in glob.glob(os.path.join(view, pattern)) if os.path.isfile(p)]  # fmt: skip
+    found = set()
+    for path in files:
+        ldd = subprocess.run(["ldd", path], capture_output=True, text=True)
+        found |= set(re.findall(r"^\s*libmpi\.so\.\d+ => (\S+)", ldd.stdout, re.M))
+    return found
 
 
 SITE_SCOPES = sorted(
