@@ -135,6 +135,8 @@ def test_a_view_gets_its_machine_mpi_a_spack_built_prefix_and_its_python(install
         "mpich5",
     )
     assert found["env_vars"] == [["X", "1"]]
+    # HDF5's known faults of the view's series, as the local stacks of that series have them
+    assert set(extras["hdf5_known_faults"]) == set(load_config()["hdf5"]["1.14"]["known_faults"]), extras
 
 
 @pytest.mark.parametrize("mpi", [True, False])

@@ -13,7 +13,7 @@ import shlex
 import yaml
 
 from h5stack.base import settings
-from h5stack.reframe.environs import SiteConfigError, _env_vars, _hdf5_series, reframe_environ_name
+from h5stack.reframe.environs import SiteConfigError, _env_vars, _hdf5_series, hdf5_known_faults, reframe_environ_name
 from h5stack.stacks.plan import spack_package_and_range, version_in_range
 from h5stack.stacks.pybuild import OWN_PYTHON
 
@@ -211,6 +211,8 @@ class _View:
             extras["mpi_library_signature"] = self.mpi_settings["signature"]
         if self.mpi_settings.get("mpiio_known_faults"):  # this machine's MPIs: their MPI-IO's known faults
             extras["mpiio_known_faults"] = self.mpi_settings["mpiio_known_faults"]
+        if hdf5_known_faults(self.series):  # its HDF5 series' known faults, as for local stacks
+            extras["hdf5_known_faults"] = hdf5_known_faults(self.series)
         return extras
 
 
