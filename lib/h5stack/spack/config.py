@@ -182,11 +182,17 @@ def _fill_wheel_mpich_prefix(tmp, root, wheel_prefix):
         raise StepError(f"{wheel_lib}: no libmpi.so.12 (not MPICH's wheels?)")
     if not os.path.lexists(os.path.join(lib, "libmpich.so")):
         os.symlink("libmpi.so.12", os.path.join(lib, "libmpich.so"))
+    _fill_bin(tmp, wheel_prefix, MPICH_WRAPPERS, os.path.join(root, "lib"), "MPICH")
+
+
+def _fill_bin(tmp, wheel_prefix, wrappers, lib, mpi):
+    """tmp/bin: links to the wheels' commands, but the compiler wrappers ({name: variable
+    of its compiler}), which search lib first (_write_mpich_wrapper)."""
     os.mkdir(os.path.join(tmp, "bin"))
     for entry in sorted(os.listdir(os.path.join(wheel_prefix, "bin"))):
         target, link = os.path.join(wheel_prefix, "bin", entry), os.path.join(tmp, "bin", entry)
-        if entry in MPICH_WRAPPERS:
-            _write_mpich_wrapper(link, target, MPICH_WRAPPERS[entry], os.path.join(root, "lib"), "MPICH")
+        if entry in wrappers:
+            _write_mpich_wrapper(link, target, wrappers[entry], lib, mpi)
         else:
             os.symlink(target, link)
 
@@ -209,13 +215,7 @@ def _fill_oneapi_component(tmp, component, wheel_prefix):
     for entry in sorted(os.listdir(wheel_prefix)):
         if entry not in ("env", "bin") and not entry.startswith("."):
             os.symlink(os.path.join(wheel_prefix, entry), os.path.join(tmp, entry))
-    os.mkdir(os.path.join(tmp, "bin"))  # the compiler wrappers search the component's lib/ first
-    for entry in sorted(os.listdir(os.path.join(wheel_prefix, "bin"))):
-        target, link = os.path.join(wheel_prefix, "bin", entry), os.path.join(tmp, "bin", entry)
-        if entry in ONEAPI_WRAPPERS:
-            _write_mpich_wrapper(link, target, ONEAPI_WRAPPERS[entry], os.path.join(component, "lib"), "Intel MPI")
-        else:
-            os.symlink(target, link)
+    _fill_bin(tmp, wheel_prefix, ONEAPI_WRAPPERS, os.path.join(component, "lib"), "Intel MPI")
     os.mkdir(os.path.join(tmp, "env"))
     with open(os.path.join(tmp, "env", "vars.sh"), "w") as f:
         f.write(ONEAPI_VARS.format(root=component))
