@@ -211,8 +211,9 @@ class _View:
             extras["mpi_library_signature"] = self.mpi_settings["signature"]
         if self.mpi_settings.get("mpiio_known_faults"):  # this machine's MPIs: their MPI-IO's known faults
             extras["mpiio_known_faults"] = self.mpi_settings["mpiio_known_faults"]
-        if hdf5_known_faults(self.series):  # its HDF5 series' known faults, as for local stacks
-            extras["hdf5_known_faults"] = hdf5_known_faults(self.series)
+        hdf5_known = hdf5_known_faults(self.series)  # its HDF5 series' known faults, as for local stacks
+        if hdf5_known:
+            extras["hdf5_known_faults"] = hdf5_known
         return extras
 
 

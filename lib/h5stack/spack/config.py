@@ -151,6 +151,14 @@ MPICH_WRAPPERS = {
 #: Intel MPI's GNU compiler wrappers (the wheels') and the variable that names each one's
 #: compiler: they add `-lmpi` after the caller's arguments too
 ONEAPI_WRAPPERS = {"mpicc": "I_MPI_CC", "mpicxx": "I_MPI_CXX", "mpigcc": "I_MPI_CC", "mpigxx": "I_MPI_CXX"}
+#: the settings of Intel MPI's own env/vars.sh that a program built with it needs
+ONEAPI_VARS = """\
+# Intel MPI's environment, as oneAPI's env/vars.sh sets it (written by ./h5stack spack-config)
+I_MPI_ROOT={root}; export I_MPI_ROOT
+PATH="$I_MPI_ROOT/bin${{PATH:+:$PATH}}"; export PATH
+LD_LIBRARY_PATH="$I_MPI_ROOT/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"; export LD_LIBRARY_PATH
+LIBRARY_PATH="$I_MPI_ROOT/lib${{LIBRARY_PATH:+:$LIBRARY_PATH}}"; export LIBRARY_PATH
+"""
 #: what a path may hold to be written into an sh wrapper unquoted
 SAFE_PATH = re.compile(r"[A-Za-z0-9_./+,=@%:-]+")
 
@@ -219,16 +227,6 @@ def _fill_oneapi_component(tmp, component, wheel_prefix):
     os.mkdir(os.path.join(tmp, "env"))
     with open(os.path.join(tmp, "env", "vars.sh"), "w") as f:
         f.write(ONEAPI_VARS.format(root=component))
-
-
-#: the settings of Intel MPI's own env/vars.sh that a program built with it needs
-ONEAPI_VARS = """\
-# Intel MPI's environment, as oneAPI's env/vars.sh sets it (written by ./h5stack spack-config)
-I_MPI_ROOT={root}; export I_MPI_ROOT
-PATH="$I_MPI_ROOT/bin${{PATH:+:$PATH}}"; export PATH
-LD_LIBRARY_PATH="$I_MPI_ROOT/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"; export LD_LIBRARY_PATH
-LIBRARY_PATH="$I_MPI_ROOT/lib${{LIBRARY_PATH:+:$LIBRARY_PATH}}"; export LIBRARY_PATH
-"""
 
 
 def _write_mpich_wrapper(path, wrapper, variable, lib, mpi):

@@ -220,7 +220,8 @@ def test_environment_installs_and_passes_spack_test_and_checks(scope, env, tmp_p
     extra = ["--no-checksum"] if os.environ.get("H5STACK_SPACK_NO_CHECKSUM") == "1" else []
     proc = spack(scope, "-e", str(copy), "install", *extra, timeout=7200)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
-    assert len(_mpi_libraries(copy / "view")) == 1, _mpi_libraries(copy / "view")  # one MPI in every binary
+    mpi_libraries = _mpi_libraries(copy / "view")
+    assert len(mpi_libraries) == 1, mpi_libraries  # one MPI in every binary
     for package in ("hdf5-vfd-multifile", "hdf5-vfd-dsm", "h5pwrite3dc", spackenvs.OWN_PYTHON):
         proc = spack(scope, "-e", str(copy), "test", "run", package, timeout=3600, cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
