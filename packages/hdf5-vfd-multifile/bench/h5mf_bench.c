@@ -47,7 +47,7 @@
 #include "H5FDmultifile.h"
 #include "vfd_path.h"
 #include "mf_head.h"
-#include "mf_merge.h"
+#include "mf_replace.h"
 #include "mf_scale.h"
 
 #include <errno.h>

@@ -18,7 +18,7 @@
 #include "vfd_path.h"
 
 #include "H5FDmultifile.h"
-#include "mf_merge.h"
+#include "mf_replace.h"
 
 #include <fcntl.h>
 #include <hdf5.h>

@@ -29,6 +29,7 @@
 #include "mf_index.h"
 #include "mf_merge.h"
 #include "mf_merge_mpi.h"
+#include "mf_replace.h"
 #include "mf_options.h"
 #include "vfd_datatype.h"
 #include "vfd_driver.h"
@@ -695,69 +696,35 @@ open_rank_files(H5FD_multifile_t *f, mf_err_t err)
     return f->rank == 0 ? lock_writer(f, err) : 0;
 }
 
-/* put the reconstructed file tmp in the place of the directory: 1 when it is there (a
- * directory that could not be removed after it is reported on stderr), 0 (err) if not */
-static int
-replaced(const H5FD_multifile_t *f, const char *tmp, mf_err_t err)
-{
-    int rc = f->head ? mf_replace_head(f->head, f->path, tmp, err) : mf_replace_dir(f->path, tmp, err);
-    if (rc > 0)
-        fprintf(stderr, "multifile: warning: %s\n", err);
-    return rc >= 0;
-}
-
-/* the reconstruction by the ranks of comm (every rank of the file, or rank 0 alone): the
- * directory loaded, each rank's share of the rank files verified, the output written
- * (mf_merge_write); 0 with its name in tmp, or -1 (err), on all of them */
-static int
-merge_into(const char *path, MPI_Comm comm, char tmp[PATH_MAX], mf_err_t err)
-{
-    mf_dir_t d;
-    int      rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int ok = mf_dir_load(&d, path, MF_LOAD_COMPLETE, err) == 0, loaded = ok;
-    if (mf_agree(comm, ok, err) == 0)
-        ok = mf_verify_part(&d, (unsigned)rank, (unsigned)size, NULL, NULL, err) == 0;
-    ok = mf_agree(comm, ok, err) == 0 && mf_merge_write(&d, comm, NULL, NULL, NULL, tmp, err) == 0;
-    if (loaded)
-        mf_dir_free(&d);
-    return ok ? 0 : -1;
-}
-
-/* reconstruct a directory into a file that replaces it (serial: rank 0; parallel: all),
- * after checking every data checksum: the directory is removed afterwards, and with it
- * the last chance to find a damaged byte */
-static int
-merge_locked(H5FD_multifile_t *f, bool parallel, mf_err_t err)
-{
-    char tmp[PATH_MAX] = "";
-    int  ok            = 1;
-    if (parallel || f->rank == 0)
-        ok = merge_into(f->path, parallel ? f->comm : MPI_COMM_SELF, tmp, err) == 0;
-    if (ok && f->rank == 0 && !(ok = replaced(f, tmp, err)))
-        mf_merge_discard_output(tmp); /* nothing was replaced */
-    return mf_agree(f->comm, ok, err);
-}
-
-/* the reconstruction under rank 0's exclusive lock on the directory: no writer adds
- * records that the swap would lose (mf_merge_lock_dir) */
+/* reconstruct the directory into a file that replaces it (parallel: every rank writes its
+ * share; serial: rank 0 alone), after checking every data checksum (the directory is
+ * removed afterwards, and with it the last chance to find a damaged byte); from before
+ * its load to the swap, rank 0 holds it locked: no writer adds records that the swap
+ * would lose (mf_merge_run) */
 static int
 merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
 {
-    int ok = f->rank != 0 ||
-             ((f->head || mf_check_in_place(f->path, err) == 0) && mf_merge_lock_dir(f->path, err) == 0);
+    mf_merge_job_t  job  = {.comm      = parallel ? f->comm : MPI_COMM_SELF,
+                            .dir       = f->path,
+                            .head      = f->head,
+                            .load_mode = MF_LOAD_COMPLETE,
+                            .verify    = 1};
+    mf_merge_done_t done = {0};
+    int             ok   = f->rank != 0 || f->head || mf_check_in_place(f->path, err) == 0;
     if (mf_agree(f->comm, ok, err) < 0)
         return -1;
-    ok = merge_locked(f, parallel, err);
-    if (f->rank == 0)
-        mf_merge_unlock_dir();
-    if (ok == 0 && f->head) { /* the ordinary file is at the head's name now */
+    if (parallel || f->rank == 0)
+        ok = mf_merge_run(&job, &done, err) == 0;
+    if (ok && done.left) /* the file is in place */
+        fprintf(stderr, "multifile: warning: %s\n", err);
+    if (mf_agree(f->comm, ok, err) < 0)
+        return -1;
+    if (f->head) { /* the ordinary file is at the head's name now */
         free(f->path);
         f->path = f->head;
         f->head = NULL;
     }
-    return ok;
+    return 0;
 }
 
 static int

@@ -250,8 +250,13 @@ mf_head_extend(int fd, uint64_t size)
     return ftruncate(fd, (off_t)(size < MF_HEAD_SIZE ? MF_HEAD_SIZE : size));
 }
 
-int
-mf_head_owned(const char *body, uint64_t run)
+/* match(path, named, status, arg) for each head beside body (a regular file in its
+ * directory: a link to a head is no other head) of run, intact (status 1) or damaged
+ * (-1), until match returns non-zero: that value, 0 when none did, or -1 (errno) when
+ * the directory cannot be read */
+typedef int (*head_match_fn)(const char *path, const char *named, int status, void *arg);
+static int
+each_head(const char *body, uint64_t run, head_match_fn match, void *arg)
 {
     char        copy[PATH_MAX], path[PATH_MAX], named[PATH_MAX];
     const char *parent, *base;
@@ -259,56 +264,74 @@ mf_head_owned(const char *body, uint64_t run)
     DIR *dir = opendir(parent);
     if (!dir)
         return -1;
-    int            owned = 0;
     struct dirent *e;
-    while (!owned && (e = readdir(dir))) {
-        uint64_t r = ~run;
-        mf_err_t ignored;
-        if (e->d_type != DT_REG && e->d_type != DT_UNKNOWN)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
-        if (mf_head_read(path, named, sizeof named, &r, ignored) != 0 && r == run) { /* damaged ones too */
-            char        ncopy[PATH_MAX];
-            const char *np, *nb;
-            vfd_split_path(named, ncopy, &np, &nb);
-            owned = strcmp(nb, base) == 0;
-        }
-    }
-    closedir(dir);
-    return owned;
-}
-
-int
-mf_head_find(const char *body, uint64_t run, char *head, size_t n, int *intact, int *damaged)
-{
-    char        copy[PATH_MAX], path[PATH_MAX], named[PATH_MAX], real[PATH_MAX], rnamed[PATH_MAX];
-    const char *parent, *base;
-    *intact = *damaged = 0;
-    if (!realpath(body, real))
-        return -1;
-    vfd_split_path(body, copy, &parent, &base);
-    (void)base;
-    DIR *dir = opendir(parent);
-    if (!dir)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
+    int            stop = 0;
+    while (!stop && (e = readdir(dir))) {
         uint64_t    r = ~run;
         mf_err_t    ignored;
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
         if (e->d_type != DT_REG && (e->d_type != DT_UNKNOWN || lstat(path, &st) < 0 || !S_ISREG(st.st_mode)))
-            continue; /* a link to a head is no other head */
-        int h = mf_head_read(path, named, sizeof named, &r, ignored);
-        if (h == 0 || r != run || !realpath(named, rnamed) || strcmp(rnamed, real) != 0)
             continue;
-        if (h < 0)
-            ++*damaged;
-        else if ((*intact)++ == 0)
-            snprintf(head, n, "%s", path);
+        int h = mf_head_read(path, named, sizeof named, &r, ignored);
+        if (h != 0 && r == run)
+            stop = match(path, named, h, arg);
     }
     closedir(dir);
+    return stop;
+}
+
+/* mf_head_owned: the head names a directory of body's name (base) */
+static int
+names_base(const char *path, const char *named, int status, void *base)
+{
+    char        copy[PATH_MAX];
+    const char *parent, *nb;
+    (void)path, (void)status;
+    vfd_split_path(named, copy, &parent, &nb);
+    return strcmp(nb, base) == 0;
+}
+
+int
+mf_head_owned(const char *body, uint64_t run)
+{
+    char        copy[PATH_MAX];
+    const char *parent, *base;
+    vfd_split_path(body, copy, &parent, &base);
+    return each_head(body, run, names_base, (void *)base);
+}
+
+typedef struct {
+    const char *real; /* the body's real path */
+    char       *head;
+    size_t      n;
+    int        *intact, *damaged;
+} found_t;
+
+/* mf_head_find: the head names the body itself (the same real path); counted */
+static int
+names_body(const char *path, const char *named, int status, void *arg)
+{
+    found_t *f = arg;
+    char     real[PATH_MAX];
+    if (!realpath(named, real) || strcmp(real, f->real) != 0)
+        return 0;
+    if (status < 0)
+        ++*f->damaged;
+    else if ((*f->intact)++ == 0)
+        snprintf(f->head, f->n, "%s", path);
     return 0;
+}
+
+int
+mf_head_find(const char *body, uint64_t run, char *head, size_t n, int *intact, int *damaged)
+{
+    char real[PATH_MAX];
+    *intact = *damaged = 0;
+    if (!realpath(body, real))
+        return -1;
+    found_t f = {real, head, n, intact, damaged};
+    return each_head(body, run, names_body, &f) < 0 ? -1 : 0;
 }
 
 int

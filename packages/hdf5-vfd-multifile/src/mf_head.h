@@ -56,12 +56,15 @@ int mf_head_write(const char *path, const char *body, uint64_t run, int do_sync,
  * ls; 0, or -1 (errno) */
 int mf_head_extend(int fd, uint64_t size);
 
-/* is a multifile directory at body named by a head in its own directory (with the
- * same run)? 1 yes, 0 no (an orphan), -1 (errno) when the directory cannot be read */
+/* Both scan body's directory for heads of run (regular files: a link to a head is no
+ * other head), damaged ones included. Is a multifile directory at body named by one,
+ * by its name (its base name: a cleaner keeps what any head may mean)? 1 yes, 0 no (an
+ * orphan), -1 (errno) when the directory cannot be read */
 int mf_head_owned(const char *body, uint64_t run);
-/* the heads beside body (links to heads too) that name it, the same directory, with run:
- * how many are *intact (the first one's path in head, n bytes) and how many *damaged
- * (mf_head_read's -1); 0, or -1 (errno) when body or its directory cannot be read */
+/* the heads beside body that name it, the same directory (by real path: a merge in place
+ * replaces only the head of the directory it read): how many are *intact (the first
+ * one's path in head, n bytes) and how many *damaged (mf_head_read's -1); 0, or -1
+ * (errno) when body or its directory cannot be read */
 int mf_head_find(const char *body, uint64_t run, char *head, size_t n, int *intact, int *damaged);
 /* is the multifile directory path named as a head's body (NAME.h5mf, NAME.<run>.h5mf
  * with its own run) with a regular file at NAME? Then a merge in place of it would make

@@ -10,7 +10,7 @@
  * when every case holds.
  */
 #include "mf_head.h"
-#include "mf_merge.h"
+#include "mf_replace.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -57,12 +57,14 @@ inode(const char *path)
     return lstat(path, &st) == 0 ? st.st_ino : 0;
 }
 
+static mf_merge_lock_t merge_lock = MF_MERGE_LOCK_INIT; /* the merge's locks */
+
 /* the merge's lock on its directory, taken at its load */
 static void
 lock(const char *body)
 {
     mf_err_t err;
-    if (mf_merge_lock_dir(body, err) < 0) {
+    if (mf_merge_lock_dir(body, &merge_lock, err) < 0) {
         printf("replace_head: %s\n", err);
         exit(1);
     }
@@ -76,7 +78,7 @@ taken(const char *head, const char *body, const char *tmp, const char *why, cons
     mf_err_t err   = "";
     ino_t    there = inode(head), merged = inode(tmp), dir = inode(body);
     lock(body);
-    expect(mf_replace_head(head, body, tmp, err) == -1, how);
+    expect(mf_replace_head(head, body, tmp, &merge_lock, err) == -1, how);
     expect(strstr(err, why) != NULL, err);
     expect(inode(head) == there && inode(tmp) == merged && inode(body) == dir, how);
 }
@@ -95,11 +97,11 @@ replace_dir(const char *tmp)
     rmdir(dir);
     expect(mkdir(dir, 0755) == 0, "mkdir d.h5 anew");
     ino_t now = inode(dir), merged = inode(tmp);
-    expect(mf_replace_dir(dir, tmp, why) == -1 && strstr(why, "created anew") && inode(dir) == now &&
-               inode(tmp) == merged,
+    expect(mf_replace_dir(dir, tmp, &merge_lock, why) == -1 && strstr(why, "created anew") &&
+               inode(dir) == now && inode(tmp) == merged,
            "a directory created anew during the merge was replaced");
     lock(dir);
-    expect(mf_replace_dir(dir, tmp, err) >= 0 && inode(dir) == merged, err);
+    expect(mf_replace_dir(dir, tmp, &merge_lock, err) >= 0 && inode(dir) == merged, err);
     unlink(dir);
 }
 
@@ -137,12 +139,13 @@ main(void)
     make_head(head, body, 6);
     mf_err_t why = "";
     ino_t    now = inode(head);
-    expect(mf_replace_head(head, body, tmp, why) == -1 && strstr(why, "created anew") && inode(head) == now,
+    expect(mf_replace_head(head, body, tmp, &merge_lock, why) == -1 && strstr(why, "created anew") &&
+               inode(head) == now,
            "a file created anew during the merge was replaced");
     make_head(head, body, 5); /* the head itself: replaced, the body removed */
     ino_t merged = inode(tmp);
     lock(body);
-    expect(mf_replace_head(head, body, tmp, err) >= 0, err);
+    expect(mf_replace_head(head, body, tmp, &merge_lock, err) >= 0, err);
     expect(inode(head) == merged && inode(tmp) == 0, "the head was not replaced by the merged file");
     unlink(head);
     replace_dir(tmp);

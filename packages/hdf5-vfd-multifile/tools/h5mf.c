@@ -20,6 +20,7 @@
 #include "mf_head.h"
 #include "mf_merge.h"
 #include "mf_merge_mpi.h"
+#include "mf_replace.h"
 #include "vfd_mpi.h"
 
 #include <dirent.h>
@@ -50,14 +51,23 @@ shown(const char *dir)
     return head_g ? given_g : dir;
 }
 
-/* read the directory for info, verify or merge: counts only, the index resolved later window by window */
+/* the most records a window's map holds: --memory's, or the test hook's (windows of a
+ * few records); at least 1 (0 would mean the directory loaded whole, mf_merge_job_t) */
+static uint64_t
+window_records(void)
+{
+    const char *test = getenv("H5MF_TEST_WINDOW_RECORDS");
+    uint64_t    n    = test ? strtoull(test, NULL, 10) : window_records_g;
+    return n ? n : 1;
+}
+
+/* read the directory for info or verify: counts only, the index resolved later window by window */
 static int
 scan(mf_dir_t *d, const char *dir, int load_mode, mf_err_t err)
 {
-    const char *test = getenv("H5MF_TEST_WINDOW_RECORDS"); /* test hook: windows of a few records */
-    int         rc   = mf_dir_scan(d, dir, load_mode, err);
-    if (rc == 0) /* mf_dir_scan's default unless --memory (or the hook) says otherwise */
-        d->window_records = test ? strtoull(test, NULL, 10) : window_records_g;
+    int rc = mf_dir_scan(d, dir, load_mode, err);
+    if (rc == 0)
+        d->window_records = window_records();
     return rc;
 }
 
@@ -358,108 +368,70 @@ check_output(const char *dir, const char *out, int force)
     return fail(err);
 }
 
-/* every rank writes its share of the reconstruction into the file rank 0 creates (its
- * name in tmp); 0, or 1 on every rank (the first failure said; tmp removed) */
-static int
-write_parts(const mf_dir_t *d, const char *out, char tmp[PATH_MAX], progress_t *p)
-{
-    mf_err_t err = "";
-    return mf_merge_write(d, MPI_COMM_WORLD, out, progress, p, tmp, err) < 0 ? fail(err) : 0;
-}
-
-/* rank 0: the reconstruction tmp becomes out, or takes the place of dir; 1, or 0 (err,
- * tmp removed) */
-static int
-put_in_place(const char *dir, const char *out, const char *tmp, mf_err_t err)
-{
-    int      ok;
-    mf_err_t why;
-    if (out && mf_check_hdf5(tmp, why) < 0)
-        ok = (snprintf(err, MF_ERRMSG_SIZE, "%s: the reconstructed file is not whole: %.700s; not written",
-                       out, why),
-              0);
-    else if (out)
-        ok = rename(tmp, out) == 0 || (snprintf(err, MF_ERRMSG_SIZE, "%s: %s", out, strerror(errno)), 0);
-    else if (head_g) {
-        int rc = mf_replace_head(head_g, dir, tmp, err);
-        if (rc > 0)
-            fprintf(stderr, "h5mf: warning: %s\n", err);
-        ok = rc >= 0;
-    }
-    else
-        ok = mf_replace_dir(dir, tmp, err) == 0;
-    if (!ok)
-        mf_merge_discard_output(tmp);
-    return ok;
-}
-
 /* rank 0's line on a merge done: what, from what, and the time of each step */
 static void
-report_merge(const mf_dir_t *d, const char *dir, const char *out, int verify, double t_load, double t_verify,
-             double dt)
+report_merge(const mf_merge_done_t *m, const char *dir, const char *out, int verify)
 {
-    uint64_t bytes = 0;
-    for (unsigned r = 0; r < d->meta.ranks; r++)
-        bytes += d->ranks[r].bytes;
     printf("%s: reconstructed %s (%" PRIu64 " bytes from %" PRIu64 " bytes of %" PRIu64
            " records, %d process%s, "
            "%.2f s: load %.2f s, verify %s%.2f s, write %.2f s)\n",
-           shown(dir), out ? out : shown(dir), d->size, bytes, d->records, size_g, size_g > 1 ? "es" : "",
-           dt + t_load, t_load,
-           !verify                 ? "skipped "
-           : d->ranks[0].checksums ? ""
-                                   : "(no checksums) ",
-           t_verify, dt - t_verify);
+           shown(dir), out ? out : shown(dir), m->size, m->bytes, m->records, size_g, size_g > 1 ? "es" : "",
+           m->load + m->verify + m->write, m->load,
+           !verify        ? "skipped "
+           : m->checksums ? ""
+                          : "(no checksums) ",
+           m->verify, m->write);
+}
+
+/* progress of the writing, after the verification's */
+static void
+progress_write(uint64_t done, uint64_t total, void *arg)
+{
+    progress_t *p = arg;
+    if (p->what) { /* the first call of the writing */
+        p->what = NULL;
+        p->t0   = now();
+        p->last = 0;
+    }
+    progress(done, total, arg);
 }
 
 static int
 cmd_merge(const char *dir, const char *out, int partial, int force, int verify, int quiet, int lines)
 {
-    mf_dir_t d;
-    mf_err_t err           = "";
-    char     tmp[PATH_MAX] = "";
+    mf_err_t err = "";
     if (partial && !out)
         return fail(
             "--partial needs -o FILE: the directory keeps the records after the last completed flush");
     if (out && check_output(dir, out, force))
         return 1;
-    double t_start = now();
-    int    ok = out || rank_g != 0 || mf_merge_lock_dir(dir, err) == 0; /* in place: no writer under it */
-    if (agree(ok, err)) /* every rank loads what rank 0's lock holds still */
-        return 1;
-    ok = scan(&d, dir, partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE, err) == 0;
-    if (agree(ok, err))
-        return 1;
-    double      t_load     = now() - t_start;
-    double      t0         = now();
-    const char *kill_after = getenv("H5MF_TEST_KILL_AFTER_BYTES");
-    progress_t  p          = {t0,
-                              0,
-                              rank_g == 0 && (lines || (!quiet && isatty(2))),
+    const char     *kill_after = getenv("H5MF_TEST_KILL_AFTER_BYTES");
+    progress_t      p          = {now(),
+                                  0,
+                                  rank_g == 0 && (lines || (!quiet && isatty(2))),
                     kill_after ? strtoull(kill_after, NULL, 10) : 0,
-                              "verifying",
-                              lines};
-    if (verify &&
-        agree(mf_verify_part(&d, (unsigned)rank_g, (unsigned)size_g, progress, &p, err) == 0, err)) {
-        mf_dir_free(&d);
-        return 1;
-    }
-    double t_verify = now() - t0;
-    p.what          = NULL;
-    p.t0            = now();
-    if (write_parts(&d, out, tmp, &p)) {
-        mf_dir_free(&d);
-        return 1;
-    }
-    ok = rank_g != 0 || put_in_place(dir, out, tmp, err);
-    if (agree(ok, err) == 0 && rank_g == 0) {
-        report_merge(&d, dir, out, verify, t_load, t_verify, now() - t0);
-        if (adopted_g)
-            fprintf(stderr, "h5mf: %s is the directory of the head %s: merged in place of the head\n",
-                    adopted_g, given_g);
-    }
-    mf_dir_free(&d);
-    return ok ? 0 : 1;
+                                  "verifying",
+                                  lines};
+    mf_merge_job_t  job        = {.comm           = MPI_COMM_WORLD,
+                                  .dir            = dir,
+                                  .head           = head_g,
+                                  .out            = out,
+                                  .load_mode      = partial ? MF_LOAD_PARTIAL : MF_LOAD_COMPLETE,
+                                  .window_records = window_records(),
+                                  .verify         = verify,
+                                  .verify_cb      = progress,
+                                  .write_cb       = progress_write,
+                                  .arg            = &p};
+    mf_merge_done_t done;
+    if (mf_merge_run(&job, &done, err) < 0)
+        return fail(err);
+    if (rank_g != 0)
+        return 0;
+    report_merge(&done, dir, out, verify);
+    if (adopted_g)
+        fprintf(stderr, "h5mf: %s is the directory of the head %s: merged in place of the head\n", adopted_g,
+                given_g);
+    return done.left ? fail(err) : 0;
 }
 
 /* the command line's options */
