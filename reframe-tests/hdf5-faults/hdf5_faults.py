@@ -9,6 +9,18 @@ file-system kind of the partition (FileSystemMixin); one probe per fault class (
 - hdf5_faults %probe=contig-fill: "does the fill of a new contiguous dataset race other
   ranks' earlier writes to a deleted dataset in its space?" The control run orders the
   writes before the delete (a barrier) and must pass; then the probe's run.
+- hdf5_faults %probe=scaleoffset-int: "does a chunked int8 dataset with lossless integer
+  scaleoffset whose chunks span the whole range read back?" The control (int32, the same
+  values) must pass.
+- hdf5_faults %probe=filtered-empty-read: "does a collective read of a deflated dataset
+  that holds no chunk yet return its fill value?" The control reads independently.
+- hdf5_faults %probe=close-order: "does H5Fclose return, with collective metadata
+  operations, after the ranks closed their groups and datasets in different orders?" The
+  control closes them in one order on every rank.
+
+Each probe's steps are bounded (TIMEOUTS, else the program's 60 s): a hang is a FAULT
+verdict after that, so a hanging probe costs its bound per environment and file-system
+kind, not the check's time limit.
 
 A fault the site knows and accepts is named in the environment's
 `extras['hdf5_known_faults']` ({probe: reason}; the local stacks take it from
@@ -33,7 +45,9 @@ from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import launch_command, mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
-PROBES = ["coll-md-cache", "contig-fill"]
+PROBES = ["coll-md-cache", "contig-fill", "scaleoffset-int", "filtered-empty-read", "close-order"]
+#: the longest a step may take (the program's --timeout), in seconds, where not its 60
+TIMEOUTS = {"scaleoffset-int": 20, "filtered-empty-read": 20, "close-order": 20}
 
 
 class hdf5_faults_build(SingleSourceBuild):
@@ -69,11 +83,12 @@ class hdf5_faults(FileSystemMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
         program = os.path.join(self.program.stagedir, "hdf5_faults")
         if type(self.job.launcher).registered_name == "srun":  # a hang's verdict ends rank 0: the job with it
             self.job.launcher.options += ["--kill-on-bad-exit=1"]
+        bound = ["--timeout", str(TIMEOUTS[self.probe])] if self.probe in TIMEOUTS else []
         self.executable = program
-        self.executable_opts = [self.probe, '"$fsdir/probe.h5"']
+        self.executable_opts = [self.probe, '"$fsdir/probe.h5"', *bound]
         self.prerun_cmds = self.fs_setup_cmds() + [
             *known_fault_cmds(self, "hdf5_known_faults"),
-            launch_command(self, program, self.probe, '"$fsdir/control.h5"', "--control"),
+            launch_command(self, program, self.probe, '"$fsdir/control.h5"', "--control", *bound),
             'echo "control-status: $?"',
         ]
         # a fault ends the probe's job (MPI_Abort): its status is judged with its verdict

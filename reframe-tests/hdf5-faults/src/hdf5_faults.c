@@ -34,6 +34,25 @@
  * times. --control: a barrier before the delete (what an application can add), which
  * must leave /b its fill value.
  *
+ * scaleoffset-int: lossless integer scaleoffset (H5Z_SO_INT, default minimum bits) on a
+ * chunked int8 dataset whose every chunk spans -128..127, the whole range of the type:
+ * each rank writes its own chunk of 256 elements in one collective H5Dwrite; the file is
+ * reopened and every rank reads the whole dataset collectively and compares it with the
+ * pattern. HDF5 1.14.6 fails the read on every rank ("filter returned failure during
+ * read"; serial too: a signed type whose values need all its bits); 2.2.0 reads it back.
+ * --control: the same values in an int32 dataset, which must read back right.
+ *
+ * filtered-empty-read: a deflated chunked dataset with fill value 7 and incremental
+ * allocation that holds no chunk yet, read whole by every rank in one collective H5Dread
+ * (H5FD_MPIO_COLLECTIVE): every element must be the fill value, and the read must return.
+ * --control: the same read independent.
+ *
+ * close-order: collective metadata operations (H5Pset_all_coll_metadata_ops,
+ * H5Pset_coll_metadata_write); every rank creates groups /g0../g3, each with an attribute
+ * and a chunked dataset with an attribute, in one order, and keeps them open; the odd
+ * ranks then close them in the reverse order; H5Fclose must return, and the reopened
+ * file hold every attribute. --control: every rank closes in one order.
+ *
  * A probe never hangs: rank 0 gives the verdict FAULT and ends the job when a step (the
  * set-up, the read, the delete, the close) has not returned within --timeout seconds
  * (default 60, at most a day), naming the step
@@ -41,8 +60,8 @@
  *
  * Output (rank 0): mpi-ranks, mpi-library, hdf5-library, then "PROBE: verdict: OK: ..."
  * (exit 0) or "PROBE: verdict: FAULT: ..." (exit non-zero: coll-md-cache ends the job
- * with MPI_Abort, as H5Fclose would wait for collectives that never match; contig-fill
- * exits 1). Exit 2: bad usage, or an HDF5 call before the probe's own failed.
+ * with MPI_Abort, as H5Fclose would wait for collectives that never match; the others
+ * exit 1). Exit 2: bad usage, or an HDF5 call before the probe's own failed.
  */
 #include <hdf5.h>
 #include <mpi.h>
@@ -277,11 +296,317 @@ contig_fill(const char *path, int control)
     return most ? 1 : 0;
 }
 
+#define SO_CHUNK 256 /* elements of a chunk of the scaleoffset dataset: each rank writes one */
+
+/* element i of the scaleoffset pattern: every chunk spans -128..127, the whole int8 range */
+static int
+so_value(hsize_t i)
+{
+    return (int)(i % SO_CHUNK) - 128;
+}
+
+/* element i of a buffer of `type` (int8 or int32) set to v, or read */
+static void
+so_set(void *buf, hid_t type, hsize_t i, int v)
+{
+    if (H5Tequal(type, H5T_NATIVE_INT8) > 0)
+        ((int8_t *)buf)[i] = (int8_t)v;
+    else
+        ((int32_t *)buf)[i] = v;
+}
+
+static int
+so_get(const void *buf, hid_t type, hsize_t i)
+{
+    return H5Tequal(type, H5T_NATIVE_INT8) > 0 ? ((const int8_t *)buf)[i] : ((const int32_t *)buf)[i];
+}
+
+/* a chunked dataset /s of `type` with lossless integer scaleoffset, each rank writing its
+   own chunk in one collective H5Dwrite (filtered writes are collective in parallel HDF5) */
+static void
+so_write(hid_t f, hid_t type, int rank, int size)
+{
+    hsize_t n = (hsize_t)size * SO_CHUNK, chunk = SO_CHUNK, start = (hsize_t)rank * SO_CHUNK;
+    hid_t   s = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t   ms = H5Screate_simple(1, &chunk, NULL), dx = H5Pcreate(H5P_DATASET_XFER);
+    void   *buf = malloc(SO_CHUNK * sizeof(int32_t));
+    H5Pset_chunk(dcpl, 1, &chunk);
+    must(H5Pset_scaleoffset(dcpl, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT) >= 0, "H5Pset_scaleoffset");
+    H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
+    hid_t d = H5Dcreate2(f, "/s", type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    must(buf && d >= 0, "H5Dcreate2");
+    for (hsize_t i = 0; i < SO_CHUNK; i++)
+        so_set(buf, type, i, so_value(start + i));
+    H5Sselect_hyperslab(s, H5S_SELECT_SET, &start, NULL, &chunk, NULL);
+    must(H5Dwrite(d, type, ms, s, dx, buf) >= 0, "H5Dwrite of /s");
+    H5Dclose(d), H5Pclose(dx), H5Sclose(ms), H5Pclose(dcpl), H5Sclose(s);
+    free(buf);
+}
+
+/* every rank reads all of /s collectively: -1 when the read fails, else the elements
+   that are not the pattern's */
+static long
+so_read(hid_t f, hid_t type, int size)
+{
+    hsize_t n   = (hsize_t)size * SO_CHUNK;
+    long    bad = 0;
+    void   *buf = malloc(n * sizeof(int32_t));
+    hid_t   d = H5Dopen2(f, "/s", H5P_DEFAULT), dx = H5Pcreate(H5P_DATASET_XFER);
+    herr_t  read = -1;
+    must(buf && d >= 0, "H5Dopen2 of /s");
+    H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
+    H5E_BEGIN_TRY
+    {
+        read = H5Dread(d, type, H5S_ALL, H5S_ALL, dx, buf);
+    }
+    H5E_END_TRY
+    for (hsize_t i = 0; read >= 0 && i < n; i++)
+        bad += so_get(buf, type, i) != so_value(i);
+    H5Pclose(dx), H5Dclose(d);
+    free(buf);
+    return read < 0 ? -1 : bad;
+}
+
+static int
+scaleoffset_int(const char *path, int control)
+{
+    int   rank, size, failed, failures = 0;
+    long  bad, most = 0;
+    hid_t type = control ? H5T_NATIVE_INT32 : H5T_NATIVE_INT8, fapl = H5Pcreate(H5P_FILE_ACCESS);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    begin("the set-up");
+    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    must(f >= 0, "H5Fcreate");
+    begin("the collective write of /s");
+    so_write(f, type, rank, size);
+    must(H5Fclose(f) >= 0, "H5Fclose");
+    begin("the collective read of /s");
+    f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    must(f >= 0, "H5Fopen");
+    bad    = so_read(f, type, size);
+    failed = bad < 0;
+    MPI_Allreduce(&failed, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    begin("H5Fclose");
+    must(H5Fclose(f) >= 0, "H5Fclose");
+    H5Pclose(fapl);
+    end_watch();
+    if (rank == 0 && failures)
+        printf("scaleoffset-int: verdict: FAULT: the read of a scaleoffset int8 dataset whose chunks span "
+               "-128..127 failed on %d of %d ranks (\"filter returned failure during read\")\n",
+               failures, size);
+    else if (rank == 0 && most)
+        printf("scaleoffset-int: verdict: FAULT: %ld of %d elements of a scaleoffset int8 dataset read back "
+               "wrong\n",
+               most, size * SO_CHUNK);
+    else if (rank == 0)
+        printf("scaleoffset-int: verdict: OK: the scaleoffset %s dataset read back right on %d ranks%s\n",
+               control ? "int32" : "int8", size, control ? " (control: int32, the same values)" : "");
+    fflush(stdout);
+    return failures || most ? 1 : 0;
+}
+
+#define FE_N     3000 /* elements of the deflated dataset that holds no chunk */
+#define FE_CHUNK 100
+
+/* a deflated chunked int dataset /z, fill value FILL_VALUE, allocated incrementally: no chunk yet */
+static void
+fe_create(hid_t f)
+{
+    hsize_t n = FE_N, chunk = FE_CHUNK;
+    int     fill = FILL_VALUE;
+    hid_t   s = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    must(H5Pset_deflate(dcpl, 6) >= 0, "H5Pset_deflate");
+    H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &fill);
+    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_INCR);
+    hid_t d = H5Dcreate2(f, "/z", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    must(d >= 0, "H5Dcreate2 of /z");
+    H5Dclose(d), H5Pclose(dcpl), H5Sclose(s);
+}
+
+/* every rank reads all of /z with `mode`: -1 when the read fails, else the elements that
+   are not the fill value */
+static long
+fe_read(hid_t f, H5FD_mpio_xfer_t mode)
+{
+    long   bad = 0;
+    int   *buf = malloc(FE_N * sizeof *buf);
+    hid_t  d = H5Dopen2(f, "/z", H5P_DEFAULT), dx = H5Pcreate(H5P_DATASET_XFER);
+    herr_t read = -1;
+    must(buf && d >= 0, "H5Dopen2 of /z");
+    H5Pset_dxpl_mpio(dx, mode);
+    for (int i = 0; i < FE_N; i++)
+        buf[i] = -1;
+    H5E_BEGIN_TRY
+    {
+        read = H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, dx, buf);
+    }
+    H5E_END_TRY
+    for (int i = 0; read >= 0 && i < FE_N; i++)
+        bad += buf[i] != FILL_VALUE;
+    H5Pclose(dx), H5Dclose(d);
+    free(buf);
+    return read < 0 ? -1 : bad;
+}
+
+static int
+filtered_empty_read(const char *path, int control)
+{
+    int   rank, size, failed, failures = 0;
+    long  bad, most = 0;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    begin("the set-up");
+    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    must(f >= 0, "H5Fcreate");
+    fe_create(f);
+    must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
+    begin(control ? "the independent read of /z" : "the collective read of /z");
+    bad    = fe_read(f, control ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE);
+    failed = bad < 0;
+    MPI_Allreduce(&failed, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    begin("H5Fclose");
+    must(H5Fclose(f) >= 0, "H5Fclose");
+    H5Pclose(fapl);
+    end_watch();
+    if (rank == 0 && failures)
+        printf(
+            "filtered-empty-read: verdict: FAULT: the read of a deflated dataset that holds no chunk failed "
+            "on %d of %d ranks\n",
+            failures, size);
+    else if (rank == 0 && most)
+        printf("filtered-empty-read: verdict: FAULT: %ld of %d elements of a deflated dataset that holds no "
+               "chunk are not its fill value\n",
+               most, FE_N);
+    else if (rank == 0)
+        printf("filtered-empty-read: verdict: OK: a deflated dataset that holds no chunk read as its fill "
+               "value on %d ranks%s\n",
+               size, control ? " (control: an independent read)" : "");
+    fflush(stdout);
+    return failures || most ? 1 : 0;
+}
+
+#define CO_GROUPS 4  /* groups /g0.., each with an attribute and a chunked dataset */
+#define CO_N      64 /* elements of each dataset */
+
+/* a scalar int attribute `name` = v on obj */
+static void
+co_attribute(hid_t obj, const char *name, int v)
+{
+    hid_t s = H5Screate(H5S_SCALAR), a = H5Acreate2(obj, name, H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT);
+    must(a >= 0 && H5Awrite(a, H5T_NATIVE_INT, &v) >= 0, "H5Awrite");
+    H5Aclose(a), H5Sclose(s);
+}
+
+/* group /g<i> with attribute index = i and a chunked dataset d with attribute index = i;
+   both left open (obj[0] the group, obj[1] the dataset) */
+static void
+co_setup(hid_t f, int i, hid_t obj[2])
+{
+    char    name[16];
+    hsize_t n = CO_N, chunk = CO_N / 4;
+    hid_t   s = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    snprintf(name, sizeof name, "/g%d", i);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    obj[0] = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    must(obj[0] >= 0, "H5Gcreate2");
+    co_attribute(obj[0], "index", i);
+    obj[1] = H5Dcreate2(obj[0], "d", H5T_NATIVE_INT, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    must(obj[1] >= 0, "H5Dcreate2");
+    co_attribute(obj[1], "index", i);
+    H5Pclose(dcpl), H5Sclose(s);
+}
+
+/* the attributes of the reopened file that are not their group's index (-1: unreadable) */
+static int
+co_wrong(const char *path, hid_t fapl)
+{
+    int   wrong = 0;
+    hid_t f     = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    for (int i = 0; i < CO_GROUPS; i++) {
+        char name[16];
+        int  v = -1;
+        snprintf(name, sizeof name, "/g%d/d", i);
+        H5E_BEGIN_TRY
+        {
+            hid_t a = H5Aopen_by_name(f, name, "index", H5P_DEFAULT, H5P_DEFAULT);
+            if (a < 0 || H5Aread(a, H5T_NATIVE_INT, &v) < 0)
+                v = -1;
+            H5Aclose(a);
+        }
+        H5E_END_TRY
+        wrong += v != i;
+    }
+    H5E_BEGIN_TRY
+    {
+        H5Fclose(f);
+    }
+    H5E_END_TRY
+    return f < 0 ? -1 : wrong;
+}
+
+static int
+close_order(const char *path, int control)
+{
+    int   rank, size, failed, failures = 0, wrong, most = 0;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), obj[CO_GROUPS][2];
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    begin("the set-up");
+    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
+    must(H5Pset_all_coll_metadata_ops(fapl, 1) >= 0 && H5Pset_coll_metadata_write(fapl, 1) >= 0,
+         "H5Pset_all_coll_metadata_ops");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    must(f >= 0, "H5Fcreate");
+    begin("the creates");
+    for (int i = 0; i < CO_GROUPS; i++) /* in one order on every rank, as HDF5 asks */
+        co_setup(f, i, obj[i]);
+    begin("the closes (odd ranks in the reverse order)");
+    int reverse = !control && rank % 2;
+    for (int k = 0; k < CO_GROUPS; k++) {
+        int i = reverse ? CO_GROUPS - 1 - k : k;
+        H5Dclose(obj[i][1]), H5Gclose(obj[i][0]);
+    }
+    begin("H5Fclose");
+    H5E_BEGIN_TRY
+    {
+        failed = H5Fclose(f) < 0;
+    }
+    H5E_END_TRY
+    MPI_Allreduce(&failed, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    begin("the read-back of the attributes");
+    wrong = failures ? 0 : co_wrong(path, fapl);
+    wrong = wrong < 0 ? CO_GROUPS : wrong;
+    MPI_Allreduce(&wrong, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    H5Pclose(fapl);
+    end_watch();
+    if (rank == 0 && (failures || most))
+        printf(
+            "close-order: verdict: FAULT: after closes in different orders on different ranks (collective "
+            "metadata operations) H5Fclose failed on %d of %d ranks, %d of %d attributes read back wrong\n",
+            failures, size, most, CO_GROUPS);
+    else if (rank == 0)
+        printf("close-order: verdict: OK: H5Fclose returned and the file reads back right on %d ranks%s\n",
+               size, control ? " (control: every rank closes in one order)" : "");
+    fflush(stdout);
+    return failures || most ? 1 : 0;
+}
+
 /* the probes: name, function */
 static const struct {
     const char *name;
     int (*run)(const char *path, int control);
-} PROBES[] = {{"coll-md-cache", coll_md_cache}, {"contig-fill", contig_fill}};
+} PROBES[] = {{"coll-md-cache", coll_md_cache},
+              {"contig-fill", contig_fill},
+              {"scaleoffset-int", scaleoffset_int},
+              {"filtered-empty-read", filtered_empty_read},
+              {"close-order", close_order}};
 
 /* which MPI and HDF5 ran, on how many ranks (reframe-tests/lib/h5checks/mpi.py) */
 static void
@@ -321,10 +646,9 @@ main(int argc, char **argv)
             bad = 1;
     }
     if (bad) {
-        fprintf(
-            stderr,
-            "usage: mpiexec -n N (N >= 2) hdf5_faults coll-md-cache|contig-fill FILE [--control] [--timeout "
-            "SECONDS]\n");
+        fprintf(stderr, "usage: mpiexec -n N (N >= 2) hdf5_faults "
+                        "coll-md-cache|contig-fill|scaleoffset-int|filtered-empty-read|"
+                        "close-order FILE [--control] [--timeout SECONDS]\n");
         MPI_Finalize();
         return 2;
     }
