@@ -67,6 +67,13 @@ def expected_rows(desc):
     # the fill of a new contiguous dataset races earlier writes: every run with Debian's
     # MPICH, by chance elsewhere (stacks.yaml names it for both series)
     rows[("hdf5_faults", "%probe=contig-fill")] = "xfail" if desc["mpi"] == "mpich" else EITHER
+    # scaleoffset on int8 chunks that span the whole range does not read back with 1.14.6
+    # (stacks.yaml names it for that series); 2.2.0 reads it back
+    rows[("hdf5_faults", "%probe=scaleoffset-int")] = "xfail" if desc["hdf5_series"] == "1.14" else "pass"
+    # a collective read of a filtered dataset without chunks, closes in different orders:
+    # neither shows here (the checks stay for the HDF5 versions where they do)
+    rows[("hdf5_faults", "%probe=filtered-empty-read")] = "pass"
+    rows[("hdf5_faults", "%probe=close-order")] = "pass"
     rows[("filesystem_locking", "%fs_kind=posix")] = "pass"  # a finding, never a failure
     # the Apptainer image of the stack's MPI, in both run models (the plain 1.14 stack's
     # environment: the host MPI of the image); skipped where the image is not built
@@ -377,14 +384,21 @@ def test_mpiio_faults_fail_when_the_fault_shows(stack_descriptions, tmp_path):
 def test_hdf5_faults_fail_where_the_fault_shows_unless_known(tmp_path):
     """The HDF5 fault check judged without its known-fault entry (accept_known=no) fails in
     sanity naming the fault; its control run passed (the sanity's other assertions hold).
-    The probe that shows its fault in every run (contig-fill shows on Open MPI by chance)."""
+    The probes that show their fault in every run on HDF5 1.14.6 (contig-fill shows on Open
+    MPI by chance)."""
     cases = _failing_check_cases(
         tmp_path, "hdf5-faults/hdf5_faults.py", "openmpi-hdf5-1_14", ["hdf5_faults.accept_known=no"],
-        where="probe == 'coll-md-cache'",
+        where="probe in ('coll-md-cache', 'scaleoffset-int')",
     )  # fmt: skip
-    assert [(c["result"], c["fail_phase"]) for c in cases] == [("fail", "sanity")], cases
-    reason = cases[0]["fail_reason"]
+    results = {re.search(r"%probe=(\S+)", c["display_name"]).group(1): c for c in cases}
+    assert {p: (c["result"], c["fail_phase"]) for p, c in results.items()} == {
+        "coll-md-cache": ("fail", "sanity"),
+        "scaleoffset-int": ("fail", "sanity"),
+    }, cases
+    reason = results["coll-md-cache"]["fail_reason"]
     assert "this HDF5 shows the fault (coll-md-cache)" in reason and "failed on 2 of 3 ranks" in reason, reason
+    reason = results["scaleoffset-int"]["fail_reason"]
+    assert "this HDF5 shows the fault (scaleoffset-int)" in reason and "failed on 3 of 3 ranks" in reason, reason
 
 
 def test_a_hdf5_probe_that_hangs_ends_with_a_fault_verdict(tmp_path):
