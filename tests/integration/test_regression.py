@@ -145,6 +145,20 @@ SLURM_CHECKS = [
     *(f"dsm_roundtrip%distribution={d}" for d in in_turn(DSM_DISTRIBUTIONS)),
     "dsm_h5pwrite3dc",
 ]
+#: HDF5's fault probes in two halves: on `generic` each of SELECTED_STACKS runs one, the
+#: other stack the other, swapped by the day; across the nodes of slurm-cluster one half a
+#: run, in turn (--full: every probe everywhere)
+HDF5_FAULT_HALVES = (
+    ["coll-md-cache", "scaleoffset-int", "close-order"],
+    ["contig-fill", "filtered-empty-read"],
+)
+
+
+def hdf5_fault_selectors(probes):
+    """The selectors of the hdf5_faults variants of probes on the local scratch (posix)."""
+    return [f"hdf5_faults%fs_kind=posix%probe={p}" for p in probes]
+
+
 #: slurm-cluster (every job on 2 of 4 emulated nodes): every check kind across nodes, on the
 #: MPI it runs there (its site config leaves Debian's MPICH out, and says why)
 CLUSTER_STACKS = ["openmpi-hdf5-1.14"]
@@ -162,7 +176,7 @@ CLUSTER_CHECKS = [
         for s in in_turn(["hdf5-1.14", "hdf5-2"])
     ),
     "mpiio_faults",
-    "hdf5_faults",
+    *hdf5_fault_selectors(HDF5_FAULT_HALVES[turn(2)]),
     "filesystem_locking",
     "multifile_workload",
     "multifile_bench",
@@ -200,6 +214,7 @@ GENERIC_HALVES = [
      ["h5pwrite3dc_verify%fs_kind=posix%driver=multifile", "h5pwrite3dc_verify%fs_kind=posix%driver=subfiling"]),
     (["dsm_roundtrip%distribution=linear", "dsm_roundtrip%distribution=mask:1m"],
      ["dsm_roundtrip%distribution=block-cyclic:4k", "dsm_roundtrip%distribution=random-block:1k:7"]),
+    tuple(hdf5_fault_selectors(half) for half in HDF5_FAULT_HALVES),
 ]  # fmt: skip
 
 
@@ -399,6 +414,16 @@ def test_hdf5_faults_fail_where_the_fault_shows_unless_known(tmp_path):
     assert "this HDF5 shows the fault (coll-md-cache)" in reason and "failed on 2 of 3 ranks" in reason, reason
     reason = results["scaleoffset-int"]["fail_reason"]
     assert "this HDF5 shows the fault (scaleoffset-int)" in reason and "failed on 3 of 3 ranks" in reason, reason
+
+
+def test_the_hdf5_fault_halves_name_every_probe():
+    """Each probe of hdf5_faults is in one half of HDF5_FAULT_HALVES: none left out of
+    the default selection, none run twice."""
+    text = open(os.path.join(ROOT, "reframe-tests", "hdf5-faults", "hdf5_faults.py")).read()
+    probes = re.search(r"^PROBES = \[(.*)\]$", text, re.M).group(1)
+    probes = re.findall(r'"([^"]+)"', probes)
+    halves = [p for half in HDF5_FAULT_HALVES for p in half]
+    assert sorted(halves) == sorted(probes), (halves, probes)
 
 
 def test_a_hdf5_probe_that_hangs_ends_with_a_fault_verdict(tmp_path):
