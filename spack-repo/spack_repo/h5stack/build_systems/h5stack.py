@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.9", commit="3589d1b35b0fb1744bd1b39870cb8c6b85c6bb38")
+    version("0.2.10", commit="9318244c141b43883bf72edad1ac99678b462a7d")
 
 
 class H5stackPackage(CMakePackage):
