@@ -120,13 +120,43 @@ must(int ok, const char *what)
     }
 }
 
+/* an access list of MPI-IO on every rank */
+static hid_t
+mpio_fapl(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
+    return fapl;
+}
+
+/* how many ranks failed (bad < 0) and the most elements any rank read wrong (bad) */
+static void
+tally(long bad, int *failures, long *most)
+{
+    int failed = bad < 0;
+    MPI_Allreduce(&failed, failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+}
+
+/* all of dataset d read into buf with transfer list dx, HDF5's error stack not printed */
+static herr_t
+quiet_read(hid_t d, hid_t type, hid_t dx, void *buf)
+{
+    herr_t read = -1;
+    H5E_BEGIN_TRY
+    {
+        read = H5Dread(d, type, H5S_ALL, H5S_ALL, dx, buf);
+    }
+    H5E_END_TRY
+    return read;
+}
+
 /* MPI-IO with a small fixed-size metadata cache */
 static hid_t
 small_cache_fapl(void)
 {
-    hid_t               fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t               fapl = mpio_fapl();
     H5AC_cache_config_t mdc  = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
-    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
     must(H5Pget_mdc_config(fapl, &mdc) >= 0, "H5Pget_mdc_config");
     mdc.set_initial_size = 1;
     mdc.initial_size = mdc.min_size = mdc.max_size = 16 * 1024;
@@ -253,11 +283,10 @@ contig_fill(const char *path, int control)
 {
     int   rank, size;
     long  wrong = 0, most = 0;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t fapl = mpio_fapl();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     begin("the set-up");
-    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     must(f >= 0, "H5Fcreate");
     hid_t a = contiguous(f, "/a", H5D_FILL_TIME_NEVER);
@@ -355,11 +384,7 @@ so_read(hid_t f, hid_t type, int size)
     herr_t  read = -1;
     must(buf && d >= 0, "H5Dopen2 of /s");
     H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
-    H5E_BEGIN_TRY
-    {
-        read = H5Dread(d, type, H5S_ALL, H5S_ALL, dx, buf);
-    }
-    H5E_END_TRY
+    read = quiet_read(d, type, dx, buf);
     for (hsize_t i = 0; read >= 0 && i < n; i++)
         bad += so_get(buf, type, i) != so_value(i);
     H5Pclose(dx), H5Dclose(d);
@@ -370,13 +395,12 @@ so_read(hid_t f, hid_t type, int size)
 static int
 scaleoffset_int(const char *path, int control)
 {
-    int   rank, size, failed, failures = 0;
+    int   rank, size, failures = 0;
     long  bad, most = 0;
-    hid_t type = control ? H5T_NATIVE_INT32 : H5T_NATIVE_INT8, fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t type = control ? H5T_NATIVE_INT32 : H5T_NATIVE_INT8, fapl = mpio_fapl();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     begin("the set-up");
-    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     must(f >= 0, "H5Fcreate");
     begin("the collective write of /s");
@@ -385,10 +409,8 @@ scaleoffset_int(const char *path, int control)
     begin("the collective read of /s");
     f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     must(f >= 0, "H5Fopen");
-    bad    = so_read(f, type, size);
-    failed = bad < 0;
-    MPI_Allreduce(&failed, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&bad, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    bad = so_read(f, type, size);
+    tally(bad, &failures, &most);
     begin("H5Fclose");
     must(H5Fclose(f) >= 0, "H5Fclose");
     H5Pclose(fapl);
@@ -440,11 +462,7 @@ fe_read(hid_t f, H5FD_mpio_xfer_t mode)
     H5Pset_dxpl_mpio(dx, mode);
     for (int i = 0; i < FE_N; i++)
         buf[i] = -1;
-    H5E_BEGIN_TRY
-    {
-        read = H5Dread(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, dx, buf);
-    }
-    H5E_END_TRY
+    read = quiet_read(d, H5T_NATIVE_INT, dx, buf);
     for (int i = 0; read >= 0 && i < FE_N; i++)
         bad += buf[i] != FILL_VALUE;
     H5Pclose(dx), H5Dclose(d);
@@ -455,22 +473,19 @@ fe_read(hid_t f, H5FD_mpio_xfer_t mode)
 static int
 filtered_empty_read(const char *path, int control)
 {
-    int   rank, size, failed, failures = 0;
+    int   rank, size, failures = 0;
     long  bad, most = 0;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t fapl = mpio_fapl();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     begin("the set-up");
-    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     must(f >= 0, "H5Fcreate");
     fe_create(f);
     must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
     begin(control ? "the independent read of /z" : "the collective read of /z");
-    bad    = fe_read(f, control ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE);
-    failed = bad < 0;
-    MPI_Allreduce(&failed, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&bad, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    bad = fe_read(f, control ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE);
+    tally(bad, &failures, &most);
     begin("H5Fclose");
     must(H5Fclose(f) >= 0, "H5Fclose");
     H5Pclose(fapl);
@@ -555,11 +570,10 @@ static int
 close_order(const char *path, int control)
 {
     int   rank, size, failed, failures = 0, wrong, most = 0;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), obj[CO_GROUPS][2];
+    hid_t fapl = mpio_fapl(), obj[CO_GROUPS][2];
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     begin("the set-up");
-    must(H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, MPI_INFO_NULL) >= 0, "H5Pset_fapl_mpio");
     must(H5Pset_all_coll_metadata_ops(fapl, 1) >= 0 && H5Pset_coll_metadata_write(fapl, 1) >= 0,
          "H5Pset_all_coll_metadata_ops");
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
