@@ -208,6 +208,16 @@ if lsattr -d keep.h5/0 2> /dev/null | grep -q -- '-i-'; then
 else
     fail "chattr +i is not available here: the case of an old directory that cannot be removed is untested"
 fi
+# ... and so does a merge in place of a head whose body cannot be removed afterwards
+"$mpiexec" -n 2 "$workload" hkeep.h5 --driver multifile --options layout=head --datasets 2 > /dev/null || exit 1
+if chattr +i hkeep.h5.h5mf/0 2> /dev/null; then
+    out=$("$h5mf" merge hkeep.h5 2>&1); rc=$?
+    chattr -i hkeep.h5.h5mf/0 2> /dev/null
+    [[ $rc != 0 ]] && grep -q "could not be removed" <<<"$out" && "$h5mf" merge hkeep.h5 2>&1 | grep -q "already merged" \
+        && echo "ok: a head's body that cannot be removed is reported" || fail "merge of hkeep.h5: exit $rc: $out"
+else
+    fail "chattr +i is not available here: a head's body that cannot be removed is untested"
+fi
 
 # h5mf on an ordinary HDF5 file
 for cmd in info verify merge; do

@@ -61,7 +61,9 @@ kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null || true
 # merged in place: an ordinary file at the path, no directory left
 body=$(ls -d "$work"/p.h5.*.h5mf)
 cp -a "$body" "$work/saved.h5mf"
-"$h5mf" merge "$work/p.h5" >/dev/null || fail "h5mf merge p.h5 in place"
+"$h5mf" merge "$work/p.h5" 2>"$work/err" >/dev/null || fail "h5mf merge p.h5 in place"
+# the head itself given: no word of a body adopted (that is for a body given by its path)
+grep -q "is the directory of the head" "$work/err" && fail "h5mf merge of the head says it adopted it: $(cat "$work/err")"
 [[ -f $work/p.h5 && ! -e $body ]] || fail "the merge in place left $body"
 # a merge in place cut after its rename leaves the directory (no head names it): the
 # merge run again says the file is merged and removes it; a renamed head's is kept

@@ -715,7 +715,7 @@ main(int argc, char **argv)
     }
     if (rc < 0 && strcmp(argv[optind], "clean") != 0) /* clean takes a plain directory */
         rc = resolve_head(&dir, body);
-    if (rc < 0 && !strcmp(argv[optind], "merge") && !a.out)
+    if (rc < 0 && !strcmp(argv[optind], "merge") && !a.out && !head_g) /* a body given, not its head */
         rc = adopt_owner(dir);
     if (rc < 0)
         rc = check_paths(argv[optind], dir, a.out);
