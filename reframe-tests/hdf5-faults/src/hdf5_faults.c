@@ -138,17 +138,30 @@ tally(long bad, int *failures, long *most)
     MPI_Allreduce(&bad, most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
 }
 
-/* all of dataset d read into buf with transfer list dx, HDF5's error stack not printed */
-static herr_t
-quiet_read(hid_t d, hid_t type, hid_t dx, void *buf)
+/* is element i of buf (read as type) not what the probe wrote? */
+typedef int (*wrong_fn)(const void *buf, hid_t type, hsize_t i);
+
+/* every rank reads all n elements of dataset name as type with transfer mode, HDF5's error
+ * stack not printed: -1 when the read fails, else the elements wrong() rejects */
+static long
+read_wrong(hid_t f, const char *name, hid_t type, H5FD_mpio_xfer_t mode, hsize_t n, wrong_fn wrong)
 {
+    long   bad  = 0;
     herr_t read = -1;
+    void  *buf  = calloc(n, H5Tget_size(type));
+    hid_t  d = H5Dopen2(f, name, H5P_DEFAULT), dx = H5Pcreate(H5P_DATASET_XFER);
+    must(buf && d >= 0, "H5Dopen2 of the probe's dataset");
+    H5Pset_dxpl_mpio(dx, mode);
     H5E_BEGIN_TRY
     {
         read = H5Dread(d, type, H5S_ALL, H5S_ALL, dx, buf);
     }
     H5E_END_TRY
-    return read;
+    for (hsize_t i = 0; read >= 0 && i < n; i++)
+        bad += wrong(buf, type, i);
+    H5Pclose(dx), H5Dclose(d);
+    free(buf);
+    return read < 0 ? -1 : bad;
 }
 
 /* MPI-IO with a small fixed-size metadata cache */
@@ -372,24 +385,11 @@ so_write(hid_t f, hid_t type, int rank, int size)
     free(buf);
 }
 
-/* every rank reads all of /s collectively: -1 when the read fails, else the elements
-   that are not the pattern's */
-static long
-so_read(hid_t f, hid_t type, int size)
+/* an element of /s that is not the pattern's */
+static int
+so_wrong(const void *buf, hid_t type, hsize_t i)
 {
-    hsize_t n   = (hsize_t)size * SO_CHUNK;
-    long    bad = 0;
-    void   *buf = malloc(n * sizeof(int32_t));
-    hid_t   d = H5Dopen2(f, "/s", H5P_DEFAULT), dx = H5Pcreate(H5P_DATASET_XFER);
-    herr_t  read = -1;
-    must(buf && d >= 0, "H5Dopen2 of /s");
-    H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
-    read = quiet_read(d, type, dx, buf);
-    for (hsize_t i = 0; read >= 0 && i < n; i++)
-        bad += so_get(buf, type, i) != so_value(i);
-    H5Pclose(dx), H5Dclose(d);
-    free(buf);
-    return read < 0 ? -1 : bad;
+    return so_get(buf, type, i) != so_value(i);
 }
 
 static int
@@ -409,7 +409,7 @@ scaleoffset_int(const char *path, int control)
     begin("the collective read of /s");
     f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     must(f >= 0, "H5Fopen");
-    bad = so_read(f, type, size);
+    bad = read_wrong(f, "/s", type, H5FD_MPIO_COLLECTIVE, (hsize_t)size * SO_CHUNK, so_wrong);
     tally(bad, &failures, &most);
     begin("H5Fclose");
     must(H5Fclose(f) >= 0, "H5Fclose");
@@ -449,25 +449,12 @@ fe_create(hid_t f)
     H5Dclose(d), H5Pclose(dcpl), H5Sclose(s);
 }
 
-/* every rank reads all of /z with `mode`: -1 when the read fails, else the elements that
-   are not the fill value */
-static long
-fe_read(hid_t f, H5FD_mpio_xfer_t mode)
+/* an element of /z that is not its fill value */
+static int
+fe_wrong(const void *buf, hid_t type, hsize_t i)
 {
-    long   bad = 0;
-    int   *buf = malloc(FE_N * sizeof *buf);
-    hid_t  d = H5Dopen2(f, "/z", H5P_DEFAULT), dx = H5Pcreate(H5P_DATASET_XFER);
-    herr_t read = -1;
-    must(buf && d >= 0, "H5Dopen2 of /z");
-    H5Pset_dxpl_mpio(dx, mode);
-    for (int i = 0; i < FE_N; i++)
-        buf[i] = -1;
-    read = quiet_read(d, H5T_NATIVE_INT, dx, buf);
-    for (int i = 0; read >= 0 && i < FE_N; i++)
-        bad += buf[i] != FILL_VALUE;
-    H5Pclose(dx), H5Dclose(d);
-    free(buf);
-    return read < 0 ? -1 : bad;
+    (void)type;
+    return ((const int *)buf)[i] != FILL_VALUE;
 }
 
 static int
@@ -484,7 +471,8 @@ filtered_empty_read(const char *path, int control)
     fe_create(f);
     must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
     begin(control ? "the independent read of /z" : "the collective read of /z");
-    bad = fe_read(f, control ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE);
+    bad = read_wrong(f, "/z", H5T_NATIVE_INT, control ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE, FE_N,
+                     fe_wrong);
     tally(bad, &failures, &most);
     begin("H5Fclose");
     must(H5Fclose(f) >= 0, "H5Fclose");
