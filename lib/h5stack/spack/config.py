@@ -195,12 +195,12 @@ def _fill_wheel_mpich_prefix(tmp, root, wheel_prefix):
 
 def _fill_bin(tmp, wheel_prefix, wrappers, lib, mpi):
     """tmp/bin: links to the wheels' commands, but the compiler wrappers ({name: variable
-    of its compiler}), which search lib first (_write_mpich_wrapper)."""
+    of its compiler}), which search lib first (_write_lib_first_wrapper)."""
     os.mkdir(os.path.join(tmp, "bin"))
     for entry in sorted(os.listdir(os.path.join(wheel_prefix, "bin"))):
         target, link = os.path.join(wheel_prefix, "bin", entry), os.path.join(tmp, "bin", entry)
         if entry in wrappers:
-            _write_mpich_wrapper(link, target, wrappers[entry], lib, mpi)
+            _write_lib_first_wrapper(link, target, wrappers[entry], lib, mpi)
         else:
             os.symlink(target, link)
 
@@ -229,7 +229,7 @@ def _fill_oneapi_component(tmp, component, wheel_prefix):
         f.write(ONEAPI_VARS.format(root=component))
 
 
-def _write_mpich_wrapper(path, wrapper, variable, lib, mpi):
+def _write_lib_first_wrapper(path, wrapper, variable, lib, mpi):
     """An sh script that runs the compiler wrapper of an MPI of MPICH's family (mpi: its
     name) with `-L lib` right after the compiler (variable, e.g. MPICH_CC or I_MPI_CC:
     the caller's compiler, where set, is kept)."""
