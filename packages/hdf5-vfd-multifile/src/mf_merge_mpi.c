@@ -123,8 +123,11 @@ merge_loaded(const mf_merge_job_t *job, const mf_dir_t *d, int rank, mf_merge_lo
     if (rank == 0)
         placed = put_in_place(job, tmp, lock, err);
     done->write = MPI_Wtime() - t;
-    done->left  = placed > 0;
-    return agree(job->comm, placed >= 0, err);
+    if (agree(job->comm, placed >= 0, err) < 0)
+        return -1;
+    MPI_Bcast(&placed, 1, MPI_INT, 0, job->comm); /* every rank knows what was left */
+    done->left = placed > 0;
+    return 0;
 }
 
 int

@@ -44,7 +44,7 @@ typedef struct {
     uint64_t size;                /* bytes of the reconstructed file */
     uint64_t bytes, records;      /* data bytes and records it was made from */
     int      checksums;           /* the records carry data checksums */
-    int      left;                /* in place, but the old directory stays (its path in err) */
+    int      left;                /* in place, the old directory stays (every rank; where: rank 0's err) */
 } mf_merge_done_t;
 
 /* The whole reconstruction, on every rank of job->comm: a merge in place locks the

@@ -361,7 +361,7 @@ merge_dir(H5FD_multifile_t *f, bool parallel, mf_err_t err)
         return -1;
     if (parallel || f->rank == 0)
         ok = mf_merge_run(&job, &done, err) == 0;
-    if (ok && done.left) /* the file is in place */
+    if (ok && done.left && f->rank == 0) /* the file is in place; err is rank 0's */
         fprintf(stderr, "multifile: warning: %s\n", err);
     if (mf_agree(f->comm, ok, err) < 0)
         return -1;

@@ -208,6 +208,12 @@ if lsattr -d keep.h5/0 2> /dev/null | grep -q -- '-i-'; then
 else
     fail "chattr +i is not available here: the case of an old directory that cannot be removed is untested"
 fi
+# ... on every rank of a parallel merge (each rank's own status, not the launcher's)
+cp -r good.h5 pkeep.h5 && chattr +i pkeep.h5/0 2> /dev/null
+out=$("$mpiexec" -n 2 bash -c '"$0" merge pkeep.h5 > /dev/null 2>&1; echo "rank-status: $?"' "$h5mf" 2>&1)
+chattr -i "$work"/.pkeep.h5.h5mf-merge.*/0 2> /dev/null
+[[ $(grep -c "^rank-status: 1$" <<<"$out") == 2 ]] && test -f pkeep.h5 \
+    && echo "ok: every rank of a parallel merge exits 1 when the old directory stays" || fail "parallel merge of pkeep.h5: $out"
 # ... and so does a merge in place of a head whose body cannot be removed afterwards
 "$mpiexec" -n 2 "$workload" hkeep.h5 --driver multifile --options layout=head --datasets 2 > /dev/null || exit 1
 if chattr +i hkeep.h5.h5mf/0 2> /dev/null; then

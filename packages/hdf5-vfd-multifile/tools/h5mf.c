@@ -425,8 +425,8 @@ cmd_merge(const char *dir, const char *out, int partial, int force, int verify, 
     mf_merge_done_t done;
     if (mf_merge_run(&job, &done, err) < 0)
         return fail(err);
-    if (rank_g != 0)
-        return 0;
+    if (rank_g != 0) /* the message is rank 0's; the status every rank's */
+        return done.left;
     report_merge(&done, dir, out, verify);
     if (adopted_g)
         fprintf(stderr, "h5mf: %s is the directory of the head %s: merged in place of the head\n", adopted_g,
