@@ -35,7 +35,7 @@ def h5stack_versions():
     # development: the newest commit of main (for a working tree: `spack develop`)
     version("main", branch="main")
     # releases: commits of the public repository
-    version("0.2.10", commit="9318244c141b43883bf72edad1ac99678b462a7d")
+    version("0.2.11", commit="2a0b65045763143f92dc0d056c6e9cfc95484d1b")
 
 
 class H5stackPackage(CMakePackage):
