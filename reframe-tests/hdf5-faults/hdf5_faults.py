@@ -12,6 +12,9 @@ file-system kind of the partition (FileSystemMixin); one probe per fault class (
 - hdf5_faults %probe=scaleoffset-int: "does a chunked int8 dataset with lossless integer
   scaleoffset whose chunks span the whole range read back?" The control (int32, the same
   values) must pass.
+- hdf5_faults %probe=nbit-after-deflate: "does a chunked uint8 dataset filtered by deflate,
+  then nbit, whose chunks deflate cannot shrink read back?" The control (nbit, then
+  deflate) must pass.
 - hdf5_faults %probe=filtered-empty-read: "does a collective read of a deflated dataset
   that holds no chunk yet return its fill value?" The control reads independently.
 - hdf5_faults %probe=close-order: "does H5Fclose return, with collective metadata
@@ -45,9 +48,9 @@ from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import launch_command, mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
-PROBES = ["coll-md-cache", "contig-fill", "scaleoffset-int", "filtered-empty-read", "close-order"]
+PROBES = ["coll-md-cache", "contig-fill", "scaleoffset-int", "nbit-after-deflate", "filtered-empty-read", "close-order"]
 #: the longest a step may take (the program's --timeout), in seconds, where not its 60
-TIMEOUTS = {"scaleoffset-int": 20, "filtered-empty-read": 20, "close-order": 20}
+TIMEOUTS = {"scaleoffset-int": 20, "nbit-after-deflate": 20, "filtered-empty-read": 20, "close-order": 20}
 
 
 class hdf5_faults_build(SingleSourceBuild):

@@ -72,6 +72,10 @@ def expected_rows(desc):
     rows[("hdf5_faults", "%fs_kind=posix %probe=scaleoffset-int")] = (
         "xfail" if desc["hdf5_series"] == "1.14" else "pass"
     )
+    # so does a chunk filtered by deflate, then nbit, that deflate cannot shrink
+    rows[("hdf5_faults", "%fs_kind=posix %probe=nbit-after-deflate")] = (
+        "xfail" if desc["hdf5_series"] == "1.14" else "pass"
+    )
     # a collective read of a filtered dataset without chunks, closes in different orders:
     # neither shows here (the checks stay for the HDF5 versions where they do)
     rows[("hdf5_faults", "%fs_kind=posix %probe=filtered-empty-read")] = "pass"
@@ -152,7 +156,7 @@ SLURM_CHECKS = [
 #: run, in turn (--full: every probe everywhere)
 HDF5_FAULT_HALVES = (
     ["coll-md-cache", "scaleoffset-int", "close-order"],
-    ["contig-fill", "filtered-empty-read"],
+    ["contig-fill", "nbit-after-deflate", "filtered-empty-read"],
 )
 
 

@@ -42,6 +42,17 @@
  * read"; serial too: a signed type whose values need all its bits); 2.2.0 reads it back.
  * --control: the same values in an int32 dataset, which must read back right.
  *
+ * nbit-after-deflate: a chunked uint8 dataset whose filters are deflate, then nbit (the
+ * order H5Pset_deflate, H5Pset_nbit gives), each chunk 256 bytes that deflate cannot
+ * shrink (its output is longer than the chunk): each rank writes its own chunk in one
+ * collective H5Dwrite, and every rank reads the whole dataset back collectively. HDF5
+ * 1.14.6 fails the read on every rank ("filter returned failure during read"; serial
+ * too, and uint16 alike; chunks that deflate shrinks read back): nbit on a type of full
+ * precision returns the buffer size deflate recorded, the chunk's uncompressed size, so
+ * only 256 of deflate's 267 bytes are stored (H5Z__filter_nbit): the chunks are written
+ * truncated; 2.2.0 writes and reads them back. --control: nbit, then deflate, which must
+ * read back right.
+ *
  * filtered-empty-read: a deflated chunked dataset with fill value 7 and incremental
  * allocation that holds no chunk yet, read whole by every rank in one collective H5Dread
  * (H5FD_MPIO_COLLECTIVE): every element must be the fill value, and the read must return.
@@ -363,25 +374,39 @@ so_get(const void *buf, hid_t type, hsize_t i)
     return H5Tequal(type, H5T_NATIVE_INT8) > 0 ? ((const int8_t *)buf)[i] : ((const int32_t *)buf)[i];
 }
 
-/* a chunked dataset /s of `type` with lossless integer scaleoffset, each rank writing its
-   own chunk in one collective H5Dwrite (filtered writes are collective in parallel HDF5) */
+/* a chunked dataset `name` of n elements of `type` in chunks of `chunk`, created with dcpl,
+   each rank writing its own chunk (buf) in one collective H5Dwrite (filtered writes are
+   collective in parallel HDF5) */
 static void
-so_write(hid_t f, hid_t type, int rank, int size)
+write_own_chunks(hid_t f, const char *name, hid_t type, hid_t dcpl, hsize_t chunk, const void *buf)
 {
-    hsize_t n = (hsize_t)size * SO_CHUNK, chunk = SO_CHUNK, start = (hsize_t)rank * SO_CHUNK;
-    hid_t   s = H5Screate_simple(1, &n, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    hid_t   ms = H5Screate_simple(1, &chunk, NULL), dx = H5Pcreate(H5P_DATASET_XFER);
-    void   *buf = malloc(SO_CHUNK * sizeof(int32_t));
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    hsize_t n = (hsize_t)size * chunk, start = (hsize_t)rank * chunk;
+    hid_t   s = H5Screate_simple(1, &n, NULL), ms = H5Screate_simple(1, &chunk, NULL);
+    hid_t   dx = H5Pcreate(H5P_DATASET_XFER);
     H5Pset_chunk(dcpl, 1, &chunk);
-    must(H5Pset_scaleoffset(dcpl, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT) >= 0, "H5Pset_scaleoffset");
     H5Pset_dxpl_mpio(dx, H5FD_MPIO_COLLECTIVE);
-    hid_t d = H5Dcreate2(f, "/s", type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    must(buf && d >= 0, "H5Dcreate2");
-    for (hsize_t i = 0; i < SO_CHUNK; i++)
-        so_set(buf, type, i, so_value(start + i));
+    hid_t d = H5Dcreate2(f, name, type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    must(d >= 0, "H5Dcreate2");
     H5Sselect_hyperslab(s, H5S_SELECT_SET, &start, NULL, &chunk, NULL);
-    must(H5Dwrite(d, type, ms, s, dx, buf) >= 0, "H5Dwrite of /s");
-    H5Dclose(d), H5Pclose(dx), H5Sclose(ms), H5Pclose(dcpl), H5Sclose(s);
+    must(H5Dwrite(d, type, ms, s, dx, buf) >= 0, "H5Dwrite of the probe's dataset");
+    H5Dclose(d), H5Pclose(dx), H5Sclose(ms), H5Sclose(s);
+}
+
+/* /s of `type` with lossless integer scaleoffset, each rank's chunk the pattern */
+static void
+so_write(hid_t f, hid_t type, int rank)
+{
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    void *buf  = malloc(SO_CHUNK * sizeof(int32_t));
+    must(buf != NULL, "malloc");
+    must(H5Pset_scaleoffset(dcpl, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT) >= 0, "H5Pset_scaleoffset");
+    for (hsize_t i = 0; i < SO_CHUNK; i++)
+        so_set(buf, type, i, so_value((hsize_t)rank * SO_CHUNK + i));
+    write_own_chunks(f, "/s", type, dcpl, SO_CHUNK, buf);
+    H5Pclose(dcpl);
     free(buf);
 }
 
@@ -404,7 +429,7 @@ scaleoffset_int(const char *path, int control)
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     must(f >= 0, "H5Fcreate");
     begin("the collective write of /s");
-    so_write(f, type, rank, size);
+    so_write(f, type, rank);
     must(H5Fclose(f) >= 0, "H5Fclose");
     begin("the collective read of /s");
     f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
@@ -426,6 +451,72 @@ scaleoffset_int(const char *path, int control)
     else if (rank == 0)
         printf("scaleoffset-int: verdict: OK: the scaleoffset %s dataset read back right on %d ranks%s\n",
                control ? "int32" : "int8", size, control ? " (control: int32, the same values)" : "");
+    fflush(stdout);
+    return failures || most ? 1 : 0;
+}
+
+#define ND_CHUNK 256 /* bytes of a chunk of the nbit dataset: each rank writes one */
+
+/* byte i of the nbit pattern: each chunk a permutation of the 256 byte values, which
+   deflate cannot shrink (its output, 267 bytes, is longer than the chunk) */
+static int
+nd_value(hsize_t i)
+{
+    return (int)(i * 37) & 0xff;
+}
+
+static int
+nd_wrong(const void *buf, hid_t type, hsize_t i)
+{
+    (void)type;
+    return ((const uint8_t *)buf)[i] != nd_value(i);
+}
+
+static int
+nbit_after_deflate(const char *path, int control)
+{
+    int      rank, size, failures = 0;
+    long     bad, most = 0;
+    hid_t    fapl = mpio_fapl(), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    uint8_t *buf = malloc(ND_CHUNK);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    must(buf != NULL, "malloc");
+    for (hsize_t i = 0; i < ND_CHUNK; i++)
+        buf[i] = (uint8_t)nd_value((hsize_t)rank * ND_CHUNK + i);
+    if (control) /* nbit first, then deflate */
+        must(H5Pset_nbit(dcpl) >= 0 && H5Pset_deflate(dcpl, 1) >= 0, "H5Pset_nbit, H5Pset_deflate");
+    else
+        must(H5Pset_deflate(dcpl, 1) >= 0 && H5Pset_nbit(dcpl) >= 0, "H5Pset_deflate, H5Pset_nbit");
+    begin("the collective write of /n");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    must(f >= 0, "H5Fcreate");
+    write_own_chunks(f, "/n", H5T_NATIVE_UINT8, dcpl, ND_CHUNK, buf);
+    must(H5Fclose(f) >= 0, "H5Fclose");
+    begin("the collective read of /n");
+    f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    must(f >= 0, "H5Fopen");
+    bad = read_wrong(f, "/n", H5T_NATIVE_UINT8, H5FD_MPIO_COLLECTIVE, (hsize_t)size * ND_CHUNK, nd_wrong);
+    tally(bad, &failures, &most);
+    begin("H5Fclose");
+    must(H5Fclose(f) >= 0, "H5Fclose");
+    H5Pclose(dcpl), H5Pclose(fapl);
+    free(buf);
+    end_watch();
+    const char *order = control ? "nbit then deflate" : "deflate then nbit";
+    if (rank == 0 && failures)
+        printf(
+            "nbit-after-deflate: verdict: FAULT: the read of a uint8 dataset filtered by %s failed on %d of "
+            "%d ranks (\"filter returned failure during read\")\n",
+            order, failures, size);
+    else if (rank == 0 && most)
+        printf("nbit-after-deflate: verdict: FAULT: %ld of %d bytes of a dataset filtered by %s read back "
+               "wrong\n",
+               most, size * ND_CHUNK, order);
+    else if (rank == 0)
+        printf(
+            "nbit-after-deflate: verdict: OK: the uint8 dataset filtered by %s read back right on %d ranks\n",
+            order, size);
     fflush(stdout);
     return failures || most ? 1 : 0;
 }
@@ -607,6 +698,7 @@ static const struct {
 } PROBES[] = {{"coll-md-cache", coll_md_cache},
               {"contig-fill", contig_fill},
               {"scaleoffset-int", scaleoffset_int},
+              {"nbit-after-deflate", nbit_after_deflate},
               {"filtered-empty-read", filtered_empty_read},
               {"close-order", close_order}};
 
@@ -649,7 +741,7 @@ main(int argc, char **argv)
     }
     if (bad) {
         fprintf(stderr, "usage: mpiexec -n N (N >= 2) hdf5_faults "
-                        "coll-md-cache|contig-fill|scaleoffset-int|filtered-empty-read|"
+                        "coll-md-cache|contig-fill|scaleoffset-int|nbit-after-deflate|filtered-empty-read|"
                         "close-order FILE [--control] [--timeout SECONDS]\n");
         MPI_Finalize();
         return 2;
