@@ -9,6 +9,7 @@ assertions mpi_sanity includes.
 """
 
 import os
+import shlex
 
 import reframe.utility.sanity as sn
 from reframe.core.backends import getlauncher
@@ -41,6 +42,37 @@ def reference_and_run_sanity(test, driver="multifile"):
         sn.assert_found(r"^reference-status: 0$", test.stdout, msg="the MPI-IO run failed"),
         sn.assert_found(r"^launcher-status: 0$", test.stdout, msg=f"the {driver} run failed"),
     ]
+
+
+#: a program that prints only what mpi_sanity reads, for checks whose programs do not
+RANKS_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "mpi_ranks.c")
+
+
+def ranks_probe_cmds(test, launch):
+    """Shell lines that build src/mpi_ranks.c with the environment's compiler and run it
+    with `launch` (the launcher's words), for mpi_sanity(test) of a check whose own
+    programs do not say which MPI ran them on how many ranks."""
+    cc = test.current_environ.cc or "mpicc"
+    return [f"{cc} -O2 -o mpi_ranks {shlex.quote(RANKS_SOURCE)}", shlex.join([*launch, "./mpi_ranks"])]
+
+
+#: a program that says which driver an application's H5Pset_fapl_mpio gets
+MPIO_PROBE_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "mpio_probe.c")
+
+
+def mpio_probe_cmds(test, launch):
+    """Shell lines that build src/mpio_probe.c with the environment's compiler (h5pcc) and
+    run it with `launch` (the launcher's words, and what each rank runs under: a preload
+    library) in probe/: it prints which driver H5Pset_fapl_mpio gave (mpio_probe_sanity)."""
+    cc = test.current_environ.cc or "h5pcc"
+    return [f"{cc} -O2 -o mpio_probe {shlex.quote(MPIO_PROBE_SOURCE)}",
+            f"mkdir -p probe && (cd probe && {shlex.join([*launch, '../mpio_probe', 'probe.h5'])})"]  # fmt: skip
+
+
+def mpio_probe_sanity(test, driver):
+    """An assertion that the programs' H5Pset_fapl_mpio gave `driver` (mpio, multifile)."""
+    return sn.assert_found(rf"^mpio-probe: {driver}$", test.stdout,
+                           msg=f"an application's H5Pset_fapl_mpio did not get the driver {driver}")  # fmt: skip
 
 
 def launch_command(test, *args):
