@@ -3,9 +3,9 @@
 
 `tests/unit/` needs no stack and no daemon (seconds): it runs first, and alone with
 `--unit`. `tests/integration/` needs the local stacks: before it, the default stacks (with
-`--full` every stack, the optional MPIs' too) are set up (cached after the first run),
-HDF5's own test programs beside the stacks whose source has them (stacks.yaml `hdf5_test_builds`) and the Apptainer images of the stacks
-(containers/); Apptainer and the images' base are made beside the stacks' builds, at a
+`--full` every stack, the optional MPIs' too; with HDF5's own test programs where the
+source has them) are set up (cached after the first run), and the Apptainer images of
+the stacks (containers/); Apptainer and the images' base are made beside the stacks' builds, at a
 lower priority (base/beside.py). A failing unit tier stops the run before the set-up. What follows `--`
 goes to pytest (`./h5stack test -- tests/unit/test_cli_errors.py -x`); named paths are run as
 named, with the set-up only if one is outside tests/unit. Both tiers first install what
@@ -79,7 +79,7 @@ def _under(path, directory):
 
 def _set_up(full):
     """The Debian packages, stacks (the default ones; with full every stack, the optional
-    MPIs' too), HDF5's test programs and images the integration tier uses."""
+    MPIs' too; HDF5's test programs are part of them) and images the integration tier uses."""
     apt.ensure_packages(paths.DEBIAN_INTEGRATION_REQUIREMENTS)
     registry = Stacks()
     stacks = registry.all() if full else registry.defaults()
@@ -88,7 +88,6 @@ def _set_up(full):
     early = images.prepare_tools() if images.flavours_of(stacks) and images.can_build() else (lambda: None)
     with beside(early, "Apptainer"):
         registry.setup(stacks)
-        registry.setup_hdf5_tests(stacks)
     images.setup_images(registry, stacks)  # tests/integration/test_containers.py, the container checks
 
 

@@ -81,6 +81,13 @@ def expected_rows(desc):
     rows[("hdf5_faults", "%fs_kind=posix %probe=filtered-empty-read")] = "pass"
     rows[("hdf5_faults", "%fs_kind=posix %probe=close-order")] = "pass"
     rows[("filesystem_locking", "%fs_kind=posix")] = "pass"  # a finding, never a failure
+    # HDF5's own parallel tests and netCDF-C's, where the stack has them (the plain 1.14
+    # stacks): through MPI-IO and multifile; more ranks than CPUs skipped (SUITE_CHECKS)
+    for driver in SUITE_DRIVERS if desc.get("hdf5_testpar") else []:
+        rows |= {("hdf5_testpar", f"%driver={driver} %ranks={r}"): "pass" if r <= os.cpu_count() else "skip"
+                 for r in (2, 4)}  # fmt: skip
+    for driver in SUITE_DRIVERS if any(c.get("source_dir") for c in desc.get("clients", [])) else []:
+        rows[("netcdf_partests", f"%driver={driver}")] = "pass"
     # the Apptainer image of the stack's MPI, in both run models (the plain 1.14 stack's
     # environment: the host MPI of the image); skipped where the image is not built
     if not twin and desc["hdf5_series"] == "1.14":
@@ -160,6 +167,23 @@ HDF5_FAULT_HALVES = (
 )
 
 
+#: the checks that run another project's test suite (HDF5's testpar, netCDF-C's parallel
+#: tests): through one driver on `generic` (MPICH's 1.14 stack), the other across the nodes
+#: of slurm-cluster (Open MPI's), swapped every day; half of each suite's programs, the
+#: other half every other day, so that within four days each MPI runs every program
+#: through each driver (--full: both drivers on every stack, every program of the default
+#: lists)
+SUITE_CHECKS = ["hdf5_testpar", "netcdf_partests"]
+SUITE_DRIVERS = ["mpio", "multifile"]
+SUITE_SHARE = "1/1" if FULL else f"{turn(4) // 2 + 1}/2"
+SUITE_SHARES = [a for c in SUITE_CHECKS for a in ("-S", f"{c}.share={SUITE_SHARE}")]
+
+
+def suite_selectors(driver):
+    """The selectors of the suite checks' variants through `driver`."""
+    return [f"{c}%driver={driver}" for c in SUITE_CHECKS]
+
+
 def hdf5_fault_selectors(probes):
     """The selectors of the hdf5_faults variants of probes on the local scratch (posix)."""
     return [f"hdf5_faults%fs_kind=posix%probe={p}" for p in probes]
@@ -184,6 +208,7 @@ CLUSTER_CHECKS = [
     "mpiio_faults",
     *hdf5_fault_selectors(HDF5_FAULT_HALVES[turn(2)]),
     "filesystem_locking",
+    *suite_selectors(SUITE_DRIVERS[(turn(2) + 1) % 2]),
     "multifile_workload",
     "multifile_bench",
     "multifile_scale",
@@ -224,9 +249,10 @@ GENERIC_HALVES = [
 ]  # fmt: skip
 
 
-def left_out_of(system, stack):
-    """What a run of the system (of one stack, or all) leaves out, as names or selectors:
-    the benchmarks whose turn it is not; on `generic` the other stack's halves (--full: none)."""
+def left_out_of(system, stack, desc=None):
+    """What a run of the system (of one stack, or all; desc: that stack's description)
+    leaves out, as names or selectors: the benchmarks whose turn it is not; on `generic`
+    the other stack's halves and the suite checks' driver of the cluster (--full: none)."""
     if FULL:
         return []
     if system == "slurm-cluster":
@@ -234,7 +260,10 @@ def left_out_of(system, stack):
     if not stack:
         return []
     other = (SELECTED_STACKS.index(stack) + turn(2)) % 2  # the half this stack leaves
-    return others_benchmarks(stack) + [s for halves in GENERIC_HALVES for s in halves[other]]
+    checks = {check for check, _ in expected_rows(desc)} if desc else set()
+    # the suite checks the stack has, through the driver the cluster runs them with today
+    suites = [s for s in suite_selectors(SUITE_DRIVERS[(turn(2) + 1) % 2]) if s.split("%")[0] in checks]
+    return others_benchmarks(stack) + [s for halves in GENERIC_HALVES for s in halves[other]] + suites
 
 
 def excluded_args(left_out):
@@ -267,10 +296,11 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, stack
     if system in SCHEDULERS:  # the command of each is named like its module (./h5stack slurm, cluster)
         h5stack(SCHEDULERS[system], "stop", check=True)  # the run must start (and then stop) it
     checks = {"slurm-local": SLURM_CHECKS, "slurm-cluster": CLUSTER_CHECKS}.get(system, []) if not FULL else []
-    left_out = left_out_of(system, stack)
+    left_out = left_out_of(system, stack, stack_descriptions.get(stack))
     excluded = excluded_args(left_out)
     stacks = [a for n in names for a in ("--stack", n)]
-    proc, summary = _run(tmp_path, "--system", system, "--no-setup", *stacks, *checks, "--", *excluded, env=CLUSTER_ENV)
+    proc, summary = _run(tmp_path, "--system", system, "--no-setup", *stacks, *checks, "--", *excluded, *SUITE_SHARES,
+                         env=CLUSTER_ENV)  # fmt: skip
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
     descriptions = {n: d for n, d in stack_descriptions.items() if not names or n in names}

@@ -114,6 +114,7 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
     series = load_config()["hdf5"]
     for desc in local_stacks() + runtime_stacks():
         known = mpi_settings.get(desc["mpi"], {}).get("mpiio_known_faults")
+        testpar_known = mpi_settings.get(desc["mpi"], {}).get("testpar_known") if desc.get("hdf5_testpar") else None
         hdf5_known = hdf5_known_faults(desc["hdf5_series"], series)
         multifile_pkg = [p for p in desc.get("packages", []) if p["name"] == "hdf5-vfd-multifile"]
         envs.append(
@@ -133,6 +134,8 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                 + (["multifile"] if _has_multifile(desc) else [])
                 + (["h5py"] if desc.get("python_path") else [])  # parallel h5py, mpi4py, h5vfd
                 + (["netcdf"] if any(c["name"] == "netcdf-c" for c in desc.get("clients", [])) else [])
+                + (["hdf5-testpar"] if desc.get("hdf5_testpar") else [])  # HDF5's parallel test programs
+                + (["netcdf-tests"] if _netcdf_trees(desc) else [])  # netCDF-C's, to compile
                 + ([f"variant-{desc['variant']}"] if desc.get("variant") else [])
                 + (["mpi-runtime"] if desc.get("abi_runtime") else [])  # another MPI's library
                 + (["container-image"] if container_image(desc["mpi"]) else []),  # an image of its MPI
@@ -152,6 +155,11 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
                 | ({"container_image": container_image(desc["mpi"])} if container_image(desc["mpi"]) else {})
                 # where H5FDmultifile.h and libh5fd_multifile are (the package; not in a twin)
                 | ({"multifile_prefix": multifile_pkg[0]["prefix"]} if multifile_pkg else {})
+                # HDF5's testpar programs built with the stack's HDF5 (reframe-tests/hdf5-testpar)
+                | ({"hdf5_testpar": desc["hdf5_testpar"]} if desc.get("hdf5_testpar") else {})
+                | ({"hdf5_testpar_known": testpar_known} if testpar_known else {})
+                # netCDF-C's source and build trees (reframe-tests/netcdf: its parallel tests)
+                | _netcdf_trees(desc)
                 # faults of the MPI's MPI-IO accepted for now (reframe-tests/mpiio-faults: xfail)
                 | ({"mpiio_known_faults": known} if known else {})
                 # faults of the HDF5 series accepted for now (reframe-tests/hdf5-faults: xfail)
@@ -159,6 +167,14 @@ def local_stack_environments(target_systems, mpi_env_vars=None):
             }
         )
     return envs
+
+
+def _netcdf_trees(desc):
+    """{netcdf_source, netcdf_build} of the stack's netCDF-C, where its trees are kept, or {}."""
+    for client in desc.get("clients", []):
+        if client["name"] == "netcdf-c" and client.get("source_dir") and os.path.isdir(client["source_dir"]):
+            return {"netcdf_source": client["source_dir"], "netcdf_build": client["build_dir"]}
+    return {}
 
 
 def detect_fs_type(path):
@@ -184,7 +200,8 @@ def hdf5_known_faults(hdf5_series, series=None):
 def this_machine_mpi_settings():
     """The MPI settings of the machine h5stack runs on, from stacks.yaml (for Spack views
     built with its MPIs): Open MPI oversubscribed, as root; the library signatures; the
-    known faults of their MPI-IO; their Spack specs, by which a view's MPI is known."""
+    known faults of their MPI-IO and the testpar programs that do not end with them; their
+    Spack specs, by which a view's MPI is known."""
     settings = {}
     for name, spec in load_config()["mpis"].items():
         mpi = MPI(name, spec)
@@ -192,6 +209,7 @@ def this_machine_mpi_settings():
             "env": mpi.run_env(),
             "signature": mpi.signature,
             "mpiio_known_faults": mpi.mpiio_known_faults,
+            "testpar_known": mpi.testpar_known,
             "spack": spec.get("spack"),
         }
     return settings

@@ -48,6 +48,8 @@ class MPI:
         self.env_as_root = {k: self._setting(k, v) for k, v in (spec.get("env_as_root") or {}).items()}
         #: faults of its MPI-IO the site accepts for now: {probe of reframe-tests/mpiio-faults: reason}
         self.mpiio_known_faults = {k: str(v) for k, v in (spec.get("mpiio_known_faults") or {}).items()}
+        #: HDF5 testpar programs that do not end with it here: {program: reason} (reframe-tests/hdf5-testpar)
+        self.testpar_known = {k: str(v) for k, v in (spec.get("testpar_known") or {}).items()}
 
     def _setting(self, name, value):
         """A setting's value, "{prefix}" replaced by the prefix of an MPI from wheels."""

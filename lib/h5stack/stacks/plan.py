@@ -349,15 +349,6 @@ class Stacks:
         self._hdf5[key] = comp
         return comp
 
-    def setup_hdf5_tests(self, stacks=None, jobs=None):
-        """Build HDF5's test programs for these stacks (default: the default ones) where
-        the stack is plain and its series has them."""
-        with paths.locked("setup"):
-            for stack in stacks or self.defaults():
-                comp = self.hdf5_tests_component(stack)
-                if comp:
-                    comp.ensure(jobs)
-
     # -- our packages (packages/*) ------------------------------------------
     def package_dirs(self):
         """Every CMake project under packages/, built into every stack."""
@@ -454,9 +445,9 @@ class Stacks:
         for stack in self.needed_stacks(stacks):
             for pkg_dir in self.stack_packages(stack):
                 self.package_component(pkg_dir, stack).ensure(jobs)
-            client = self.netcdf_component(stack)
-            if client:
-                client.ensure(jobs)
+            for extra in (self.netcdf_component(stack), self.hdf5_tests_component(stack)):
+                if extra:
+                    extra.ensure(jobs)
             for comp in reversed(self.python_components(stack)):
                 comp.ensure(jobs)
             self.write_stack_dir(stack)

@@ -40,6 +40,7 @@ def write(registry, stack):
     wrappers += tool_wrappers + _borrow_programs(registry, stack, tmp)
     description = _description(stack, hdf5, pkgs, tools, wrappers, _clients(registry, stack))
     description["python_path"] = _python_path(registry, stack)
+    description["hdf5_testpar"] = _hdf5_testpar(registry, stack)
     with open(os.path.join(tmp, "stack.json"), "w") as f:
         json.dump(description, f, indent=1)
     with open(os.path.join(tmp, "env.sh"), "w") as f:
@@ -63,14 +64,28 @@ def _link_packages(registry, stack, tmp):
 
 def _clients(registry, stack):
     """The HDF5 clients built into the stack (netCDF-C, stacks.yaml `netcdf_builds`):
-    name, version, prefix, build_dir; each built."""
+    name, version, prefix, build_dir, source_dir (the kept trees: its test programs are
+    compiled from them); each built."""
     comp = registry.netcdf_component(stack)
     if comp is None:
         return []
     if comp.status() is not None:
         raise StepError(f"{stack.name}: {comp.label} is not built ({comp.status()})")
     version = registry.config["netcdf_builds"]["source"]["upstream_version"]
-    return [{"name": "netcdf-c", "version": version, "prefix": comp.prefix, "build_dir": comp.build_dir}]
+    source = os.path.join(comp.work, "src", f"netcdf-c-{version}")
+    return [{"name": "netcdf-c", "version": version, "prefix": comp.prefix, "build_dir": comp.build_dir,
+             "source_dir": source if os.path.isdir(source) else None}]  # fmt: skip
+
+
+def _hdf5_testpar(registry, stack):
+    """The directory of HDF5's parallel test programs built with the stack's HDF5 and MPI
+    (stacks.yaml `hdf5_test_builds`; reframe-tests/hdf5-testpar runs them), or None."""
+    comp = registry.hdf5_tests_component(stack)
+    if comp is None:
+        return None
+    if comp.status() is not None:
+        raise StepError(f"{stack.name}: {comp.label} are not built ({comp.status()})")
+    return os.path.join(comp.build_dir, "bin")
 
 
 def _python_path(registry, stack):
