@@ -175,6 +175,20 @@ read_wrong(hid_t f, const char *name, hid_t type, H5FD_mpio_xfer_t mode, hsize_t
     return read < 0 ? -1 : bad;
 }
 
+/* the file reopened read-only and all n elements of dataset name read back collectively by
+   every rank (read_wrong), tallied; `step` names the read for a hang's verdict */
+static void
+reread(const char *path, hid_t fapl, const char *name, hid_t type, hsize_t n, wrong_fn wrong,
+       const char *step, int *failures, long *most)
+{
+    begin(step);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    must(f >= 0, "H5Fopen");
+    tally(read_wrong(f, name, type, H5FD_MPIO_COLLECTIVE, n, wrong), failures, most);
+    begin("H5Fclose");
+    must(H5Fclose(f) >= 0, "H5Fclose");
+}
+
 /* MPI-IO with a small fixed-size metadata cache */
 static hid_t
 small_cache_fapl(void)
@@ -421,7 +435,7 @@ static int
 scaleoffset_int(const char *path, int control)
 {
     int   rank, size, failures = 0;
-    long  bad, most = 0;
+    long  most = 0;
     hid_t type = control ? H5T_NATIVE_INT32 : H5T_NATIVE_INT8, fapl = mpio_fapl();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -431,13 +445,8 @@ scaleoffset_int(const char *path, int control)
     begin("the collective write of /s");
     so_write(f, type, rank);
     must(H5Fclose(f) >= 0, "H5Fclose");
-    begin("the collective read of /s");
-    f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    must(f >= 0, "H5Fopen");
-    bad = read_wrong(f, "/s", type, H5FD_MPIO_COLLECTIVE, (hsize_t)size * SO_CHUNK, so_wrong);
-    tally(bad, &failures, &most);
-    begin("H5Fclose");
-    must(H5Fclose(f) >= 0, "H5Fclose");
+    reread(path, fapl, "/s", type, (hsize_t)size * SO_CHUNK, so_wrong, "the collective read of /s", &failures,
+           &most);
     H5Pclose(fapl);
     end_watch();
     if (rank == 0 && failures)
@@ -476,7 +485,7 @@ static int
 nbit_after_deflate(const char *path, int control)
 {
     int      rank, size, failures = 0;
-    long     bad, most = 0;
+    long     most = 0;
     hid_t    fapl = mpio_fapl(), dcpl = H5Pcreate(H5P_DATASET_CREATE);
     uint8_t *buf = malloc(ND_CHUNK);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -493,13 +502,8 @@ nbit_after_deflate(const char *path, int control)
     must(f >= 0, "H5Fcreate");
     write_own_chunks(f, "/n", H5T_NATIVE_UINT8, dcpl, ND_CHUNK, buf);
     must(H5Fclose(f) >= 0, "H5Fclose");
-    begin("the collective read of /n");
-    f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    must(f >= 0, "H5Fopen");
-    bad = read_wrong(f, "/n", H5T_NATIVE_UINT8, H5FD_MPIO_COLLECTIVE, (hsize_t)size * ND_CHUNK, nd_wrong);
-    tally(bad, &failures, &most);
-    begin("H5Fclose");
-    must(H5Fclose(f) >= 0, "H5Fclose");
+    reread(path, fapl, "/n", H5T_NATIVE_UINT8, (hsize_t)size * ND_CHUNK, nd_wrong,
+           "the collective read of /n", &failures, &most);
     H5Pclose(dcpl), H5Pclose(fapl);
     free(buf);
     end_watch();
