@@ -39,7 +39,7 @@ from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
 
 @rfm.simple_test
-class hdf5_testpar(MultiNodeMixin, rfm.RunOnlyRegressionTest):
+class hdf5_testpar(bounded.SuiteMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     driver = parameter(["mpio", "multifile"])
     ranks = parameter([2, 4])
     valid_systems = ["*"]
@@ -47,17 +47,8 @@ class hdf5_testpar(MultiNodeMixin, rfm.RunOnlyRegressionTest):
     tags = {"hdf5", "correctness", "testpar"}
     sourcesdir = None
 
-    #: seconds a program may take before it is a hang
-    bound = variable(int, value=600)
-    #: "K/N": every N-th program from the K-th (1-based), in the run order
-    share = variable(str, value="1/1")
     #: also the programs that take minutes each (exclusions.yaml full_only)
     long = variable(typ.Bool, value=False)
-
-    @run_after("init")
-    def set_environs(self):
-        if self.driver == "multifile":
-            self.valid_prog_environs = ["+hdf5-testpar +hdf5-vfd-multifile"]
 
     @run_after("setup")
     def choose(self):
@@ -69,7 +60,7 @@ class hdf5_testpar(MultiNodeMixin, rfm.RunOnlyRegressionTest):
         names = testpar.found(self.current_environ.extras["hdf5_testpar"])
         known = self.current_environ.extras.get("hdf5_testpar_known")
         self.programs, self.left_out = testpar.select(names, self.driver, self.share, self.long, known=known)
-        self.time_limit = f"{self.bound * (len(self.programs) + 1) + 300}s"  # every program may hang
+        self.allow_runs(len(self.programs))
 
     @run_before("run")
     def set_commands(self):
@@ -78,10 +69,7 @@ class hdf5_testpar(MultiNodeMixin, rfm.RunOnlyRegressionTest):
             self.job.launcher.options += ["--kill-on-bad-exit=1"]
         self.job.num_tasks = self.num_tasks
         launch = self.job.launcher.run_command(self.job).split()
-        env = []
-        if self.driver == "multifile":  # on each rank: the programs' H5Pset_fapl_mpio becomes the driver
-            prefix = self.current_environ.extras["multifile_prefix"]
-            env = ["env", f"LD_PRELOAD={prefix}/lib/libh5mf_preload.so", "HDF5_DRIVER=multifile"]
+        env = self.preload_words("HDF5_DRIVER")  # on each rank: the programs' H5Pset_fapl_mpio becomes the driver
         self.prerun_cmds = [f"echo {shlex.quote(f'left out: {n}: {why}')}" for n, why in self.left_out.items()]
         self.prerun_cmds += ranks_probe_cmds(self, launch)  # which MPI runs the job, on how many ranks
         self.prerun_cmds += mpio_probe_cmds(self, [*launch, *env])  # which driver the programs get

@@ -35,7 +35,6 @@ sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks import bounded  # noqa: E402
 from h5checks.mpi import mpi_sanity, mpio_probe_cmds, mpio_probe_sanity, ranks_probe_cmds  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
-from h5checks.testpar import parse_share  # noqa: E402
 
 LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "partests.yaml")
 
@@ -48,31 +47,21 @@ def runs_of(full):
 
 
 @rfm.simple_test
-class netcdf_partests(MultiNodeMixin, rfm.RunOnlyRegressionTest):
+class netcdf_partests(bounded.SuiteMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest):
     driver = parameter(["mpio", "multifile"])
     valid_systems = ["*"]
     valid_prog_environs = ["+netcdf-tests"]
     tags = {"netcdf", "correctness"}
     sourcesdir = None
 
-    #: seconds a program may take before it is a hang
-    bound = variable(int, value=600)
-    #: "K/N": every N-th run from the K-th (1-based), in the list's order
-    share = variable(str, value="1/1")
     #: also the counts of full_only (up to 16 ranks)
     full = variable(typ.Bool, value=False)
 
-    @run_after("init")
-    def set_environs(self):
-        if self.driver == "multifile":
-            self.valid_prog_environs = ["+netcdf-tests +hdf5-vfd-multifile"]
-
     @run_after("setup")
     def choose(self):
-        k, n = parse_share(self.share, "netcdf_partests")
-        self.runs = [run for i, run in enumerate(runs_of(self.full)) if i % n == k - 1]
+        self.runs = self.share_of(runs_of(self.full))
         self.num_tasks = max([ranks for _, ranks in self.runs] + [1])
-        self.time_limit = f"{self.bound * (len(self.runs) + 1) + 300}s"  # every program may hang
+        self.allow_runs(len(self.runs))
         self.descr = f"netCDF-C's parallel tests through {self.driver}"
 
     def launch(self, ranks):
@@ -97,8 +86,7 @@ class netcdf_partests(MultiNodeMixin, rfm.RunOnlyRegressionTest):
 
     @run_before("run")
     def set_commands(self):
-        env = ["env", "LD_PRELOAD={}/lib/libh5mf_preload.so".format(self.current_environ.extras.get("multifile_prefix")),
-               "H5MF_MPIO_DRIVER=multifile"] if self.driver == "multifile" else []  # fmt: skip
+        env = self.preload_words("H5MF_MPIO_DRIVER")  # netCDF's H5Pset_fapl_mpio becomes the driver
         runs = []
         for program, ranks in self.runs:
             name = f"{os.path.basename(program)}-{ranks}"

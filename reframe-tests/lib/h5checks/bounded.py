@@ -7,7 +7,9 @@ run another project's test suite (HDF5's testpar, netCDF-C's parallel tests)."""
 import os
 import shlex
 
+import reframe as rfm
 import reframe.utility.sanity as sn
+from reframe.core.builtins import run_after, variable
 
 RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "bounded_runs.sh")
 
@@ -46,3 +48,48 @@ def runs_sanity(test, label, names):
         sn.assert_eq(ran, list(names), msg=f"expected a verdict for each of {list(names)}, got {{0}}"),
         sn.assert_eq(failed, [], msg=f"{label} programs failed or hung: {{0}}"),
     ]
+
+
+def parse_share(share, check):
+    """(K, N) of "K/N", 1 <= K <= N; ValueError naming the check's setting otherwise."""
+    try:
+        k, n = (int(v) for v in share.split("/"))
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise ValueError(f"{check}.share={share!r}: K/N with 1 <= K <= N (e.g. 1/2)")
+    return k, n
+
+
+class SuiteMixin(rfm.RegressionTestPlugin):
+    """What a check of another project's suite, through MPI-IO or multifile (its `driver`
+    parameter), shares: the bound of a run, the share of the suite, the multifile variant
+    only where the driver package is, a time limit that lets every run hang, and the
+    preload library that turns an application's H5Pset_fapl_mpio into the driver."""
+
+    #: seconds a program may take before it is a hang
+    bound = variable(int, value=600)
+    #: "K/N": every N-th run from the K-th (1-based), in the suite's order
+    share = variable(str, value="1/1")
+
+    @run_after("init")
+    def need_the_driver_package(self):
+        if self.driver == "multifile":
+            self.valid_prog_environs = [f"{e} +hdf5-vfd-multifile" for e in self.valid_prog_environs]
+
+    def share_of(self, items):
+        """The items of this run's share."""
+        k, n = parse_share(self.share, type(self).__name__)
+        return [item for i, item in enumerate(items) if i % n == k - 1]
+
+    def allow_runs(self, count):
+        """A time limit in which each of `count` runs (and the set-up) may take its bound."""
+        self.time_limit = f"{self.bound * (count + 1) + 300}s"
+
+    def preload_words(self, variable_name):
+        """What each rank runs under for the multifile variant (none for mpio): the driver
+        package's preload library with `variable_name`=multifile."""
+        if self.driver != "multifile":
+            return []
+        prefix = self.current_environ.extras["multifile_prefix"]
+        return ["env", f"LD_PRELOAD={prefix}/lib/libh5mf_preload.so", f"{variable_name}=multifile"]

@@ -9,6 +9,8 @@ import os
 
 import yaml
 
+from h5checks.bounded import parse_share
+
 #: what HDF5's suite leaves out through multifile, and the long programs: one file, the
 #: driver package's own tests read it too
 EXCLUSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "packages",
@@ -37,17 +39,6 @@ def units(names):
     return [[n, readers[n]] if n in readers else [n] for n in sorted(names) if n not in readers.values()]
 
 
-def parse_share(share, check="hdf5_testpar"):
-    """(K, N) of "K/N", 1 <= K <= N; ValueError naming the check's setting otherwise."""
-    try:
-        k, n = (int(v) for v in share.split("/"))
-    except ValueError:
-        k = n = 0
-    if not 1 <= k <= n:
-        raise ValueError(f"{check}.share={share!r}: K/N with 1 <= K <= N (e.g. 1/2)")
-    return k, n
-
-
 def select(names, driver, share="1/1", long=False, excl=None, known=None):
     """([program, or program=ARGS, ...] to run in order, {program: why it is left out});
     known: {program: reason} that the environment names as not ending with its MPI."""
@@ -62,6 +53,6 @@ def select(names, driver, share="1/1", long=False, excl=None, known=None):
     for reader, writer in READS_AFTER.items():  # a reader without the files of its writer
         if writer in left and reader in names and reader not in left:
             left[reader] = f"reads what {writer} leaves, which is left out"
-    k, n = parse_share(share)
+    k, n = parse_share(share, "hdf5_testpar")
     chosen = [p for i, unit in enumerate(units([p for p in names if p not in left])) if i % n == k - 1 for p in unit]
     return [f"{p}={args[p]}" if args.get(p) else p for p in chosen], left
