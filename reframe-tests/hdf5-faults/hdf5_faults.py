@@ -20,6 +20,9 @@ file-system kind of the partition (FileSystemMixin); one probe per fault class (
 - hdf5_faults %probe=close-order: "does H5Fclose return, with collective metadata
   operations, after the ranks closed their groups and datasets in different orders?" The
   control closes them in one order on every rank.
+- hdf5_faults %probe=shrink-filtered: "does H5Dset_extent shrink a deflated chunked
+  dataset when the ranks get there at different times?" The control orders the ranks'
+  closes of the dataset after every rank's shrink (a barrier).
 
 Each probe's steps are bounded (TIMEOUTS, else the program's 60 s): a hang is a FAULT
 verdict after that, so a hanging probe costs its bound per environment and file-system
@@ -48,9 +51,23 @@ from h5checks.filesystems import FileSystemMixin  # noqa: E402
 from h5checks.mpi import launch_command, mpi_sanity  # noqa: E402
 from h5checks.nodes import MultiNodeMixin  # noqa: E402
 
-PROBES = ["coll-md-cache", "contig-fill", "scaleoffset-int", "nbit-after-deflate", "filtered-empty-read", "close-order"]
+PROBES = [
+    "coll-md-cache",
+    "contig-fill",
+    "scaleoffset-int",
+    "nbit-after-deflate",
+    "filtered-empty-read",
+    "close-order",
+    "shrink-filtered",
+]
 #: the longest a step may take (the program's --timeout), in seconds, where not its 60
-TIMEOUTS = {"scaleoffset-int": 20, "nbit-after-deflate": 20, "filtered-empty-read": 20, "close-order": 20}
+TIMEOUTS = {
+    "scaleoffset-int": 20,
+    "nbit-after-deflate": 20,
+    "filtered-empty-read": 20,
+    "close-order": 20,
+    "shrink-filtered": 20,
+}
 
 
 class hdf5_faults_build(SingleSourceBuild):

@@ -80,6 +80,10 @@ def expected_rows(desc):
     # neither shows here (the checks stay for the HDF5 versions where they do)
     rows[("hdf5_faults", "%fs_kind=posix %probe=filtered-empty-read")] = "pass"
     rows[("hdf5_faults", "%fs_kind=posix %probe=close-order")] = "pass"
+    # a shrink of a deflated dataset fails on the ranks that read the edge chunk after
+    # another rank's close wrote it: every run with Debian's MPICH (stacks.yaml names it for
+    # both series), not with Open MPI
+    rows[("hdf5_faults", "%fs_kind=posix %probe=shrink-filtered")] = "xfail" if desc["mpi"] == "mpich" else "pass"
     rows[("filesystem_locking", "%fs_kind=posix")] = "pass"  # a finding, never a failure
     # HDF5's own parallel tests and netCDF-C's, where the stack has them (the plain 1.14
     # stacks): through MPI-IO and multifile; more ranks than CPUs skipped (SUITE_CHECKS)
@@ -162,7 +166,7 @@ SLURM_CHECKS = [
 #: other stack the other, swapped by the day; across the nodes of slurm-cluster one half a
 #: run, in turn (--full: every probe everywhere)
 HDF5_FAULT_HALVES = (
-    ["coll-md-cache", "scaleoffset-int", "close-order"],
+    ["coll-md-cache", "scaleoffset-int", "close-order", "shrink-filtered"],
     ["contig-fill", "nbit-after-deflate", "filtered-empty-read"],
 )
 
@@ -456,7 +460,7 @@ def test_the_hdf5_fault_halves_name_every_probe():
     """Each probe of hdf5_faults is in one half of HDF5_FAULT_HALVES: none left out of
     the default selection, none run twice."""
     text = open(os.path.join(ROOT, "reframe-tests", "hdf5-faults", "hdf5_faults.py")).read()
-    probes = re.search(r"^PROBES = \[(.*)\]$", text, re.M).group(1)
+    probes = re.search(r"^PROBES = \[(.*?)\]$", text, re.M | re.S).group(1)
     probes = re.findall(r'"([^"]+)"', probes)
     halves = [p for half in HDF5_FAULT_HALVES for p in half]
     assert sorted(halves) == sorted(probes), (halves, probes)

@@ -64,16 +64,30 @@
  * ranks then close them in the reverse order; H5Fclose must return, and the reopened
  * file hold every attribute. --control: every rank closes in one order.
  *
+ * shrink-filtered: H5Dset_extent shrinking a deflated chunked dataset so that its last chunk
+ * becomes an edge chunk, on ranks that get there at different times: each rank writes its
+ * own chunk of /e (int) in one collective H5Dwrite, the file is flushed, and every rank
+ * opens /e, the ranks but 0 after a pause of 0.3 s, calls H5Dset_extent and closes /e.
+ * Every rank reads the edge chunk to fill its cut-off part (H5D__chunk_prune_fill) and
+ * writes the filled chunk when it closes the dataset; the filled chunk deflates smaller
+ * and goes where the old one was, so a rank that reads it after another rank's close gets
+ * the new bytes where it expects the old chunk's. HDF5 1.14.6 and 2.2.0 on MPICH 4.0.2:
+ * the shrink fails on every rank but 0 ("filter returned failure during read") in every
+ * run, and H5Fclose then waits forever (the probe ends the job); Open MPI 4.1.4: no
+ * failure in 3 runs. --control: a barrier between H5Dset_extent and H5Dclose (what an
+ * application can add), which must shrink and read back right.
+ *
  * A probe never hangs: rank 0 gives the verdict FAULT and ends the job when a step (the
  * set-up, the read, the delete, the close) has not returned within --timeout seconds
  * (default 60, at most a day), naming the step
  * (HDF5_FAULTS_TEST_STALL=S makes rank 0 stall S seconds before the delete: its test).
  *
  * Output (rank 0): mpi-ranks, mpi-library, hdf5-library, then "PROBE: verdict: OK: ..."
- * (exit 0) or "PROBE: verdict: FAULT: ..." (exit non-zero: coll-md-cache ends the job
- * with MPI_Abort, as H5Fclose would wait for collectives that never match; the others
- * exit 1). Exit 2: bad usage, or an HDF5 call before the probe's own failed.
+ * (exit 0) or "PROBE: verdict: FAULT: ..." (exit non-zero: coll-md-cache and
+ * shrink-filtered end the job with MPI_Abort, as H5Fclose would wait for collectives that
+ * never match; the others exit 1). Exit 2: bad usage, or an HDF5 call before the probe's own failed.
  */
+#define _DEFAULT_SOURCE /* usleep() under -std=c99 */
 #include <hdf5.h>
 #include <mpi.h>
 #include <signal.h>
@@ -129,6 +143,20 @@ must(int ok, const char *what)
         fprintf(stderr, "hdf5_faults: %s failed\n", what);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+}
+
+/* after a FAULT whose ranks can no longer close the file (their metadata differ: H5Fclose
+   would wait for collectives that never match): rank 0's verdict reaches the launcher,
+   then the job ends */
+static void
+abort_job(int rank)
+{
+    if (rank == 0) {
+        fflush(stdout);
+        sleep(1);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* an access list of MPI-IO on every rank */
@@ -265,11 +293,8 @@ coll_md_cache(const char *path, int control)
                    "metadata caches differed (MPI_Bcast of different sizes in HDF5's collective metadata "
                    "read)\n",
                    failures, size);
-            fflush(stdout);
-            sleep(1);                     /* the line reaches the launcher before the abort */
-            MPI_Abort(MPI_COMM_WORLD, 1); /* H5Fclose would wait for collectives that never match */
         }
-        MPI_Barrier(MPI_COMM_WORLD);
+        abort_job(rank);
     }
     begin("H5Fclose");
     must(H5Fclose(f) >= 0, "H5Fclose");
@@ -695,6 +720,94 @@ close_order(const char *path, int control)
     return failures || most ? 1 : 0;
 }
 
+#define SF_CHUNK 256 /* elements of a chunk of the shrunk dataset: each rank writes one */
+
+/* element i of /e: a pattern deflate shrinks, and the fill value (0) more */
+static int
+sf_value(hsize_t i)
+{
+    return (int)((i * 7) % 11) + 1;
+}
+
+static int
+sf_wrong(const void *buf, hid_t type, hsize_t i)
+{
+    (void)type;
+    return ((const int *)buf)[i] != sf_value(i);
+}
+
+/* H5Dset_extent on every rank, the ranks but 0 after a pause of 0.3 s (a slow rank), then
+   H5Dclose; with control a barrier between the two. The ranks that failed it. */
+static int
+sf_shrink(hid_t f, hsize_t n, int rank, int control)
+{
+    int    failed, failures = 0;
+    herr_t rc = -1;
+    hid_t  d  = H5Dopen2(f, "/e", H5P_DEFAULT);
+    must(d >= 0, "H5Dopen2 of /e");
+    if (rank > 0)
+        usleep(300000);
+    H5E_BEGIN_TRY
+    {
+        rc = H5Dset_extent(d, &n);
+    }
+    H5E_END_TRY
+    if (control)
+        MPI_Barrier(MPI_COMM_WORLD);
+    H5Dclose(d);
+    failed = rc < 0;
+    MPI_Allreduce(&failed, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return failures;
+}
+
+static int
+shrink_filtered(const char *path, int control)
+{
+    int   rank, size, failures = 0;
+    long  most = 0;
+    hid_t fapl = mpio_fapl(), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    int  *buf = malloc(SF_CHUNK * sizeof *buf);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    must(buf != NULL && H5Pset_deflate(dcpl, 1) >= 0, "H5Pset_deflate");
+    for (hsize_t i = 0; i < SF_CHUNK; i++)
+        buf[i] = sf_value((hsize_t)rank * SF_CHUNK + i);
+    begin("the collective write of /e");
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    must(f >= 0, "H5Fcreate");
+    write_own_chunks(f, "/e", H5T_NATIVE_INT, dcpl, SF_CHUNK, buf);
+    must(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, "H5Fflush");
+    hsize_t n = (hsize_t)size * SF_CHUNK - SF_CHUNK / 2; /* the last chunk becomes an edge chunk */
+    begin("H5Dset_extent of /e");
+    failures = sf_shrink(f, n, rank, control);
+    end_watch();
+    if (failures) {
+        if (rank == 0)
+            printf(
+                "shrink-filtered: verdict: FAULT: H5Dset_extent shrinking a deflated dataset failed on %d of "
+                "%d ranks (\"filter returned failure during read\": a rank read the edge chunk while "
+                "another rank, done with the shrink, wrote it)\n",
+                failures, size);
+        abort_job(rank);
+    }
+    begin("H5Fclose");
+    must(H5Fclose(f) >= 0, "H5Fclose");
+    reread(path, fapl, "/e", H5T_NATIVE_INT, n, sf_wrong, "the collective read of /e", &failures, &most);
+    H5Pclose(dcpl), H5Pclose(fapl);
+    free(buf);
+    end_watch();
+    if (rank == 0 && (failures || most))
+        printf("shrink-filtered: verdict: FAULT: after the shrink the read of /e failed on %d of %d ranks, "
+               "%ld of %llu elements read back wrong\n",
+               failures, size, most, (unsigned long long)n);
+    else if (rank == 0)
+        printf(
+            "shrink-filtered: verdict: OK: the deflated dataset shrank and read back right on %d ranks%s\n",
+            size, control ? " (control: a barrier between H5Dset_extent and H5Dclose)" : "");
+    fflush(stdout);
+    return failures || most ? 1 : 0;
+}
+
 /* the probes: name, function */
 static const struct {
     const char *name;
@@ -704,7 +817,8 @@ static const struct {
               {"scaleoffset-int", scaleoffset_int},
               {"nbit-after-deflate", nbit_after_deflate},
               {"filtered-empty-read", filtered_empty_read},
-              {"close-order", close_order}};
+              {"close-order", close_order},
+              {"shrink-filtered", shrink_filtered}};
 
 /* which MPI and HDF5 ran, on how many ranks (reframe-tests/lib/h5checks/mpi.py) */
 static void
@@ -746,7 +860,7 @@ main(int argc, char **argv)
     if (bad) {
         fprintf(stderr, "usage: mpiexec -n N (N >= 2) hdf5_faults "
                         "coll-md-cache|contig-fill|scaleoffset-int|nbit-after-deflate|filtered-empty-read|"
-                        "close-order FILE [--control] [--timeout SECONDS]\n");
+                        "close-order|shrink-filtered FILE [--control] [--timeout SECONDS]\n");
         MPI_Finalize();
         return 2;
     }
