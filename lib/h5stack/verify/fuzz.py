@@ -50,6 +50,7 @@ from h5stack.base.ui import StepError, fmt_seconds, info
 from h5stack.machine.launch import Launcher
 from h5stack.stacks.plan import Stacks
 from h5stack.stacks.stackdir import process_env
+from h5stack.verify import known
 
 #: variables shown with each step of a failing case (they choose the driver and its paths)
 STEP_ENV = ("HDF5_DRIVER", "HDF5_DRIVER_CONFIG", "H5MF_TEST_WINDOW_RECORDS")
@@ -476,6 +477,7 @@ def report_failure(runner, outcome, minimise=True):
         f"{title}: {case.label()}",
         outcome.message.rstrip(),
         *(["(the MPI-IO reference differs from the model too: not compared with it)"] if outcome.mpiio_fault else []),
+        *([f"(the MPI-IO reference fails: {known.said(outcome.reference_failed)})"] if unjudged else []),
         f"steps: {' ; '.join(outcome.steps)}",
         f"files: {outcome.workdir}",
         f"replay: {case.replay()}{how}",
@@ -494,8 +496,8 @@ def report_mpiio_fault(outcome):
         [
             f"MPI-IO FAULT: {case.stack} {what} ({case.ranks} ranks, {case.ops} operations): {outcome.mpiio_fault.rstrip()}",
             f"replay (the MPI-IO run alone, in ./h5stack env {case.stack}): {outcome.reference}",
-            "the variants of this workload are judged against the model alone; the MPI-IO faults known so far: "
-            "packages/h5fuzz/README.md",
+            "the variants of this workload are judged against the model alone; the MPI-IO faults known so far, "
+            "each with its program and site check: docs/faults.md",
         ]
     )
 
@@ -510,8 +512,8 @@ def report_reference_failure(outcome):
             f"REFERENCE FAILS: {case.stack} {what} ({case.ranks} ranks, {case.ops} operations): "
             f"{outcome.reference_failed.rstrip()}",
             f"replay (the MPI-IO run alone, in ./h5stack env {case.stack}): {outcome.reference}",
-            "its variants are judged against the model alone (one that fails too is not judged); the faults of "
-            "HDF5 with MPI-IO known so far: packages/h5fuzz/README.md",
+            "its variants are judged against the model alone (one that fails too is not judged); "
+            + known.said(outcome.reference_failed),
         ]
     )
 
