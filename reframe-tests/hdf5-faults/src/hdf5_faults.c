@@ -73,8 +73,8 @@
  * and goes where the old one was, so a rank that reads it after another rank's close gets
  * the new bytes where it expects the old chunk's. HDF5 1.14.6 and 2.2.0 on MPICH 4.0.2:
  * the shrink fails on every rank but 0 ("filter returned failure during read") in every
- * run, and H5Fclose then waits forever (the probe ends the job); Open MPI 4.1.4: no
- * failure in 3 runs. --control: a barrier between H5Dset_extent and H5Dclose (what an
+ * run, and H5Fclose then waits forever (the probe ends the job); Open MPI 4.1.4 at times
+ * (2 of 10 runs). --control: a barrier between H5Dset_extent and H5Dclose (what an
  * application can add), which must shrink and read back right.
  *
  * A probe never hangs: rank 0 gives the verdict FAULT and ends the job when a step (the
