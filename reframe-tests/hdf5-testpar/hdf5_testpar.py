@@ -13,8 +13,9 @@ reported with the stacks of its processes on the job's node (gdb, where installe
 killed; the next program runs. Programs run one after the other in the stage directory.
 `-S hdf5_testpar.share=K/N` runs every N-th program from the K-th (a share a night);
 `-S hdf5_testpar.long=yes` adds the programs that take minutes each (exclusions.yaml
-`full_only`: t_bigio, t_2Gio, t_filters_parallel). Variants with more ranks than the
-partition's CPUs are skipped (oversubscribed ranks busy-wait).
+`full_only`: t_bigio, t_2Gio, t_filters_parallel). Variants with more ranks than a job of
+the partition has CPUs (a node's, times the nodes of a multi-node partition's jobs) are
+skipped (oversubscribed ranks busy-wait).
 
 Runs on every environment whose extras name the directory of its HDF5's testpar programs
 (`hdf5_testpar`; feature `hdf5-testpar`: the local plain stacks of the series whose
@@ -35,7 +36,7 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 sys.path.append(os.path.join(os.path.dirname(__file__), "..", "lib"))
 from h5checks import bounded, testpar  # noqa: E402
 from h5checks.mpi import mpi_sanity, mpio_probe_cmds, mpio_probe_sanity, ranks_probe_cmds  # noqa: E402
-from h5checks.nodes import MultiNodeMixin  # noqa: E402
+from h5checks.nodes import MultiNodeMixin, job_cpus  # noqa: E402
 
 
 @rfm.simple_test
@@ -52,7 +53,7 @@ class hdf5_testpar(bounded.SuiteMixin, MultiNodeMixin, rfm.RunOnlyRegressionTest
 
     @run_after("setup")
     def choose(self):
-        cpus = self.current_partition.processor.num_cpus
+        cpus = job_cpus(self)
         self.skip_if(bool(cpus) and self.ranks > cpus,
                      f"{self.ranks} ranks on {cpus} CPUs: oversubscribed MPI ranks busy-wait for minutes")  # fmt: skip
         self.num_tasks = self.ranks

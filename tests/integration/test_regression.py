@@ -34,8 +34,10 @@ DSM_DISTRIBUTIONS = ["linear", "mask:1m", "block-cyclic:4k", "random-block:1k:7"
 EITHER = "pass|xfail"
 
 
-def expected_rows(desc):
-    """{(check, variant text or ''): 'pass' | 'skip' | 'xfail' | EITHER} for one local stack on this machine."""
+def expected_rows(desc, job_cpus=None):
+    """{(check, variant text or ''): 'pass' | 'skip' | 'xfail' | EITHER} for one local stack on this machine
+    (job_cpus: the CPUs a job of the system's partition has, JOB_CPUS; a node's by default)."""
+    job_cpus = job_cpus or os.cpu_count()
     twin = desc.get("variant") == "multifile"
     rows = {("hdf5_tutorial_hyperslab", v): "pass" for v in TUTORIAL_VARIANTS}
     rows |= {(c, ""): "pass" for c in MULTIFILE + (TWIN_ONLY if twin else [])}
@@ -82,13 +84,13 @@ def expected_rows(desc):
     rows[("hdf5_faults", "%fs_kind=posix %probe=close-order")] = "pass"
     # a shrink of a deflated dataset fails on the ranks that read the edge chunk after
     # another rank's close wrote it: every run with Debian's MPICH (stacks.yaml names it for
-    # both series), at times with Open MPI
-    rows[("hdf5_faults", "%fs_kind=posix %probe=shrink-filtered")] = "xfail" if desc["mpi"] == "mpich" else EITHER
+    # both series), at times with Open MPI; a loaded machine can hide it (a rank 0.3 s late)
+    rows[("hdf5_faults", "%fs_kind=posix %probe=shrink-filtered")] = EITHER
     rows[("filesystem_locking", "%fs_kind=posix")] = "pass"  # a finding, never a failure
     # HDF5's own parallel tests and netCDF-C's, where the stack has them (the plain 1.14
     # stacks): through MPI-IO and multifile; more ranks than CPUs skipped (SUITE_CHECKS)
     for driver in SUITE_DRIVERS if desc.get("hdf5_testpar") else []:
-        rows |= {("hdf5_testpar", f"%driver={driver} %ranks={r}"): "pass" if r <= os.cpu_count() else "skip"
+        rows |= {("hdf5_testpar", f"%driver={driver} %ranks={r}"): "pass" if r <= job_cpus else "skip"
                  for r in (2, 4)}  # fmt: skip
     for driver in SUITE_DRIVERS if any(c.get("source_dir") for c in desc.get("clients", [])) else []:
         rows[("netcdf_partests", f"%driver={driver}")] = "pass"
@@ -257,10 +259,13 @@ def left_out_of(system, stack, desc=None):
     """What a run of the system (of one stack, or all; desc: that stack's description)
     leaves out, as names or selectors: the benchmarks whose turn it is not; on `generic`
     the other stack's halves and the suite checks' driver of the cluster (--full: none)."""
+    # testpar on 4 ranks of slurm-cluster: its emulated nodes share this machine's cores, and
+    # oversubscribed ranks busy-wait (a site's real nodes run it; --full too leaves it out)
+    testpar4 = ["hdf5_testpar%ranks=4"] if system == "slurm-cluster" else []
     if FULL:
-        return []
+        return testpar4
     if system == "slurm-cluster":
-        return [b for b in CLUSTER_BENCHMARKS if b not in in_turn(CLUSTER_BENCHMARKS)]
+        return [b for b in CLUSTER_BENCHMARKS if b not in in_turn(CLUSTER_BENCHMARKS)] + testpar4
     if not stack:
         return []
     other = (SELECTED_STACKS.index(stack) + turn(2)) % 2  # the half this stack leaves
@@ -275,16 +280,18 @@ def excluded_args(left_out):
     return [a for s in left_out for a in ("-x", s if "%" in s else f"^{s}(%|$)")]
 
 
-def _expected(desc, checks, left_out):
+def _expected(desc, checks, left_out, job_cpus=None):
     """The rows a run expects of a stack: the checks it names (all without names), less
     those it leaves out."""
-    rows = selected_rows(expected_rows(desc), checks)
+    rows = selected_rows(expected_rows(desc, job_cpus), checks)
     names = [s for s in left_out if "%" not in s]
     selectors = [s for s in left_out if "%" in s]
     gone = selected_rows(rows, selectors) if selectors else {}
     return {k: v for k, v in rows.items() if k[0] not in names and k not in gone}
 
 
+#: the CPUs a job has where not a node's: slurm-cluster's jobs ask for 2 of its nodes
+JOB_CPUS = {"slurm-cluster": 2 * os.cpu_count()}
 #: (system, the stack of a run of its own or None): generic one stack at a time by default
 REGRESSION_RUNS = [("generic", None)] if FULL else [("generic", s) for s in SELECTED_STACKS]
 REGRESSION_RUNS += [("slurm-local", None), ("slurm-cluster", None)]
@@ -308,7 +315,7 @@ def test_run_passes_every_check_on_every_stack(stack_descriptions, system, stack
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-5000:]
     descriptions = {n: d for n, d in stack_descriptions.items() if not names or n in names}
-    expectations = {n: _expected(d, checks, left_out) for n, d in descriptions.items()}
+    expectations = {n: _expected(d, checks, left_out, JOB_CPUS.get(system)) for n, d in descriptions.items()}
     total, skipped, xfailed = (0 if names else 1), 0, 0  # filesystem_preflight (builtin) when every stack runs
     for name, expected in expectations.items():  # the table names each stack and its checks
         found = [r for r in _found_rows(summary, name) if not r[0].startswith("ior_")]

@@ -3,13 +3,14 @@
 
 import os
 import sys
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import ROOT
 
 sys.path.append(os.path.join(ROOT, "reframe-tests", "lib"))
-from h5checks import testpar  # noqa: E402
+from h5checks import nodes, testpar  # noqa: E402
 
 #: HDF5 1.14.6's testpar programs
 NAMES = ["t_2Gio", "t_bigio", "t_cache", "t_cache_image", "t_filters_parallel", "t_init_term", "t_mpi", "t_pflush1",
@@ -75,3 +76,23 @@ def test_a_program_the_environment_names_as_known_is_left_out_with_its_reason():
     chosen, left = testpar.select(NAMES, "mpio", known={"t_subfiling_vfd": "does not end here", "t_gone": "x"})
     assert "t_subfiling_vfd" not in chosen and left["t_subfiling_vfd"] == "known on this environment: does not end here"
     assert "t_gone" not in left
+
+
+def _on(cpus, features, access):
+    """A check's stand-in on a partition with cpus a node, features and access options."""
+    processor = SimpleNamespace(num_cpus=cpus)
+    return SimpleNamespace(current_partition=SimpleNamespace(processor=processor, features=features, access=access))
+
+
+@pytest.mark.parametrize(
+    "cpus, features, access, job",
+    [
+        (2, [], [], 2),  # one node
+        (2, ["multinode"], ["--partition=cluster", "--nodes=2"], 4),  # slurm-cluster: 2 nodes a job
+        (8, ["multinode"], ["-N", "3"], 24),
+        (0, ["multinode"], ["--nodes=2"], 0),  # not known: nothing is skipped for it
+        (2, ["multinode"], ["--partition=cluster"], 2),  # no number of nodes: one node's
+    ],
+)
+def test_the_4_rank_variants_count_the_cpus_of_every_node_of_a_job(cpus, features, access, job):
+    assert nodes.job_cpus(_on(cpus, features, access)) == job

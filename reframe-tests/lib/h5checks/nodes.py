@@ -12,6 +12,7 @@ ring that crossed from node to node. Elsewhere, and for single-rank jobs, both d
 """
 
 import os
+import re
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -25,6 +26,18 @@ SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src", "mpi_no
 def spans_nodes(test):
     """Whether the test's ranks must spread over several nodes here."""
     return FEATURE in test.current_partition.features and (test.num_tasks or 1) > 1 and not test.one_node
+
+
+def job_cpus(test):
+    """The CPUs a job of the test's partition has: a node's (processor.num_cpus, 0 when not
+    known), times the nodes its access options ask for (--nodes=N, -N N) where the
+    partition spreads jobs over nodes; a node's where they name no number, or the test
+    keeps to one node."""
+    cpus = test.current_partition.processor.num_cpus or 0
+    if FEATURE not in test.current_partition.features or getattr(test, "one_node", False):
+        return cpus
+    nodes = re.search(r"(?:--nodes[= ]|-N ?)(\d+)", " ".join(test.current_partition.access))
+    return cpus * (int(nodes.group(1)) if nodes else 1)
 
 
 def rank_hosts(test):
