@@ -27,10 +27,30 @@ label=$1 bound=$2 plan=$3
 FAILURES='HDF5-DIAG|FAILED|REAL ERROR|cannot be preloaded'
 running=
 
+all_pids() { # every process on this node (/proc: no procps needed)
+    local dir
+    for dir in /proc/[0-9]*; do echo "${dir#/proc/}"; done
+}
+
+session_pids() { # the processes of session $1 (the 6th field of /proc/PID/stat)
+    local pid stat sid
+    for pid in $(all_pids); do
+        { stat=$(< "/proc/$pid/stat"); } 2> /dev/null || continue
+        read -r _ _ _ sid _ <<< "${stat##*) }" # after the command's name: state ppid pgrp session
+        [[ $sid == "$1" ]] && echo "$pid"
+    done
+}
+
 end_session() { # the processes of session $1: TERM, then KILL
-    pkill -TERM -s "$1" 2> /dev/null
+    local pids
+    pids=$(session_pids "$1")
+    [[ -n $pids ]] || return 0
+    # shellcheck disable=SC2086 # word splitting of pid lists is meant
+    kill -TERM $pids 2> /dev/null
     sleep 2
-    pkill -KILL -s "$1" 2> /dev/null
+    pids=$(session_pids "$1")
+    # shellcheck disable=SC2086
+    [[ -z $pids ]] || kill -KILL $pids 2> /dev/null
 }
 trap '[[ -n $running ]] && end_session "$running"; exit 143' TERM INT HUP
 
@@ -45,9 +65,9 @@ running_exe() { # running_exe EXE PID...: those of the PIDs that run EXE (resolv
 processes_of() { # the pids running $2 (resolved) in session $1, else anywhere on this node
     local found
     # shellcheck disable=SC2046 # word splitting of pid lists is meant
-    found=$(running_exe "$2" $(pgrep -s "$1"))
+    found=$(running_exe "$2" $(session_pids "$1"))
     # a launcher may start the ranks in sessions of their own (srun's, MPICH's proxies)
-    [[ -n $found ]] || found=$(running_exe "$2" $(pgrep -f -- "$(basename "$2")"))
+    [[ -n $found ]] || found=$(running_exe "$2" $(all_pids))
     echo "$found"
 }
 
