@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.append(os.path.join(ROOT, "reframe-tests", "lib"))
-from h5checks import nodes, testpar  # noqa: E402
+from h5checks import bounded, nodes, testpar  # noqa: E402
 
 #: HDF5 1.14.6's testpar programs
 NAMES = ["t_2Gio", "t_bigio", "t_cache", "t_cache_image", "t_filters_parallel", "t_init_term", "t_mpi", "t_pflush1",
@@ -56,7 +56,7 @@ def test_a_wrong_share_says_what_is_wanted(share):
     with pytest.raises(ValueError, match=r"hdf5_testpar.share=.*K/N"):
         testpar.select(NAMES, "mpio", share)
     with pytest.raises(ValueError, match=r"netcdf_partests.share=.*K/N"):
-        testpar.parse_share(share, "netcdf_partests")
+        bounded.parse_share(share, "netcdf_partests")
 
 
 def test_a_reader_whose_writer_is_left_out_is_left_out_with_the_reason():

@@ -12,7 +12,7 @@ characters, where HDF5's error stack of the last failing rank is)."""
 
 import re
 
-#: (check, probe, a pattern of the failing run's output, what else must hold: None or a pattern)
+#: (check, probe, a pattern of the failing run's output, a pattern that must match too)
 SIGNATURES = [
     # a collective metadata read whose ranks' caches differ: MPI_Bcast of different sizes
     (
@@ -35,7 +35,7 @@ def named(text):
     return [
         f"{check} %probe={probe}"
         for check, probe, pattern, also in SIGNATURES
-        if re.search(pattern, text) and (also is None or re.search(also, text))
+        if re.search(pattern, text) and re.search(also, text)
     ]
 
 

@@ -61,6 +61,12 @@ def parse_share(share, check):
     return k, n
 
 
+def share_items(items, share, check):
+    """The items of share "K/N" (every N-th from the K-th, 1-based) of `check`'s setting."""
+    k, n = parse_share(share, check)
+    return [item for i, item in enumerate(items) if i % n == k - 1]
+
+
 class SuiteMixin(rfm.RegressionTestPlugin):
     """What a check of another project's suite, through MPI-IO or multifile (its `driver`
     parameter), shares: the bound of a run, the share of the suite, the multifile variant
@@ -79,8 +85,7 @@ class SuiteMixin(rfm.RegressionTestPlugin):
 
     def share_of(self, items):
         """The items of this run's share."""
-        k, n = parse_share(self.share, type(self).__name__)
-        return [item for i, item in enumerate(items) if i % n == k - 1]
+        return share_items(items, self.share, type(self).__name__)
 
     def allow_runs(self, count):
         """A time limit in which each of `count` runs (and the set-up) may take its bound."""

@@ -9,7 +9,7 @@ import os
 
 import yaml
 
-from h5checks.bounded import parse_share
+from h5checks.bounded import share_items
 
 #: what HDF5's suite leaves out through multifile, and the long programs: one file, the
 #: driver package's own tests read it too
@@ -53,6 +53,6 @@ def select(names, driver, share="1/1", long=False, excl=None, known=None):
     for reader, writer in READS_AFTER.items():  # a reader without the files of its writer
         if writer in left and reader in names and reader not in left:
             left[reader] = f"reads what {writer} leaves, which is left out"
-    k, n = parse_share(share, "hdf5_testpar")
-    chosen = [p for i, unit in enumerate(units([p for p in names if p not in left])) if i % n == k - 1 for p in unit]
+    kept = units([p for p in names if p not in left])
+    chosen = [p for unit in share_items(kept, share, "hdf5_testpar") for p in unit]
     return [f"{p}={args[p]}" if args.get(p) else p for p in chosen], left
