@@ -6,6 +6,7 @@ A stack is assembled from built components (build.py): parallel HDF5 for its MPI
 $H5STACK_HOME/stacks/<stack>/, is written by stackdir.py.
 """
 
+import concurrent.futures
 import functools
 import glob
 import json
@@ -64,6 +65,27 @@ def version_in_range(version, low, high):
 def twin_patches(twin_spec, series):
     """The patches of a twin (stacks.yaml `twins`) for a series; [] for a plain stack."""
     return [twin_spec["patches"][series]] if twin_spec else []
+
+
+def side_by_side(chains, jobs):
+    """Ensure every component of each chain, in order, the chains side by side (a thread
+    each: the builds are processes, and a build's serial steps, a configure or a pip
+    install, leave cores idle that another chain's build uses). Every chain runs to its
+    end or its first failure; then the first failure is raised."""
+
+    def run(chain):
+        for comp in chain:
+            try:
+                comp.ensure(jobs)
+            except Exception as err:  # said now: the other chains may build for minutes more
+                if len(chains) > 1:
+                    info(f"error: {err}\n(the other MPIs' builds go on to their end, then the set-up stops)")
+                raise
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chains))) as pool:
+        futures = [pool.submit(run, chain) for chain in chains]
+    for future in futures:
+        future.result()
 
 
 @functools.cache
@@ -434,23 +456,38 @@ class Stacks:
         info(f"set-up of {len(stacks)} stack(s) done in {time.monotonic() - t0:.0f} s")
 
     def _setup(self, stacks, jobs):
-        for mpi in dict.fromkeys(s.mpi for s in self.needed_stacks(stacks)):
+        needed = self.needed_stacks(stacks)
+        for mpi in dict.fromkeys(s.mpi for s in needed):
             mpi.install()
-        for series, mpi_name, variant in self.needed_hdf5(stacks):
-            self.hdf5_component(series, self.mpis[mpi_name], variant).ensure(jobs)
-        for series in dict.fromkeys(s.series for s in self.needed_stacks(stacks)):
+        for series in dict.fromkeys(s.series for s in needed):
             tools = self.debian_tools(series)
             if tools:
                 tools.ensure()
-        for stack in self.needed_stacks(stacks):
-            for pkg_dir in self.stack_packages(stack):
-                self.package_component(pkg_dir, stack).ensure(jobs)
-            for extra in (self.netcdf_component(stack), self.hdf5_tests_component(stack)):
-                if extra:
-                    extra.ensure(jobs)
-            for comp in reversed(self.python_components(stack)):
-                comp.ensure(jobs)
+        chains = self.build_chains(needed)
+        if len(chains) > 1:
+            info(f"set-up: the builds of {len(chains)} MPIs side by side ({', '.join(chains)})")
+        side_by_side(list(chains.values()), jobs)
+        for stack in needed:
             self.write_stack_dir(stack)
+
+    def build_chains(self, stacks):
+        """{MPI name: [component]}: what these stacks (bases first) build, one chain per MPI,
+        each component in the chain of the first stack that needs it. A chain's order is
+        its dependencies' (HDF5, then each stack's packages, netCDF-C, HDF5's test programs,
+        mpi4py, h5py); chains share no component, so they can be built side by side. The
+        components are made here, in one thread: each source is fetched once."""
+        chains, seen = {}, set()
+        for mpi_name in dict.fromkeys(s.mpi.name for s in stacks):
+            own = [s for s in stacks if s.mpi.name == mpi_name]
+            comps = [
+                self.hdf5_component(series, self.mpis[name], variant) for series, name, variant in self.needed_hdf5(own)
+            ]
+            for stack in own:
+                comps += [self.package_component(d, stack) for d in self.stack_packages(stack)]
+                comps += [c for c in (self.netcdf_component(stack), self.hdf5_tests_component(stack)) if c]
+                comps += reversed(self.python_components(stack))
+            chains[mpi_name] = [c for c in comps if c.prefix not in seen and not seen.add(c.prefix)]
+        return chains
 
     def write_stack_dir(self, stack):
         stackdir.write(self, stack)

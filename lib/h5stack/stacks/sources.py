@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import threading
 import urllib.request
 
 from h5stack.base import paths
@@ -257,21 +258,25 @@ def fetch(entry, dest):
     {"url": _fetch_url, "debian": _fetch_debian}.get(entry["kind"], _fetch_crate)(entry, dest)
 
 
+_FETCHING = threading.Lock()
+
+
 def fetch_cached(entry, label):
     """The path of entry's file in $H5STACK_HOME/sources: the cached one when its
     sha256 is the pinned one, else fetched; label names what it is for in messages."""
     path = os.path.join(paths.sub("sources"), _cache_name(entry))
-    if os.path.exists(path):
-        if sha256_of(path) == pinned(entry):
-            return path
-        info(f"removing {path}: checksum mismatch")
-        os.remove(path)
-    info(f"{label}: fetching the {_describe(entry)}")
-    try:
-        fetch(entry, path)
-    except StepError as err:
-        raise StepError(f"{label}: {_describe(entry)}: {err}") from None
-    return path
+    with _FETCHING:  # the set-up's threads (plan.side_by_side) fetch one file once
+        if os.path.exists(path):
+            if sha256_of(path) == pinned(entry):
+                return path
+            info(f"removing {path}: checksum mismatch")
+            os.remove(path)
+        info(f"{label}: fetching the {_describe(entry)}")
+        try:
+            fetch(entry, path)
+        except StepError as err:
+            raise StepError(f"{label}: {_describe(entry)}: {err}") from None
+        return path
 
 
 def obtain(series, entries, tarball=None):
