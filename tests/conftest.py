@@ -15,24 +15,35 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "lib"))
 
+from h5stack.base import settings  # noqa: E402
 from h5stack.stacks.plan import Stacks  # noqa: E402
 
 #: `./h5stack test --full` (H5STACK_TEST_FULL=1) runs every check on every stack. By
 #: default the checks that cost minutes per stack run on selections (docs/developing.md,
 #: "The tests, in tiers"): the regression on `generic` on SELECTED_STACKS (both MPIs, both
 #: HDF5 series, MPICH's image; the twins' checks run on slurm-local), complementing its stacks
-#: (test_regression.SLURM_STACKS); each package's ctest (one to two and a half minutes)
-#: on one of PACKAGE_STACKS, the packages in turn (sorted by name), so that the ctests
-#: together run on both MPIs and both HDF5 series (every package's code runs on every
-#: stack in the regression and the fuzzer); the rest on every stack.
+#: (test_regression.SLURM_STACKS); the per-stack files (the stacks' programs, h5py, the
+#: fuzzer's workloads, HDF5's and netCDF's suites, the packages' ctests) on the stacks of
+#: the day's turn (STACK_TURNS: each MPI, each HDF5 series, plain and patched; the other
+#: half the next day); each package's ctest (one to two and a half minutes) on one of
+#: them, the packages in turn (sorted by name), so that the ctests together run on both
+#: MPIs and both HDF5 series (every package's code runs on every stack in the regression
+#: and the fuzzer's workloads).
 FULL = os.environ.get("H5STACK_TEST_FULL") == "1"
 SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2"]
-PACKAGE_STACKS = ["openmpi-hdf5-2", "mpich-hdf5-1.14"]
+#: the plain stacks whose per-stack tests run on a day, with their twins: each day one of
+#: each MPI and one of each HDF5 series, so two days run every default stack
+STACK_TURNS = [["mpich-hdf5-1.14", "openmpi-hdf5-2"], ["openmpi-hdf5-1.14", "mpich-hdf5-2"]]
 
 
 def turn(every):
-    """Today's turn of `every` in turn: the day of the year (UTC) modulo every."""
-    return time.gmtime().tm_yday % every
+    """Today's turn of `every` in turn: the day of the year (UTC) modulo every;
+    H5STACK_TEST_DAY=N replays the selection of day N of the year (a CI run's, another
+    day's)."""
+    day = settings.get("H5STACK_TEST_DAY") or str(time.gmtime().tm_yday)
+    if not day.isdigit():
+        raise pytest.UsageError(f"H5STACK_TEST_DAY={day!r}: not a day of the year (a number, 1 to 366)")
+    return int(day) % every
 
 
 def in_turn(items, every=None):
@@ -44,14 +55,28 @@ def in_turn(items, every=None):
 
 
 def stacks_under_test():
-    """The stacks the integration tier sets up and tests: the default ones (stacks.yaml;
-    the optional MPIs' stacks with --full), whatever else this machine has built."""
+    """The stacks the per-stack tests run on: those of the day's turn (STACK_TURNS) and
+    their twins; with --full every stack (the optional MPIs' too)."""
+    registry = Stacks()
+    if FULL:
+        return registry.all()
+    today = STACK_TURNS[turn(len(STACK_TURNS))]
+    return [s for s in registry.defaults() if (s.base or s).name in today]
+
+
+def stacks_set_up():
+    """Every stack the integration tier sets up: the default ones (stacks.yaml; the optional
+    MPIs' too with --full). HDF5's and netCDF's suites choose from these: only the 1.14
+    stacks carry their programs, and the selections pick an MPI (the DSM's separate jobs
+    need Open MPI)."""
     registry = Stacks()
     return registry.all() if FULL else registry.defaults()
 
 
-#: their names, in stacks.yaml's order
+#: the names of stacks_under_test(), in stacks.yaml's order
 TESTED = [s.name for s in stacks_under_test()]
+#: the stacks the packages' ctests run on by default, one package after the other
+PACKAGE_STACKS = STACK_TURNS[turn(len(STACK_TURNS))]
 
 
 def selected(stack_name, selection=SELECTED_STACKS):

@@ -17,7 +17,7 @@ import re
 import pytest
 import yaml
 
-from conftest import FULL, ROOT, Stacks, in_stack, preload_library, stacks_under_test
+from conftest import FULL, ROOT, Stacks, in_stack, preload_library, stacks_set_up
 
 SUITE = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests", "hdf5-suite")
 with open(os.path.join(SUITE, "exclusions.yaml")) as _f:
@@ -30,7 +30,7 @@ with open(os.path.join(DSM_TESTS, "testpar_exclusions.yaml")) as _f:
 def _cases():
     stacks = Stacks()
     cases = []
-    for stack in stacks_under_test():
+    for stack in stacks_set_up():
         comp = stacks.hdf5_tests_component(stack)
         if comp:
             cases.append(pytest.param(stack.name, comp.build_dir, id=stack.name))

@@ -27,7 +27,7 @@ import os
 import pytest
 import yaml
 
-from conftest import FULL, ROOT, Stacks, in_stack, in_turn, preload_library, stacks_under_test
+from conftest import FULL, ROOT, Stacks, in_stack, in_turn, preload_library, stacks_set_up
 
 with open(os.path.join(ROOT, "reframe-tests", "netcdf", "partests.yaml")) as _f:
     RUNS = yaml.safe_load(_f)["runs"]
@@ -41,7 +41,7 @@ READER = "HDF5_DRIVER=multifile"
 def _builds():
     registry = Stacks()
     found = []
-    for stack in stacks_under_test():
+    for stack in stacks_set_up():
         comp = registry.netcdf_component(stack)
         if comp:
             found.append((stack.name, comp))

@@ -44,6 +44,12 @@ SETTINGS = (
         "H5STACK_TEST_FULL", "0", "1: `./h5stack test` runs every per-stack check on every stack (as --full)", "test"
     ),
     Setting(
+        "H5STACK_TEST_DAY",
+        "",
+        "a day of the year: `./h5stack test` selects what a run of that day does (the turns of tests/conftest.py)",
+        "test",
+    ),
+    Setting(
         "H5STACK_SPACK_NO_CHECKSUM",
         "0",
         "1: the Spack tests install with --no-checksum (a source mirror holding a repack)",
