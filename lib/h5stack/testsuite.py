@@ -83,8 +83,8 @@ def _set_up(full):
     apt.ensure_packages(paths.DEBIAN_INTEGRATION_REQUIREMENTS)
     registry = Stacks()
     stacks = registry.all() if full else registry.defaults()
-    # Apptainer and the images' base (Go and debootstrap) are made beside the stacks, on
-    # the core that the builds' serial steps leave idle; their Debian packages first
+    # Apptainer (Debian's package, unpacked) and the images' base (debootstrap) are made
+    # beside the stacks' builds, at a lower priority; their Debian packages first
     early = images.prepare_tools() if images.flavours_of(stacks) and images.can_build() else (lambda: None)
     with beside(early, "Apptainer"):
         registry.setup(stacks)

@@ -2,8 +2,9 @@
 """Apptainer and the Debian base of container images (lib/h5stack/machine/apptainer.py).
 
 Unit tests of the rules (keys, a damaged cache entry, capabilities, subordinate ids)
-in a private $H5STACK_HOME, with the long steps replaced by fakes; then one real test:
-Apptainer (built once, ~17 min, then cached) builds an image from the cached base and
+in a private $H5STACK_HOME, with the long steps replaced by fakes (the tree of Debian's
+package: tests/unit/test_apptainer_package.py); then one real test: Apptainer (from
+Debian's package, made once, then cached) builds an image from the cached base and
 `apptainer exec` runs it."""
 
 import os
@@ -16,7 +17,7 @@ import pytest
 from h5stack.base import paths
 from h5stack.base.ui import StepError, run_logged
 from h5stack.machine import apptainer
-from h5stack.stacks import build
+from h5stack.stacks import build, debarchive
 
 THIS_MACHINE = "CapInh:\t0000000000000000\nCapEff:\t000001fffeffffff\nCapBnd:\t000001fffeffffff\n"
 FULL = "CapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n"
@@ -65,19 +66,25 @@ def test_base_key_changes_with_suite_archive_and_packages():
 def fake_apptainer_build(builds):
     def fake(label, inputs, prefix, key, go_bin):
         builds.append(prefix)
-        for rel in apptainer.REQUIRED:
+        for rel in apptainer.BUILT_REQUIRED:
             os.makedirs(os.path.dirname(os.path.join(prefix, rel)), exist_ok=True)
             with open(os.path.join(prefix, rel), "w") as f:
                 f.write(f"{rel} of {key}\n")
-        for rel in apptainer.REQUIRED_DIRS:
+        for rel in apptainer.BUILT_REQUIRED_DIRS:
             os.makedirs(os.path.join(prefix, rel))
         build.write_manifest(prefix, key, os.path.basename(prefix), inputs, 0)
 
     return fake
 
 
+def not_listed():
+    raise debarchive.Unresolvable("sid does not list apptainer 1.4.5-2 (it lists: 1.4.6-1)")
+
+
 def test_damaged_apptainer_is_rebuilt(home, monkeypatch):
+    """The fallback, where sid no longer lists Debian's package: a source build."""
     builds = []
+    monkeypatch.setattr(apptainer, "debian_apptainer", not_listed)
     monkeypatch.setattr(apptainer.shutil, "which", lambda name: None if name == "apptainer" else "/bin/true")
     monkeypatch.setattr(apptainer, "go_version", lambda go="go": "1.26.8")
     monkeypatch.setattr(apptainer, "_build_apptainer", fake_apptainer_build(builds))

@@ -260,3 +260,14 @@ def test_a_dependency_already_chosen_in_another_version_is_refused():
     text = PACKAGES.replace("libc6:any (>= 2.35)", "libc6:any (>= 2.44)")
     with pytest.raises(StepError, match=r"libgcc-s1 16.2.0-4 needs libc6 \(>= 2.44\)"):
         debarchive.closure(index(text), "hdf5-tools", "2.2.0+repack-6", "sid")
+
+
+def test_skipped_dependencies_are_not_followed():
+    """A dependency is skipped when all its alternatives are named: libgcc-s1, and debconf
+    only with debconf-2.0 (else cdebconf provides it)."""
+    found = debarchive.closure(index(), "hdf5-tools", "2.2.0+repack-6", "sid", skip=("libgcc-s1", "debconf"))
+    assert "libgcc-s1" not in [s["Package"] for s in found] and "cdebconf" in [s["Package"] for s in found]
+    found = debarchive.closure(index(), "hdf5-tools", "2.2.0+repack-6", "sid", skip=("debconf", "debconf-2.0"))
+    assert [s["Package"] for s in found] == [
+        "hdf5-tools", "libc6", "libhdf5-320", "libhdf5-hl-320", "libgcc-s1", "libsz2", "zlib1g",
+    ]  # fmt: skip

