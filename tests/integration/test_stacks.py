@@ -303,8 +303,9 @@ def test_original_mpiposix_program_runs_unchanged(stack, stack_descriptions, tmp
 MULTIFILE_TESTS = os.path.join(ROOT, "packages", "hdf5-vfd-multifile", "tests")
 
 
-#: every twin once: at 4 ranks one of Open MPI's, in turn by the day, at 2 the others
-#: (MPICH's busy-polling ranks take minutes when 4 share 2 cores); --full: 2 and 4 everywhere
+#: every twin of the day once: at 4 ranks Open MPI's (one of its two a day: conftest.STACK_TURNS),
+#: at 2 the others (MPICH's busy-polling ranks take minutes when 4 share 2 cores); --full: 2
+#: and 4 everywhere
 AT_4 = in_turn([s for s in TWINS if s.startswith("openmpi")])
 TWIN_RUNS = [
     pytest.param(stack, ranks, id=f"{stack}-{ranks}")

@@ -21,7 +21,13 @@ def add_parser(sub):
         metavar="SERIES=PATH",
         help="use this HDF5 release tarball for a series, e.g. 1.14=hdf5-1.14.6.tar.gz",
     )
-    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel build jobs (default: all cores)")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        help="parallel jobs of each build (default: all cores); the builds of different MPIs run side by side",
+    )
 
 
 def tarballs(specs):
