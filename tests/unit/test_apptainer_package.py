@@ -124,7 +124,9 @@ def no_apptainer_on_path(monkeypatch):
 @pytest.mark.skipif(not shutil.which("patchelf"), reason="no patchelf (requirements/debian-containers.txt)")
 def test_a_tree_of_debians_package_runs_with_its_own_loader(tmp_path, keys, machine, no_apptainer_on_path):  # noqa: F811
     machine(archive(tmp_path, keys))
+    assert apptainer.installed_apptainer() is None  # none yet: the site config offers no Apptainer
     exe = apptainer.ensure_apptainer()
+    assert apptainer.installed_apptainer() == exe  # the one the site config's container platform runs
     prefix = exe[: -len("/usr/bin/apptainer")]
     assert os.path.basename(prefix).startswith("debian-apptainer-1.4.5-2-") and exe.endswith("/usr/bin/apptainer")
     proc = subprocess.run([exe, "--version"], capture_output=True, text=True)

@@ -39,6 +39,7 @@ build's %post and %test) fail unless Apptainer drops that capability
 in /etc/subuid and /etc/subgid.
 """
 
+import glob
 import os
 import pwd
 import re
@@ -123,6 +124,23 @@ def ensure_apptainer():
         except debarchive.Unresolvable as err:
             info(f"Apptainer: {err}; building Apptainer {upstream_version()} from source instead")
         return built_apptainer()
+
+
+def installed_apptainer():
+    """Path of the `apptainer` that ensure_apptainer would use, without making one (the
+    site config reads it: nothing is fetched or built there), or None: the one on PATH, else
+    the tree of the recorded packages of Debian's, else a source build."""
+    found = shutil.which("apptainer")
+    if found:
+        return found
+    debian = debian_packages()
+    recorded = debian.recorded()
+    if recorded:
+        exe = os.path.join(tree_prefix(debian, recorded)[0], APPTAINER)
+        if os.path.exists(exe):
+            return exe
+    built = sorted(glob.glob(os.path.join(paths.home(), "opt", "apptainer-*", "bin", "apptainer")))
+    return built[-1] if built else None
 
 
 def apptainer_status(prefix, key, required=REQUIRED, dirs=REQUIRED_DIRS):

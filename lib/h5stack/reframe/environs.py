@@ -10,7 +10,6 @@ spackviews.py. The command line reaches these only through ReFrame.
 import glob
 import json
 import os
-import shutil
 import subprocess
 
 from h5stack.base import paths, settings
@@ -38,14 +37,11 @@ class SiteConfigError(StepError):
 
 def this_machine_container_platforms():
     """(container_platforms, features) of this machine's partitions: Apptainer where
-    it is on PATH or built by `./h5stack containers` (with the run settings this machine
+    it is on PATH or set up by `./h5stack containers` (with the run settings this machine
     needs, e.g. APPTAINER_DROP_CAPS), else none."""
     from h5stack.machine import apptainer
 
-    exe = shutil.which("apptainer")
-    if not exe:
-        built = sorted(glob.glob(os.path.join(paths.home(), "opt", "apptainer-*", "bin", "apptainer")))
-        exe = built[-1] if built else None
+    exe = apptainer.installed_apptainer()
     if not exe:
         return [], []
     env_vars = [["PATH", f"{os.path.dirname(exe)}:$PATH"]] + [[k, v] for k, v in apptainer.run_env().items()]
