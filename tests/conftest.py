@@ -114,9 +114,9 @@ def stacks():
 
 @pytest.fixture(scope="session")
 def stack_descriptions(stacks):
-    """stack.json of every tested stack; all must be built (./h5stack test builds them)."""
+    """stack.json of every stack set up; all must be built (./h5stack test builds them)."""
     result = {}
-    for stack in stacks_under_test():
+    for stack in stacks_set_up():
         built, detail = stack.status()
         assert built, f"stack {stack.name} is not usable: {detail}"
         result[stack.name] = stack.description()

@@ -15,20 +15,22 @@ from h5stack.verify import fuzz
 
 
 def _pairs():
-    """(stack, variant) of every stack: every multifile variant it offers; the DSM
-    distributions rotate over the plain stacks (each distribution runs on one, each plain
-    stack runs one; the twins' DSM is the same code, `./h5stack fuzz` runs it there too)."""
-    pairs, dsm_stacks = [], 0
+    """(stack, variant) of every stack under test: every multifile variant it offers; the DSM
+    distributions over the plain stacks, one after the other (every distribution runs, on one
+    stack; each plain stack runs one or more; the twins' DSM is the same code, `./h5stack
+    fuzz` runs it there too)."""
+    pairs, dsm_at = [], []
     for stack in stacks_under_test():
         desc = stack.description()
         if not desc:
             continue
         offered = fuzz.variants(desc)
-        dsm = [v for v in offered if v.startswith("dsm:")]
         pairs += [(stack.name, v) for v in offered if not v.startswith("dsm:")]
+        dsm = [v for v in offered if v.startswith("dsm:")]
         if dsm and not stack.variant:
-            pairs.append((stack.name, dsm[dsm_stacks % len(dsm)]))
-            dsm_stacks += 1
+            dsm_at.append((stack.name, dsm))
+    for i, (stack, dsm) in enumerate(dsm_at):
+        pairs += [(stack, v) for v in dsm[i :: len(dsm_at)]]
     return pairs
 
 
@@ -47,7 +49,8 @@ def _selection(pairs, entries):
     each fixed case once on every kind of variant (multifile, multifile-linked, mpiposix, dsm;
     the stacks in turn), and one seed on every pair: first each seed on a pair of its own
     (the seeds that fewest pairs can run go first), then on the other pairs the seed run
-    least so far."""
+    least so far; where the seeds outnumber the pairs, each seed not run yet on the pair
+    that runs fewest workloads so far."""
     if FULL:
         return [(s, v, e) for s, v in pairs for e in _applicable(entries, s, v)]
     chosen, load = [], {p: 0 for p in pairs}
@@ -69,7 +72,16 @@ def _selection(pairs, entries):
         if p not in given and can[p]:
             i = min((i for i in range(len(seeds)) if seeds[i] in can[p]), key=lambda i: runs[i])
             given[p], runs[i] = seeds[i], runs[i] + 1
-    return chosen + [(*p, given[p]) for p in pairs if p in given]
+    chosen += [(*p, given[p]) for p in pairs if p in given]
+    for p in given:
+        load[p] += 1
+    for i in (i for i in range(len(seeds)) if not runs[i]):  # more seeds than pairs
+        able = [p for p in pairs if seeds[i] in can[p]]
+        if able:
+            p = min(able, key=lambda p: load[p])
+            load[p] += 1
+            chosen.append((*p, seeds[i]))
+    return chosen
 
 
 def _case(stack, variant, e):
