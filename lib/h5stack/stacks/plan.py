@@ -486,7 +486,11 @@ class Stacks:
                 comps += [self.package_component(d, stack) for d in self.stack_packages(stack)]
                 comps += [c for c in (self.netcdf_component(stack), self.hdf5_tests_component(stack)) if c]
                 comps += reversed(self.python_components(stack))
-            chains[mpi_name] = [c for c in comps if c.prefix not in seen and not seen.add(c.prefix)]
+            chains[mpi_name] = []
+            for comp in comps:  # a component once (h5vfd: every stack's; a twin's Python: its base's)
+                if comp.prefix not in seen:
+                    seen.add(comp.prefix)
+                    chains[mpi_name].append(comp)
         return chains
 
     def write_stack_dir(self, stack):
