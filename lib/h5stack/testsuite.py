@@ -1,17 +1,18 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`h5stack test`: the project's own test suite (what CI runs), in two tiers.
 
-`tests/unit/` needs no stack and no daemon (seconds): it runs first, and alone with
-`--unit`. `tests/integration/` needs the local stacks: before it, the default stacks (with
-`--full` every stack, the optional MPIs' too; with HDF5's own test programs where the
-source has them) are set up (cached after the first run), and the Apptainer images of
-the stacks (containers/); Apptainer and the images' base are made beside the stacks' builds, at a
-lower priority (base/beside.py). A failing unit tier stops the run before the set-up. What follows `--`
-goes to pytest (`./h5stack test -- tests/unit/test_cli_errors.py -x`); named paths are run as
-named, with the set-up only if one is outside tests/unit. Both tiers first install what
-only the tests need (requirements/debian-test.txt; the integration tier also
-requirements/debian-integration.txt). The exit status is pytest's, except
-that "no tests collected" (5) counts as a failure.
+`tests/unit/` needs no stack and no daemon (seconds, its tests spread over worker
+processes): it runs first, and alone with `--unit`. `tests/integration/` needs the local
+stacks: before it, the default stacks (with `--full` every stack, the optional MPIs'
+too; with HDF5's own test programs where the source has them) are set up (cached after
+the first run), and the Apptainer images of the stacks (containers/); Apptainer and the
+images' base are made beside the stacks' builds, at a lower priority (base/beside.py). A
+failing unit tier stops the run before the set-up. What follows `--` goes to pytest
+(`./h5stack test -- tests/unit/test_cli_errors.py -x`); named paths are run as named,
+with the set-up only if one is outside tests/unit. Both tiers first install what only
+the tests need (requirements/debian-test.txt; the integration tier also
+requirements/debian-integration.txt). The exit status is pytest's, except that "no tests
+collected" (5) counts as a failure.
 """
 
 import os
@@ -26,6 +27,9 @@ from h5stack.machine import apt, images
 from h5stack.stacks.plan import Stacks
 
 UNIT = os.path.join(paths.ROOT, "tests", "unit")
+#: the unit tier in pytest-xdist's worker processes, one more than the cores: many of its
+#: tests wait on a subprocess (ReFrame loading a site config, a bounded run's timeout)
+UNIT_WORKERS = ["--numprocesses", str((os.cpu_count() or 1) + 1)]
 INTEGRATION = os.path.join(paths.ROOT, "tests", "integration")
 
 
@@ -43,7 +47,7 @@ def run(full=False, unit=False, pytest_args=()):
         if outside:
             _set_up(_full(full))
         return _pytest(extra, full)
-    rc = _pytest([UNIT, *extra], full)
+    rc = _pytest([UNIT, *UNIT_WORKERS, *extra], full)
     if rc != 0 or unit:
         if rc != 0:
             info("the unit tier failed: the stacks are not set up and the integration tier does not run")
