@@ -73,9 +73,11 @@ def config_file(system):
     return os.path.join(paths.SITE_CONFIGS, "config.py")
 
 
-def reframe_command(system, stacks=(), checks=(), extra=(), report=None, environs=()):
-    """The reframe command line: on these stacks (Stack) and environments (names)."""
-    cmd = ["reframe", "-C", ":" + config_file(system), "--system", system]  # ":" drops the builtin config
+def reframe_command(system, stacks=(), checks=(), extra=(), report=None, environs=(), config=None):
+    """The reframe command line: on these stacks (Stack) and environments (names), with the
+    merged configuration `config` (a path config_file gave; checked now when not given)."""
+    config = config or config_file(system)
+    cmd = ["reframe", "-C", ":" + config, "--system", system]  # ":" drops the builtin config
     # a dry run writes job scripts and empty perflog rows: keep both apart from real runs
     dry = "--dry-run" in extra
     cmd += ["--prefix", paths.sub("reframe-dry-run" if dry else "reframe", system)]
@@ -254,7 +256,7 @@ def runtime_environs(registry, stacks, mpi_names):
 def run(opts):
     from h5stack.stacks.plan import Stacks
 
-    config_file(opts.system)  # validate before building anything
+    config = config_file(opts.system)  # validate before building anything
     registry = Stacks()
     stacks = [registry.get(name) for name in opts.stacks]  # each name looked up here, once
     env_dirs = [os.path.abspath(d) for d in opts.spack_envs]
@@ -264,6 +266,7 @@ def run(opts):
 
         registry.setup(stacks or registry.in_use())  # none named: every stack that will run, current
         images.setup_images(registry, stacks)  # reframe-tests/containers
+        config = config_file(opts.system)  # what the set-up made is part of it: checked again
     env, runtime_names = dict(os.environ), []
     if opts.mpi_runtimes:  # the stacks with other MPIs' libraries, in place of the stacks themselves
         runtime_dirs, runtime_names = runtime_environs(registry, stacks, opts.mpi_runtimes)
@@ -273,7 +276,7 @@ def run(opts):
     dry = "--dry-run" in opts.reframe_args
     scheduler, started = start_scheduler(opts.system, dry)
     report = os.path.join(paths.sub("reports"), f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json")
-    cmd = reframe_command(opts.system, stacks, list(opts.checks), list(opts.reframe_args), report, environs)
+    cmd = reframe_command(opts.system, stacks, list(opts.checks), list(opts.reframe_args), report, environs, config)
     if scheduler:
         env["SLURM_CONF"] = scheduler.conf_path()
     if env_dirs:
