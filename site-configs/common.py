@@ -43,7 +43,8 @@ from h5stack.reframe.spackviews import (  # noqa: E402,F401
     spack_views,
 )
 
-sys.path.append(HERE)  # squeue_here, beside this file
+sys.path.append(HERE)  # squeue_here and quiet_deprecations, beside this file
+import quiet_deprecations  # noqa: E402,F401
 import squeue_here  # noqa: E402
 
 # File systems of a partition: extras['filesystems'], a list of
