@@ -26,7 +26,7 @@ def add_parser(sub):
         "--jobs",
         type=int,
         default=None,
-        help="parallel jobs of each build (default: all cores); the builds of different MPIs run side by side",
+        help="parallel jobs of each build (default: all cores); two builds run at once, each once those it needs are built",
     )
 
 

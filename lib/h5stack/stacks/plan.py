@@ -6,12 +6,13 @@ A stack is assembled from built components (build.py): parallel HDF5 for its MPI
 $H5STACK_HOME/stacks/<stack>/, is written by stackdir.py.
 """
 
-import concurrent.futures
 import functools
 import glob
+import itertools
 import json
 import os
 import re
+import threading
 import time
 
 import yaml
@@ -67,25 +68,57 @@ def twin_patches(twin_spec, series):
     return [twin_spec["patches"][series]] if twin_spec else []
 
 
-def side_by_side(chains, jobs):
-    """Ensure every component of each chain, in order, the chains side by side (a thread
-    each: the builds are processes, and a build's serial steps, a configure or a pip
-    install, leave cores idle that another chain's build uses). Every chain runs to its
-    end or its first failure; then the first failure is raised."""
+#: how many components the set-up builds at once: a build's serial steps (CMake's
+#: configure, Cython, pip) leave cores idle that the other build uses
+BUILDS_AT_ONCE = 2
 
-    def run(chain):
-        for comp in chain:
+
+def in_dependency_order(order, after, jobs, workers=BUILDS_AT_ONCE):
+    """Ensure every component of `order`, `workers` at a time (a thread each: the builds
+    are processes): a free worker takes the first one whose `after` components ({component:
+    [component]}) are built. A failure is said at once and stops what comes after it; every
+    other build runs to its end, then the first failure is raised."""
+    outside = {a.label for c in order for a in after.get(c, ()) if a not in order}
+    if outside:
+        raise ValueError(f"the set-up's plan builds after components it does not build: {', '.join(sorted(outside))}")
+    state, failures, changed = {}, [], threading.Condition()
+
+    def stopped(comp):  # comes after a failure, directly or through another
+        return any(state.get(a) == "failed" or (a not in state and stopped(a)) for a in after.get(comp, ()))
+
+    def take():  # under the lock: the next component to build, or None when none is left
+        while True:
+            pending = [c for c in order if c not in state and not stopped(c)]
+            ready = [c for c in pending if all(state.get(a) == "done" for a in after.get(c, ()))]
+            if ready or not pending:
+                return ready[0] if ready else None
+            changed.wait()
+
+    def work():
+        while True:
+            with changed:
+                comp = take()
+                if comp is None:
+                    return
+                state[comp] = "running"
             try:
                 comp.ensure(jobs)
-            except Exception as err:  # said now: the other chains may build for minutes more
-                if len(chains) > 1:
-                    info(f"error: {err}\n(the other MPIs' builds go on to their end, then the set-up stops)")
-                raise
+                result = "done"
+            except Exception as err:  # said now: the other builds may run for minutes more
+                failures.append(err)
+                info(f"error: {err}\n(the builds that do not need it go on to their end, then the set-up stops)")
+                result = "failed"
+            with changed:
+                state[comp] = result
+                changed.notify_all()
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(chains))) as pool:
-        futures = [pool.submit(run, chain) for chain in chains]
-    for future in futures:
-        future.result()
+    threads = [threading.Thread(target=work, name=f"build-{i}") for i in range(max(1, min(workers, len(order))))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
 
 
 @functools.cache
@@ -463,35 +496,50 @@ class Stacks:
             tools = self.debian_tools(series)
             if tools:
                 tools.ensure()
-        chains = self.build_chains(needed)
-        if len(chains) > 1:
-            info(f"set-up: the builds of {len(chains)} MPIs side by side ({', '.join(chains)})")
-        side_by_side(list(chains.values()), jobs)
+        order, after = self.build_plan(needed)
+        info(f"set-up: {len(order)} components, {BUILDS_AT_ONCE} at a time, each once those it needs are built")
+        in_dependency_order(order, after, jobs)
         for stack in needed:
             self.write_stack_dir(stack)
 
-    def build_chains(self, stacks):
-        """{MPI name: [component]}: what these stacks (bases first) build, one chain per MPI,
-        each component in the chain of the first stack that needs it. A chain's order is
-        its dependencies' (HDF5, then each stack's packages, netCDF-C, HDF5's test programs,
-        mpi4py, h5py); chains share no component, so they can be built side by side. The
-        components are made here, in one thread: each source is fetched once."""
-        chains, seen = {}, set()
+    def build_plan(self, stacks):
+        """(every component these stacks (bases first) build, in the order they are taken,
+        {component: the components it is built after}). HDF5 first, then each stack's
+        packages, netCDF-C, HDF5's test programs, mpi4py, h5py, the MPIs' lists taken in
+        turn; a component after what it links to (packages, netCDF-C, h5py: their HDF5;
+        h5py: mpi4py) and after the plain HDF5 whose objects it takes from the compiler
+        cache (a twin's HDF5, HDF5's test programs). The components are made here, in one
+        thread: each source is fetched once."""
+        lists, after, made = {}, {}, {}
+
+        def the(comp):  # one object per entry (h5vfd: every stack's; a twin's Python: its base's)
+            return made.setdefault(comp.prefix, comp)
+
+        def add(own, comp, *before):
+            comp = the(comp)
+            if comp not in after:
+                own.append(comp)
+                after[comp] = [the(b) for b in before if b is not None and the(b) is not comp]
+
         for mpi_name in dict.fromkeys(s.mpi.name for s in stacks):
-            own = [s for s in stacks if s.mpi.name == mpi_name]
-            comps = [
-                self.hdf5_component(series, self.mpis[name], variant) for series, name, variant in self.needed_hdf5(own)
-            ]
-            for stack in own:
-                comps += [self.package_component(d, stack) for d in self.stack_packages(stack)]
-                comps += [c for c in (self.netcdf_component(stack), self.hdf5_tests_component(stack)) if c]
-                comps += reversed(self.python_components(stack))
-            chains[mpi_name] = []
-            for comp in comps:  # a component once (h5vfd: every stack's; a twin's Python: its base's)
-                if comp.prefix not in seen:
-                    seen.add(comp.prefix)
-                    chains[mpi_name].append(comp)
-        return chains
+            own, mine = lists.setdefault(mpi_name, []), [s for s in stacks if s.mpi.name == mpi_name]
+            for series, name, variant in self.needed_hdf5(mine):  # a twin's after its plain one
+                mpi = self.mpis[name]
+                add(own, self.hdf5_component(series, mpi, variant), self.hdf5_component(series, mpi))
+            for stack in mine:
+                hdf5 = self.hdf5_component(stack.series, stack.mpi, stack.variant)
+                plain = self.hdf5_component(stack.series, stack.mpi)
+                for pkg_dir in self.stack_packages(stack):
+                    add(own, self.package_component(pkg_dir, stack), hdf5)
+                for comp in (self.netcdf_component(stack), self.hdf5_tests_component(stack)):
+                    if comp:
+                        add(own, comp, plain)
+                h5vfd, h5py, mpi4py = self.python_components(stack)
+                add(own, mpi4py)
+                add(own, h5py, plain, mpi4py)
+                add(own, h5vfd)
+        order = [c for turn in itertools.zip_longest(*lists.values()) for c in turn if c is not None]
+        return order, after
 
     def write_stack_dir(self, stack):
         stackdir.write(self, stack)

@@ -265,7 +265,7 @@ def fetch_cached(entry, label):
     """The path of entry's file in $H5STACK_HOME/sources: the cached one when its
     sha256 is the pinned one, else fetched; label names what it is for in messages."""
     path = os.path.join(paths.sub("sources"), _cache_name(entry))
-    with _FETCHING:  # the set-up's threads (plan.side_by_side) fetch one file once
+    with _FETCHING:  # the set-up's threads (plan.in_dependency_order) fetch one file once
         if os.path.exists(path):
             if sha256_of(path) == pinned(entry):
                 return path
