@@ -10,9 +10,9 @@ images' base are made beside the stacks' builds, at a lower priority (base/besid
 failing unit tier stops the run before the set-up. What follows `--` goes to pytest
 (`./h5stack test -- tests/unit/test_cli_errors.py -x`); named paths are run as named,
 with the set-up only if one is outside tests/unit. Both tiers first install what only
-the tests need (requirements/debian-test.txt; the integration tier also
-requirements/debian-integration.txt). The exit status is pytest's, except that "no tests
-collected" (5) counts as a failure.
+the tests need (requirements/debian-test.txt; the integration tier's
+requirements/debian-integration.txt are installed beside the stacks' builds). The exit
+status is pytest's, except that "no tests collected" (5) counts as a failure.
 """
 
 import os
@@ -84,13 +84,18 @@ def _under(path, directory):
 def _set_up(full):
     """The Debian packages, stacks (the default ones; with full every stack, the optional
     MPIs' too; HDF5's test programs are part of them) and images the integration tier uses."""
-    apt.ensure_packages(paths.DEBIAN_INTEGRATION_REQUIREMENTS)
     registry = Stacks()
     stacks = registry.all() if full else registry.defaults()
-    # Apptainer (Debian's package, unpacked) and the images' base (debootstrap) are made
-    # beside the stacks' builds, at a lower priority; their Debian packages first
-    early = images.prepare_tools() if images.flavours_of(stacks) and images.can_build() else (lambda: None)
-    with beside(early, "Apptainer"):
+    # the tier's own Debian packages (a download and dpkg: little CPU), Apptainer (Debian's
+    # package, unpacked) and the images' base (debootstrap) are made beside the stacks'
+    # builds, at a lower priority; the images' Debian packages first, here
+    tools = images.prepare_tools() if images.flavours_of(stacks) and images.can_build() else (lambda: None)
+
+    def early():
+        apt.ensure_packages(paths.DEBIAN_INTEGRATION_REQUIREMENTS)
+        tools()
+
+    with beside(early, "the tier's Debian packages and Apptainer"):
         registry.setup(stacks)
     images.setup_images(registry, stacks)  # tests/integration/test_containers.py, the container checks
 
