@@ -40,12 +40,17 @@ def _package_cases():
 CTEST_FULL_ONLY = {"hdf5-vfd-multifile": ["workload_4ranks", "workload_8ranks"]}
 
 
+#: ctest runs as many tests at once as there are cores: many of them wait (a server that
+#: lags, a job that is killed, a hang cut short), and their ranks then leave the cores idle
+CTEST_PARALLEL = os.cpu_count() or 1
+
+
 @pytest.mark.parametrize("stack, package", _package_cases())
 def test_package_ctest(stack, package):
     """Each package's own tests (ctest) in each stack's environment (CTEST_FULL_ONLY: --full)."""
     left_out = [] if FULL else CTEST_FULL_ONLY.get(package["name"], [])
     exclude = f" -E '^({'|'.join(left_out)})$'" if left_out else ""
-    cmd = f"ctest --test-dir {package['build_dir']} --output-on-failure --timeout 600{exclude}"
+    cmd = f"ctest --test-dir {package['build_dir']} --output-on-failure --timeout 600 -j {CTEST_PARALLEL}{exclude}"
     proc = in_stack(stack, cmd, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
 
