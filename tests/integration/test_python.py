@@ -324,13 +324,14 @@ def test_h5py_names_the_drivers_once_h5vfd_is_imported(stack, tmp_path):
 def h5py_suite_failures(stack, driver, tmp_path, config=""):
     """The node IDs of h5py's own tests that fail with HDF5_DRIVER=driver (and
     HDF5_DRIVER_CONFIG=config), and pytest's summary line (pytest: the project's own, whose
-    Python the stacks build h5py for)."""
+    Python the stacks build h5py for; in as many worker processes as cores, pytest-xdist:
+    the same failures as in one, in 21 s instead of 35 s on the 2-core machine)."""
     work = tmp_path / driver
     work.mkdir()
     proc = in_stack(
         stack,
         f"export HDF5_DRIVER={driver} HDF5_DRIVER_CONFIG='{config}' TMPDIR={work} PYTHONDONTWRITEBYTECODE=1\n"
-        f"{sys.executable} -m pytest --pyargs h5py -q -p no:cacheprovider -rfE",
+        f"{sys.executable} -m pytest --pyargs h5py -q -p no:cacheprovider -rfE --numprocesses {os.cpu_count() or 1}",
         cwd=work,
         timeout=900,
     )
