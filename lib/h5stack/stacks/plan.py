@@ -104,7 +104,7 @@ def in_dependency_order(order, after, jobs, workers=BUILDS_AT_ONCE):
             try:
                 comp.ensure(jobs)
                 result = "done"
-            except Exception as err:  # said now: the other builds may run for minutes more
+            except BaseException as err:  # noqa: BLE001 (said now: the other builds may run for minutes more)
                 failures.append(err)
                 info(f"error: {err}\n(the builds that do not need it go on to their end, then the set-up stops)")
                 result = "failed"
