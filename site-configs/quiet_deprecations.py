@@ -1,39 +1,42 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""A ReFrame deprecation warning that is suppressed returns at once.
+"""A ReFrame deprecation warning that is suppressed skips ReFrame's walk of the stack.
 
 ReFrame 4.10's `user_deprecation_warning` walks the whole Python stack with source
 context (`inspect.stack()`) before it asks whether the warning is wanted. Every test
 instance's variable injection warns inside `suppress_deprecations()` (RegressionTest's
 deprecated alias `variables`), so loading this repository's checks spent about a third
 of its time (1.2 of 3.5 s on the 2-core machine) on walks whose warning was then dropped.
-Imported by common.py, so in every ReFrame process that loads a site config: a warning
-that the filters ignore returns before the walk; every other one is ReFrame's own, as
-before.
+Imported by common.py, so in every ReFrame process that loads a site config: the walk
+that ReFrame's warning module makes (its `inspect.stack`) is empty while the warning
+filters plainly ignore ReFrame's deprecations; otherwise it is the real one, so a wanted
+warning names the user's file and line, as before.
 """
 
-import sys
+import inspect
 import warnings
 
 import reframe.core.warnings as rfm_warnings
 
-_warn = rfm_warnings.user_deprecation_warning
-
 
 def _ignored():
-    """Whether the first of the warning filters that applies to ReFrame's deprecations
-    ignores them (suppress_deprecations puts an "ignore" one first)."""
-    for action, message, category, module, _ in warnings.filters:
-        if message is None and module is None and issubclass(rfm_warnings.ReframeDeprecationWarning, category):
-            return action == "ignore"
+    """Whether the first warning filter that applies to ReFrame's deprecations ignores all
+    of them (suppress_deprecations puts such a filter first); False where a filter names
+    a message, a module or a line (ReFrame's own walk decides there)."""
+    for action, message, category, module, lineno in warnings.filters:
+        if issubclass(rfm_warnings.ReframeDeprecationWarning, category):
+            return action == "ignore" and message is None and module is None and not lineno
     return False
 
 
-def user_deprecation_warning(message, from_version="0.0.0"):
-    if not _ignored():
-        _warn(message, from_version)
+class _Inspect:
+    """`inspect` as reframe.core.warnings sees it."""
+
+    def __getattr__(self, name):
+        return getattr(inspect, name)
+
+    @staticmethod
+    def stack(context=1):
+        return [] if _ignored() else inspect.stack(context)[1:]  # without this frame
 
 
-# ReFrame's modules import the function by name: those loaded already, and the source
-# of those loaded later
-for _module in [m for m in list(sys.modules.values()) if getattr(m, "user_deprecation_warning", None) is _warn]:
-    _module.user_deprecation_warning = user_deprecation_warning
+rfm_warnings.inspect = _Inspect()

@@ -47,13 +47,20 @@ def run(full=False, unit=False, pytest_args=()):
         if outside:
             _set_up(_full(full))
         return _pytest(extra, full)
-    rc = _pytest([UNIT, *UNIT_WORKERS, *extra], full)
+    rc = _pytest([UNIT, *_unit_workers(extra), *extra], full)
     if rc != 0 or unit:
         if rc != 0:
             info("the unit tier failed: the stacks are not set up and the integration tier does not run")
         return rc
     _set_up(_full(full))
     return _pytest([INTEGRATION, *extra], full)
+
+
+def _unit_workers(extra):
+    """UNIT_WORKERS, unless pytest's arguments choose the workers themselves (-n,
+    --numprocesses, -p no:xdist) or debug in this process (--pdb, --trace)."""
+    own = any(a in ("--pdb", "--trace", "no:xdist") or a.startswith(("-n", "--numprocesses")) for a in extra)
+    return [] if own else UNIT_WORKERS
 
 
 def test_args(args):
@@ -84,6 +91,7 @@ def _under(path, directory):
 def _set_up(full):
     """The Debian packages, stacks (the default ones; with full every stack, the optional
     MPIs' too; HDF5's test programs are part of them) and images the integration tier uses."""
+    apt.check_installable(paths.DEBIAN_INTEGRATION_REQUIREMENTS)  # said now, not after the builds
     registry = Stacks()
     stacks = registry.all() if full else registry.defaults()
     # the tier's own Debian packages (a download and dpkg: little CPU), Apptainer (Debian's

@@ -2,6 +2,7 @@
 """The set-up builds its components two at a time, each once those it needs are built
 (stacks/plan.py in_dependency_order)."""
 
+import signal
 import threading
 import time
 
@@ -63,3 +64,17 @@ def test_a_plan_that_needs_a_component_it_does_not_build_is_refused():
     with pytest.raises(ValueError, match="does not build: missing"):
         in_dependency_order([a], {a: [missing]}, jobs=1)
     assert log == []
+
+
+def test_an_interrupt_starts_nothing_more_and_is_raised_once_the_running_builds_end():
+    log, meet = [], threading.Barrier(2, timeout=10)
+
+    def interrupt():  # Ctrl-C (a SIGINT to the main thread) while two builds run
+        meet.wait()
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        time.sleep(0.3)
+
+    a, b, c = Part("a", log, interrupt), Part("b", log), Part("c", log, lambda: meet.wait() or time.sleep(0.5))
+    with pytest.raises(KeyboardInterrupt):
+        in_dependency_order([a, c, b], {b: [a]}, jobs=1)
+    assert sorted(n for e, n in log if e == "end") == ["a", "c"], log  # b, ready after a, never started

@@ -103,6 +103,15 @@ def _sudo(missing):
     )
 
 
+def check_installable(requirements):
+    """Raise now, naming them and the command, where packages of a requirements file are
+    missing and this user cannot install them (for an install that runs later)."""
+    if not settings.is_on("H5STACK_NO_APT"):
+        missing = missing_packages(read_requirements(requirements))
+        if missing:
+            _sudo(missing)
+
+
 def ensure_packages(requirements=None):
     """Install what requirements/debian.txt and the MPIs' build packages of stacks.yaml
     (or another list such as debian.txt) name and is missing."""

@@ -77,46 +77,74 @@ def in_dependency_order(order, after, jobs, workers=BUILDS_AT_ONCE):
     """Ensure every component of `order`, `workers` at a time (a thread each: the builds
     are processes): a free worker takes the first one whose `after` components ({component:
     [component]}) are built. A failure is said at once and stops what comes after it; every
-    other build runs to its end, then the first failure is raised."""
+    other build runs to its end, then the first failure is raised. An interrupt (Ctrl-C)
+    starts nothing more: the running builds end (their processes get it too), then it is
+    raised."""
     outside = {a.label for c in order for a in after.get(c, ()) if a not in order}
     if outside:
         raise ValueError(f"the set-up's plan builds after components it does not build: {', '.join(sorted(outside))}")
-    state, failures, changed = {}, [], threading.Condition()
+    state, failures, changed, stop, alive = {}, [], threading.Condition(), [], []
 
     def stopped(comp):  # comes after a failure, directly or through another
         return any(state.get(a) == "failed" or (a not in state and stopped(a)) for a in after.get(comp, ()))
 
     def take():  # under the lock: the next component to build, or None when none is left
-        while True:
+        while not stop:
             pending = [c for c in order if c not in state and not stopped(c)]
             ready = [c for c in pending if all(state.get(a) == "done" for a in after.get(c, ()))]
             if ready or not pending:
                 return ready[0] if ready else None
             changed.wait()
+        return None
+
+    def running():  # under the lock: the workers started that have not ended
+        return [t for t in alive if t.ident is not None]
 
     def work():
+        try:
+            build_each()
+        finally:
+            with changed:
+                alive.remove(threading.current_thread())
+                changed.notify_all()
+
+    def build_each():
         while True:
             with changed:
                 comp = take()
                 if comp is None:
                     return
                 state[comp] = "running"
+            result = "failed"
             try:
                 comp.ensure(jobs)
                 result = "done"
-            except BaseException as err:  # noqa: BLE001 (said now: the other builds may run for minutes more)
+            except BaseException as err:  # noqa: BLE001 (raised once the other builds have ended)
                 failures.append(err)
-                info(f"error: {err}\n(the builds that do not need it go on to their end, then the set-up stops)")
-                result = "failed"
-            with changed:
-                state[comp] = result
-                changed.notify_all()
+                if len(threads) > 1 and not stop:  # said now: the other builds may run for minutes more
+                    info(f"error: {err}\n(the builds that do not need it go on to their end, then the set-up stops)")
+            finally:
+                with changed:
+                    state[comp] = result
+                    changed.notify_all()
 
     threads = [threading.Thread(target=work, name=f"build-{i}") for i in range(max(1, min(workers, len(order))))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    try:  # waits on the condition, not Thread.join: an interrupted join leaves a thread that
+        # still runs marked as ended
+        for thread in threads:
+            with changed:
+                alive.append(thread)
+            thread.start()
+        with changed:
+            while running():
+                changed.wait()
+    except BaseException:
+        with changed:  # nothing more starts; the running builds end (Ctrl-C reached them too)
+            stop.append(True)
+            changed.notify_all()
+            while running():
+                changed.wait()
+        raise
     if failures:
         raise failures[0]
 
