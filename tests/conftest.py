@@ -30,6 +30,8 @@ from h5stack.stacks.plan import Stacks  # noqa: E402
 #: MPIs and both HDF5 series (every package's code runs on every stack in the regression
 #: and the fuzzer's workloads).
 FULL = os.environ.get("H5STACK_TEST_FULL") == "1"
+#: this machine's cores: the tests that run work side by side run this many at once
+CORES = os.cpu_count() or 1
 SELECTED_STACKS = ["mpich-hdf5-1.14", "openmpi-hdf5-2"]
 #: the plain stacks whose per-stack tests run on a day, with their twins: each day one of
 #: each MPI and one of each HDF5 series, so two days run every default stack; Open MPI's

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import FULL, PACKAGE_STACKS, ROOT, Stacks, in_stack, stacks_under_test
+from conftest import CORES, FULL, PACKAGE_STACKS, ROOT, Stacks, in_stack, stacks_under_test
 from h5stack.base import paths
 
 H5HELLO = os.path.join(ROOT, "tests", "data", "h5hello")
@@ -42,7 +42,7 @@ CTEST_FULL_ONLY = {"hdf5-vfd-multifile": ["workload_4ranks", "workload_8ranks"]}
 
 #: ctest runs as many tests at once as there are cores: many of them wait (a server that
 #: lags, a job that is killed, a hang cut short), and their ranks then leave the cores idle
-CTEST_PARALLEL = os.cpu_count() or 1
+CTEST_PARALLEL = CORES
 
 
 @pytest.mark.parametrize("stack, package", _package_cases())

@@ -13,7 +13,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import FULL, ROOT, TESTED, in_stack, in_turn, stacks_under_test, turn
+from conftest import CORES, FULL, ROOT, TESTED, in_stack, in_turn, stacks_under_test, turn
 
 WORKLOAD = os.path.join(ROOT, "python", "examples", "workload.py")
 STACK_NAMES = TESTED
@@ -331,7 +331,7 @@ def h5py_suite_failures(stack, driver, tmp_path, config=""):
     proc = in_stack(
         stack,
         f"export HDF5_DRIVER={driver} HDF5_DRIVER_CONFIG='{config}' TMPDIR={work} PYTHONDONTWRITEBYTECODE=1\n"
-        f"{sys.executable} -m pytest --pyargs h5py -q -p no:cacheprovider -rfE --numprocesses {os.cpu_count() or 1}",
+        f"{sys.executable} -m pytest --pyargs h5py -q -p no:cacheprovider -rfE --numprocesses {CORES}",
         cwd=work,
         timeout=900,
     )

@@ -103,13 +103,17 @@ def _sudo(missing):
     )
 
 
+def _to_install(wanted):
+    """(the missing ones of wanted, the command prefix that installs them); raises, naming
+    them and the command, where this user cannot; nothing with H5STACK_NO_APT."""
+    missing = [] if settings.is_on("H5STACK_NO_APT") else missing_packages(wanted)
+    return missing, (_sudo(missing) if missing else [])
+
+
 def check_installable(requirements):
-    """Raise now, naming them and the command, where packages of a requirements file are
-    missing and this user cannot install them (for an install that runs later)."""
-    if not settings.is_on("H5STACK_NO_APT"):
-        missing = missing_packages(read_requirements(requirements))
-        if missing:
-            _sudo(missing)
+    """Raise now where packages of a requirements file are missing and this user cannot
+    install them (for an install that runs later)."""
+    _to_install(read_requirements(requirements))
 
 
 def ensure_packages(requirements=None):
@@ -121,10 +125,9 @@ def ensure_packages(requirements=None):
         wanted = read_requirements(paths.DEBIAN_REQUIREMENTS) + [(p, {}) for p in mpi_packages("build")]
     else:
         wanted = read_requirements(requirements)
-    missing = missing_packages(wanted)
+    missing, sudo = _to_install(wanted)
     if not missing:
         return
-    sudo = _sudo(missing)
     log = paths.log_file("apt.log")
     info(f"installing Debian packages: {' '.join(missing)} (log: {log})")
     t0 = time.monotonic()

@@ -83,13 +83,13 @@ def in_dependency_order(order, after, jobs, workers=BUILDS_AT_ONCE):
     outside = {a.label for c in order for a in after.get(c, ()) if a not in order}
     if outside:
         raise ValueError(f"the set-up's plan builds after components it does not build: {', '.join(sorted(outside))}")
-    state, failures, changed, stop, alive = {}, [], threading.Condition(), [], []
+    state, failures, changed, stop, alive = {}, [], threading.Condition(), threading.Event(), []
 
     def stopped(comp):  # comes after a failure, directly or through another
         return any(state.get(a) == "failed" or (a not in state and stopped(a)) for a in after.get(comp, ()))
 
     def take():  # under the lock: the next component to build, or None when none is left
-        while not stop:
+        while not stop.is_set():
             pending = [c for c in order if c not in state and not stopped(c)]
             ready = [c for c in pending if all(state.get(a) == "done" for a in after.get(c, ()))]
             if ready or not pending:
@@ -121,7 +121,7 @@ def in_dependency_order(order, after, jobs, workers=BUILDS_AT_ONCE):
                 result = "done"
             except BaseException as err:  # noqa: BLE001 (raised once the other builds have ended)
                 failures.append(err)
-                if len(threads) > 1 and not stop:  # said now: the other builds may run for minutes more
+                if len(threads) > 1 and not stop.is_set():  # said now: the other builds may run for minutes more
                     info(f"error: {err}\n(the builds that do not need it go on to their end, then the set-up stops)")
             finally:
                 with changed:
@@ -140,7 +140,7 @@ def in_dependency_order(order, after, jobs, workers=BUILDS_AT_ONCE):
                 changed.wait()
     except BaseException:
         with changed:  # nothing more starts; the running builds end (Ctrl-C reached them too)
-            stop.append(True)
+            stop.set()
             changed.notify_all()
             while running():
                 changed.wait()
@@ -544,10 +544,10 @@ class Stacks:
             return made.setdefault(comp.prefix, comp)
 
         def add(own, comp, *before):
-            comp = the(comp)
+            comp, before = the(comp), [the(b) for b in before if b is not None]
             if comp not in after:
                 own.append(comp)
-                after[comp] = [the(b) for b in before if b is not None and the(b) is not comp]
+                after[comp] = [b for b in before if b is not comp]
 
         for mpi_name in dict.fromkeys(s.mpi.name for s in stacks):
             own, mine = lists.setdefault(mpi_name, []), [s for s in stacks if s.mpi.name == mpi_name]
