@@ -32,6 +32,10 @@ MON_PORT = 3300
 #: seconds a mount waits for the metadata server (mds_beacon_grace of ceph.conf.in, and more)
 MOUNT_TIMEOUT = 90
 FS_NAME = "cephfs"
+#: seconds without a renewal after which the metadata server calls a client's session
+#: stale and gives its capabilities to others (Ceph's default 60): a node that dies holds
+#: its files for this long (clients renew every third of it)
+SESSION_TIMEOUT = 30
 MGR_POOL = "device_health_metrics"  # the manager's device-health pool (Ceph 16's name)
 NAME = "CephFS"
 FSTYPE = "fuse.ceph-fuse"
@@ -132,8 +136,12 @@ def start_mds_mgr():
 
 def ensure_fs():
     names = [fs["name"] for fs in json.loads(ceph("fs", "ls", "--format", "json"))]
-    if FS_NAME in names:
-        return
+    if FS_NAME not in names:
+        make_fs()
+    ceph("fs", "set", FS_NAME, "session_timeout", str(SESSION_TIMEOUT))
+
+
+def make_fs():
     pools = ceph("osd", "pool", "ls").split()
     # the manager's pool too (it makes it after its start otherwise, and the start would
     # return while that pool's placement group is still being created)
