@@ -1,0 +1,73 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""A CPU control group of the lowest weight: its processes take only the CPU time that the
+rest of the machine leaves idle, whatever their session. A `nice` value does not do that
+where the kernel groups each session (autogroup scheduling: every session an equal share,
+whatever the nice values in it), and a process that starts a session of its own (a
+daemon, an MPI launcher) would leave it; a control group holds every descendant.
+
+Made under cgroup v1's `cpu` hierarchy (`cpu.shares` 2) or the unified hierarchy
+(`cpu.weight` 1, its `cpu` controller enabled for the root's children); where neither can
+be made (not root, no cpu controller, a container's cgroup that may not have children),
+`cpu_group` gives None and the caller runs its work another way."""
+
+import contextlib
+import os
+
+from h5stack.base.ui import info
+
+#: cgroup v1's cpu hierarchy and the unified hierarchy, as Linux mounts them
+V1 = "/sys/fs/cgroup/cpu"
+V2 = "/sys/fs/cgroup"
+
+
+def _hierarchy():
+    """(the directory a group is made in, its weight file, the lowest weight), or None."""
+    if os.path.isfile(os.path.join(V1, "cpu.shares")):
+        return V1, "cpu.shares", "2"
+    try:
+        with open(os.path.join(V2, "cgroup.controllers")) as f:
+            if "cpu" not in f.read().split():
+                return None
+        with open(os.path.join(V2, "cgroup.subtree_control")) as f:
+            enabled = "cpu" in f.read().split()
+        if not enabled:
+            with open(os.path.join(V2, "cgroup.subtree_control"), "w") as f:
+                f.write("+cpu")
+    except OSError:
+        return None
+    return V2, "cpu.weight", "1"
+
+
+@contextlib.contextmanager
+def cpu_group(name):
+    """A control group of the lowest CPU weight (its directory) for the with-block, removed
+    at its end; None where none can be made."""
+    found = _hierarchy()
+    if found is None:
+        yield None
+        return
+    parent, weight_file, lowest = found
+    path = os.path.join(parent, f"{name}-{os.getpid()}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, weight_file), "w") as f:
+            f.write(lowest)
+    except OSError as e:
+        info(f"no CPU group of the lowest weight ({path}: {e.strerror})")
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+        yield None
+        return
+    try:
+        yield path
+    finally:
+        try:
+            os.rmdir(path)
+        except OSError as e:
+            info(f"{path}: left as it is ({e.strerror}: a process of it still runs)")
+
+
+def command_in(group, cmd):
+    """cmd, started inside the group: a shell moves itself into it, then becomes cmd (every
+    process cmd starts is born inside)."""
+    return ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, *cmd]
