@@ -43,6 +43,22 @@ def running_cluster(fs):
     h5stack("cluster", "stop", check=True)
 
 
+def cluster_fixtures(fs):
+    """A test module's fixtures (`started, cluster = cluster_fixtures(fs)`): `started`, the
+    cluster running with its scratch on fs for the module (running_cluster); `cluster`, its
+    environment for one test, the cluster whole again after it (restoring)."""
+
+    @pytest.fixture(scope="module")
+    def started():
+        yield from running_cluster(fs)
+
+    @pytest.fixture
+    def cluster(started):
+        yield from restoring(fs, started)
+
+    return started, cluster
+
+
 def restoring(fs, cluster_env):
     """A test fixture's body: the running cluster's environment, and after the test the
     cluster whole again (restored)."""

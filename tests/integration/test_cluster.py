@@ -18,22 +18,14 @@ import time
 
 import pytest
 
-from clusters import CLOCK_STEP, NODES, STACK, restoring, running_cluster, srun_env, stale_reads, start
+from clusters import CLOCK_STEP, NODES, STACK, cluster_fixtures, srun_env, stale_reads, start
 from conftest import FULL, ROOT, h5stack, in_stack, in_turn, turn
 from h5stack.base import paths
 from h5stack.base.ui import tail
 from h5stack.machine import ceph
 from h5stack.machine import cluster as emulation
 
-
-@pytest.fixture(scope="module")
-def started():
-    yield from running_cluster("cephfs")
-
-
-@pytest.fixture
-def cluster(started):
-    yield from restoring("cephfs", started)
+started, cluster = cluster_fixtures("cephfs")
 
 
 def on_node(node, *command):
@@ -404,8 +396,8 @@ def test_a_node_that_dies_fails_the_job_and_keeps_completed_epochs(cluster, stac
 #: applies the layout and reads it back): compiled programs through MPI-IO and multifile
 #: (collective; the independent ones on one machine), h5pwrite3dc with every driver (half of
 #: them with each MPI: H5PWRITE3DC_HALVES), h5py.
-#: h5pwrite3dc's measurement per layout (h5pwrite3dc_layouts: one of its 15 jobs here, all
-#: with --full); not yet here: the probes and benchmarks of many small shared writes
+#: h5pwrite3dc's measurement per layout runs alone (test_cluster_layouts.py); not yet
+#: here: the probes and benchmarks of many small shared writes
 #: (mpiio_faults, multifile_bench, h5perf: on the local scratch across nodes) take 5 to
 #: more than 10 minutes each on it; multifile_workload fails there, in its MPI-IO reference (Open MPI 4.1.4 reads back
 #: old values of a collective overwrite, docs/regression.md).
@@ -425,14 +417,6 @@ def h5pwrite3dc_on_cephfs(runtime):
     return H5PWRITE3DC_HALVES[turn(2) if runtime is None else 1 - turn(2)]
 
 
-#: the shared-file-versus-multifile measurement per CephFS layout: 15 jobs with --full, one here
-#: --full: every driver but the independent one, whose shared-file writes ran for minutes
-#: per job on this CephFS (docs/regression.md; run it by name)
-LAYOUTS = (
-    "h5pwrite3dc_layouts%fs_kind=cephfs%driver=(mpio|mpio-nohints|subfiling|multifile)%layout"
-    if FULL
-    else "h5pwrite3dc_layouts%fs_kind=cephfs%driver=mpio-nohints%layout=256Kx4"
-)
 #: the stacks run with another MPI's library (--mpi-runtime): on the CephFS, and the DSM's
 #: one-sided transfers between nodes
 RUNTIME_CHECKS = [*CEPHFS_CHECKS, "dsm_roundtrip%distribution=linear"]
@@ -454,16 +438,16 @@ def test_the_regression_on_cephfs_across_nodes(cluster, stack_descriptions, tmp_
     path = tmp_path / "summary.json"
     args = ["run", "--system", "slurm-cluster", "--no-setup", "--keep-slurm", "--json", str(path), "--stack", stack]
     args += ["--mpi-runtime", runtime] if runtime else []
-    checks = [*(RUNTIME_CHECKS if runtime else [*CEPHFS_CHECKS, LAYOUTS]), *h5pwrite3dc_on_cephfs(runtime)]
+    checks = [*(RUNTIME_CHECKS if runtime else CEPHFS_CHECKS), *h5pwrite3dc_on_cephfs(runtime)]
     proc = h5stack(*args, *checks, timeout=1800)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
     summary = json.load(open(path))
     cases = summary["cases"]
     assert cases and all(c["result"] == "pass" for c in cases), cases
-    # tutorial 2, verify 4 (--full) or 2, h5py 1, and the DSM 1 | the layouts
+    # tutorial 2, verify 4 (--full) or 2, h5py 1, and the DSM 1
     verify = [c for c in cases if c["check"] == "h5pwrite3dc_verify"]
     assert len(verify) == (4 if FULL else 2), verify
-    assert len(cases) == len(verify) + (4 if runtime else 3 + (12 if FULL else 1)), cases
+    assert len(cases) == len(verify) + (4 if runtime else 3), cases
     on_fs = [c for c in cases if "%fs_kind=" in c["variant"]]
     assert on_fs and all("%fs_kind=cephfs" in c["variant"] for c in on_fs), on_fs
     assert {c["stack"] for c in cases} == {f"{stack}-on-{runtime}" if runtime else stack}, cases

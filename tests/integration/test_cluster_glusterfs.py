@@ -11,9 +11,7 @@ Needs what test_cluster.py needs; skipped, with the reason, where the cluster ca
 import json
 import re
 
-import pytest
-
-from clusters import NODES, STACK, restoring, running_cluster, site_config, stale_reads
+from clusters import NODES, STACK, cluster_fixtures, site_config, stale_reads
 from conftest import FULL, h5stack, in_turn
 from h5stack.machine import cluster as emulation
 from h5stack.machine import glusterfs
@@ -21,14 +19,7 @@ from h5stack.machine import glusterfs
 GLUSTERFS = emulation.scratch_mountpoint("glusterfs")
 
 
-@pytest.fixture(scope="module")
-def started():
-    yield from running_cluster("glusterfs")
-
-
-@pytest.fixture
-def cluster(started):
-    yield from restoring("glusterfs", started)
+started, cluster = cluster_fixtures("glusterfs")
 
 
 def test_status_names_the_volume_and_every_nodes_mount(cluster):

@@ -102,9 +102,11 @@ def _cases():
 
 
 @pytest.fixture(scope="module")
-def runner():
+def runner(tmp_path_factory):
+    """A runner with its work in a directory of its own (`./h5stack fuzz`, which other
+    tests run beside this file, works in the cache's fuzz/)."""
     fuzz.check_capabilities()
-    return fuzz.Runner()
+    return fuzz.Runner(workroot=str(tmp_path_factory.mktemp("fuzz")))
 
 
 @pytest.mark.parametrize("case", _cases())
