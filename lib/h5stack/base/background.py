@@ -11,7 +11,11 @@ be made (not root, no cpu controller, a container's cgroup that may not have chi
 `cpu_group` gives None and the caller runs its work another way."""
 
 import contextlib
+import glob
 import os
+import signal
+import subprocess
+import time
 
 from h5stack.base.ui import info
 
@@ -47,11 +51,17 @@ def cpu_group(name):
         yield None
         return
     parent, weight_file, lowest = found
+    for stale in glob.glob(os.path.join(parent, f"{name}-*")):  # of a run that was killed: removed once empty
+        with contextlib.suppress(OSError):
+            os.rmdir(stale)
     path = os.path.join(parent, f"{name}-{os.getpid()}")
     try:
         os.makedirs(path, exist_ok=True)
         with open(os.path.join(path, weight_file), "w") as f:
             f.write(lowest)
+        probe = subprocess.run(command_in(path, ["true"]), capture_output=True, text=True)
+        if probe.returncode != 0:
+            raise OSError(0, probe.stderr.strip() or "a process cannot be moved into it")
     except OSError as e:
         info(f"no CPU group of the lowest weight ({path}: {e.strerror})")
         with contextlib.suppress(OSError):
@@ -71,3 +81,20 @@ def command_in(group, cmd):
     """cmd, started inside the group: a shell moves itself into it, then becomes cmd (every
     process cmd starts is born inside)."""
     return ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, *cmd]
+
+
+def kill_all(group, tries=50):
+    """SIGKILL every process of the group until none is left (a process that forks meanwhile
+    is met the next time round); how many were killed."""
+    killed = set()
+    for _ in range(tries):
+        with open(os.path.join(group, "cgroup.procs")) as f:
+            pids = [int(p) for p in f.read().split()]
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        killed.update(pids)
+        time.sleep(0.1)
+    return len(killed)

@@ -1,0 +1,40 @@
+# Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
+"""One pytest run of `./h5stack test`: its command line, its JUnit file under the cache's
+reports/, its status."""
+
+import os
+import subprocess
+import sys
+import time
+
+from h5stack.base import paths, settings
+from h5stack.base.ui import info
+
+
+def stamp():
+    """DATE-TIME-PID: the runs of one tier share it, each its own part name after it."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def command(args, full, part="", when=None):
+    """(pytest's command line, its environment); part: the name of one of a tier's runs (in
+    its JUnit file's name, after the tier's stamp `when`)."""
+    # -ra: why each test was skipped; --durations: where the time of a run went (every
+    # test's time in the JUnit file of the run, kept under the cache's reports/)
+    cmd = [sys.executable, "-m", "pytest", *args, "-ra", "--durations=30"]
+    if not any(a.startswith("--junit") for a in args):  # unless the caller names one
+        name = f"pytest-{when or stamp()}{'-' + part if part else ''}.xml"
+        cmd.append(f"--junitxml={os.path.join(paths.sub('reports'), name)}")
+    env = dict(os.environ, H5STACK_TEST_FULL="1" if full else settings.get("H5STACK_TEST_FULL"))
+    return cmd, env
+
+
+def run(args, full, part="", when=None):
+    """pytest's status; "no tests collected" (5) is 1 for a tier's only run, 5 for a part."""
+    cmd, env = command(args, full, part, when)
+    info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
+    rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
+    if rc == 5 and not part:
+        info("error: pytest collected no tests")
+        return 1
+    return rc
