@@ -1,6 +1,6 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
 """`./h5stack test` runs the unit tier in worker processes (pytest-xdist), except where
-pytest's arguments choose otherwise (lib/h5stack/testsuite.py)."""
+pytest's arguments choose otherwise (lib/h5stack/testsuite/)."""
 
 import pytest
 

@@ -1,12 +1,15 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""A CPU control group of the lowest weight: its processes take only the CPU time that the
-rest of the machine leaves idle, whatever their session. A `nice` value does not do that
+"""A CPU control group of a tenth of a process's weight: its processes take the CPU time
+that the rest of the machine leaves idle, and a tenth of a core where a process of the rest
+wants it (so that their time limits, minutes for runs of seconds, still hold), whatever
+their session. A `nice` value does not do that
 where the kernel groups each session (autogroup scheduling: every session an equal share,
 whatever the nice values in it), and a process that starts a session of its own (a
 daemon, an MPI launcher) would leave it; a control group holds every descendant.
 
-Made under cgroup v1's `cpu` hierarchy (`cpu.shares` 2) or the unified hierarchy
-(`cpu.weight` 1, its `cpu` controller enabled for the root's children); where neither can
+Made under cgroup v1's `cpu` hierarchy (`cpu.shares` 100 of a process's 1024) or the
+unified hierarchy (`cpu.weight` 10 of 100, its `cpu` controller enabled for the root's
+children: left enabled); where neither can
 be made (not root, no cpu controller, a container's cgroup that may not have children),
 `cpu_group` gives None and the caller runs its work another way."""
 
@@ -25,9 +28,9 @@ V2 = "/sys/fs/cgroup"
 
 
 def _hierarchy():
-    """(the directory a group is made in, its weight file, the lowest weight), or None."""
+    """(the directory a group is made in, its weight file, a tenth of a process's weight), or None."""
     if os.path.isfile(os.path.join(V1, "cpu.shares")):
-        return V1, "cpu.shares", "2"
+        return V1, "cpu.shares", "100"
     try:
         with open(os.path.join(V2, "cgroup.controllers")) as f:
             if "cpu" not in f.read().split():
@@ -39,21 +42,23 @@ def _hierarchy():
                 f.write("+cpu")
     except OSError:
         return None
-    return V2, "cpu.weight", "1"
+    return V2, "cpu.weight", "10"
 
 
 @contextlib.contextmanager
 def cpu_group(name):
-    """A control group of the lowest CPU weight (its directory) for the with-block, removed
-    at its end; None where none can be made."""
+    """A control group of a tenth of a process's CPU weight (its directory) for the
+    with-block, removed at its end; None where none can be made."""
     found = _hierarchy()
     if found is None:
         yield None
         return
     parent, weight_file, lowest = found
-    for stale in glob.glob(os.path.join(parent, f"{name}-*")):  # of a run that was killed: removed once empty
-        with contextlib.suppress(OSError):
-            os.rmdir(stale)
+    for stale in glob.glob(os.path.join(parent, f"{name}-*")):  # of a run that was killed, once empty
+        pid = os.path.basename(stale).rpartition("-")[2]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            with contextlib.suppress(OSError):
+                os.rmdir(stale)
     path = os.path.join(parent, f"{name}-{os.getpid()}")
     try:
         os.makedirs(path, exist_ok=True)
@@ -63,7 +68,7 @@ def cpu_group(name):
         if probe.returncode != 0:
             raise OSError(0, probe.stderr.strip() or "a process cannot be moved into it")
     except OSError as e:
-        info(f"no CPU group of the lowest weight ({path}: {e.strerror})")
+        info(f"no CPU group of a low weight ({path}: {e.strerror})")
         with contextlib.suppress(OSError):
             os.rmdir(path)
         yield None
@@ -88,8 +93,11 @@ def kill_all(group, tries=50):
     is met the next time round); how many were killed."""
     killed = set()
     for _ in range(tries):
-        with open(os.path.join(group, "cgroup.procs")) as f:
-            pids = [int(p) for p in f.read().split()]
+        try:
+            with open(os.path.join(group, "cgroup.procs")) as f:
+                pids = [int(p) for p in f.read().split()]
+        except FileNotFoundError:  # removed: nothing in it
+            break
         if not pids:
             break
         for pid in pids:

@@ -1,5 +1,5 @@
 # Copyright h5stack developers. SPDX-License-Identifier: BSD-3-Clause
-"""`./h5stack test`: the project's own test suite (testsuite.py)."""
+"""`./h5stack test`: the project's own test suite (testsuite/)."""
 
 
 def add_parser(sub):

@@ -7,9 +7,9 @@ stacks: before it, the default stacks (with `--full` every stack, the optional M
 too; with HDF5's own test programs where the source has them) are set up (cached after
 the first run), and the Apptainer images of the stacks (containers/); Apptainer and the
 images' base are made beside the stacks' builds, at a lower priority (base/beside.py). The
-integration tier's files that time nothing run beside those that start no benchmark, at
-the lowest CPU weight (FIRST, BESIDE); the rest, the benchmarks among them, alone after
-them. A failing unit tier stops the run before the set-up. What follows `--` goes to pytest
+integration tier's files that share nothing with those that start no benchmark run beside
+them, at a tenth of a process's CPU weight (testsuite/parts.py); the rest, the benchmarks
+among them, alone after them. A failing unit tier stops the run before the set-up. What follows `--` goes to pytest
 (`./h5stack test -- tests/unit/test_cli_errors.py -x`); named paths are run as named,
 with the set-up only if one is outside tests/unit. Both tiers first install what only
 the tests need (requirements/debian-test.txt; the integration tier's

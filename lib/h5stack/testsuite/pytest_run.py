@@ -3,6 +3,7 @@
 reports/, its status."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -33,8 +34,38 @@ def run(args, full, part="", when=None):
     """pytest's status; "no tests collected" (5) is 1 for a tier's only run, 5 for a part."""
     cmd, env = command(args, full, part, when)
     info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
-    rc = subprocess.call(cmd, cwd=paths.ROOT, env=env)
+    rc = wait_ending(subprocess.Popen(cmd, cwd=paths.ROOT, env=env))
     if rc == 5 and not part:
         info("error: pytest collected no tests")
         return 1
     return rc
+
+
+#: seconds a pytest run has to end after an interrupt (its fixtures' teardown: a cluster's
+#: daemons and mounts stopped) before it is killed
+ENDING = 120
+
+
+def wait_ending(proc):
+    """The process's status; on an exception (Ctrl-C, which reached it too; SIGTERM turned
+    into one) it ends as `end` says, and the exception goes on."""
+    try:
+        return proc.wait()
+    except BaseException as e:
+        end(proc, e)
+        raise
+
+
+def end(proc, cause):
+    """A pytest run ended because of the exception `cause`: SIGINT (Ctrl-C has sent it one
+    already) and ENDING seconds to end as pytest does, with its teardown and summary, then
+    SIGKILL."""
+    if proc.poll() is not None:
+        return
+    if not isinstance(cause, KeyboardInterrupt):
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=ENDING)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
