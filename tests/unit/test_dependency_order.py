@@ -72,7 +72,7 @@ def test_an_interrupt_starts_nothing_more_and_is_raised_once_the_running_builds_
     def interrupt():  # Ctrl-C (a SIGINT to the main thread) while two builds run
         meet.wait()
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-        time.sleep(0.3)
+        time.sleep(3)  # a build that goes on: the main thread stops the plan meanwhile, however loaded the machine
 
     a, b, c = Part("a", log, interrupt), Part("b", log), Part("c", log, lambda: meet.wait() or time.sleep(0.5))
     with pytest.raises(KeyboardInterrupt):
