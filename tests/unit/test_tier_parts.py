@@ -118,7 +118,7 @@ def test_one_run_with_arguments_with_full_or_without_a_group(monkeypatch, extra,
 )
 def test_the_parts_statuses_make_one(codes, status):
     """The first failure's status; no tests collected only where no part collected any."""
-    assert parts.merged(codes) == status
+    assert pytest_run.status(codes) == status
 
 
 def test_with_beside_waits_for_both_shows_the_log_and_kills_what_is_left(monkeypatch, tmp_path, capsys):

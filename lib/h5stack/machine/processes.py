@@ -37,12 +37,14 @@ def _signal(pids, sig):
             pass
 
 
-def end(pids, timeout, before_kill=None):
-    """SIGTERM to each of pids; SIGKILL to those still running after timeout seconds,
-    before_kill() called first (a FUSE client hung inside the kernel dies only once its
-    connection is aborted); those that outlive the SIGKILL by timeout seconds more."""
+def end(pids, timeout, before_kill=None, first=signal.SIGTERM):
+    """The signal `first` (SIGTERM; None: they have had one) to each of pids; SIGKILL to
+    those still running after timeout seconds, before_kill() called first (a FUSE client
+    hung inside the kernel dies only once its connection is aborted); those that outlive
+    the SIGKILL by timeout seconds more."""
     pids = sorted({p for p in pids if p and p > 0})  # never 0 or -1: a group, or every process
-    _signal(pids, signal.SIGTERM)
+    if first:
+        _signal(pids, first)
     left = wait_gone(pids, timeout)
     if not left:
         return []

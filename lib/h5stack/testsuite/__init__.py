@@ -45,8 +45,8 @@ def run(full=False, unit=False, pytest_args=()):
     if named:
         if outside:
             _set_up(_full(full))
-        return pytest_run.run(extra, full)
-    rc = pytest_run.run([UNIT, *_unit_workers(extra), *extra], full)
+        return pytest_run.status([pytest_run.run(extra, full)])
+    rc = pytest_run.status([pytest_run.run([UNIT, *_unit_workers(extra), *extra], full)])
     if rc != 0 or unit:
         if rc != 0:
             info("the unit tier failed: the stacks are not set up and the integration tier does not run")

@@ -44,14 +44,14 @@ def in_tier(name):
 def run(extra, full):
     """The integration tier: in parts where it can, else in one pytest run."""
     if extra or full:
-        return pytest_run.run([INTEGRATION, *extra], full)
+        return pytest_run.status([pytest_run.run([INTEGRATION, *extra], full)])
     when = pytest_run.stamp()
     with background.cpu_group("h5stack-beside") as group:
         if group is None:
-            return pytest_run.run([INTEGRATION], full)
+            return pytest_run.status([pytest_run.run([INTEGRATION], full)])
         first = with_beside(group, [in_tier(f) for f in FIRST], [in_tier(f) for f in BESIDE], when)
     rest = pytest_run.run([INTEGRATION, *(f"--ignore={in_tier(f)}" for f in FIRST + BESIDE)], full, "rest", when)
-    return merged([*first, rest])
+    return pytest_run.status([*first, rest])
 
 
 def with_beside(group, first, beside, when):
@@ -146,15 +146,3 @@ def _json_or_empty(path):
             return json.load(f)
     except (OSError, ValueError):
         return {}
-
-
-def merged(codes):
-    """One status of several pytest runs: the first failure's; "no tests collected" (5) only
-    where every run collected none."""
-    failed = [c for c in codes if c not in (0, 5)]
-    if failed:
-        return failed[0]
-    if all(c == 5 for c in codes):
-        info("error: pytest collected no tests")
-        return 1
-    return 0

@@ -10,6 +10,7 @@ import time
 
 from h5stack.base import paths, settings
 from h5stack.base.ui import info
+from h5stack.machine import processes
 
 
 def stamp():
@@ -31,14 +32,22 @@ def command(args, full, part="", when=None):
 
 
 def run(args, full, part="", when=None):
-    """pytest's status; "no tests collected" (5) is 1 for a tier's only run, 5 for a part."""
+    """pytest's own status (`status` makes a tier's of one run's or several's)."""
     cmd, env = command(args, full, part, when)
     info("running: " + " ".join(cmd) + (" (every check on every stack)" if env["H5STACK_TEST_FULL"] == "1" else ""))
-    rc = wait_ending(subprocess.Popen(cmd, cwd=paths.ROOT, env=env))
-    if rc == 5 and not part:
+    return wait_ending(subprocess.Popen(cmd, cwd=paths.ROOT, env=env))
+
+
+def status(codes):
+    """A tier's status from its pytest runs' (one, or its parts'): the first failure's;
+    "no tests collected" (5) only where no run collected any, and then a failure (1)."""
+    failed = [c for c in codes if c not in (0, 5)]
+    if failed:
+        return failed[0]
+    if all(c == 5 for c in codes):
         info("error: pytest collected no tests")
         return 1
-    return rc
+    return 0
 
 
 #: seconds a pytest run has to end after an interrupt (its fixtures' teardown: a cluster's
@@ -59,13 +68,7 @@ def wait_ending(proc):
 def end(proc, cause):
     """A pytest run ended because of the exception `cause`: SIGINT (Ctrl-C has sent it one
     already) and ENDING seconds to end as pytest does, with its teardown and summary, then
-    SIGKILL."""
-    if proc.poll() is not None:
-        return
-    if not isinstance(cause, KeyboardInterrupt):
-        proc.send_signal(signal.SIGINT)
-    try:
-        proc.wait(timeout=ENDING)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    SIGKILL (processes.end); reaped."""
+    if proc.poll() is None:
+        processes.end([proc.pid], ENDING, first=None if isinstance(cause, KeyboardInterrupt) else signal.SIGINT)
+    proc.wait()
